@@ -1,0 +1,45 @@
+#include "acct/histogram.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ioacct {
+
+void Histogram::merge(const Histogram& o) noexcept {
+  for (size_t i = 0; i < kBuckets; ++i) counts_[i] += o.counts_[i];
+  count_ += o.count_;
+  sum_ += o.sum_;
+  min_ = std::min(min_, o.min_);
+  max_ = std::max(max_, o.max_);
+}
+
+double Histogram::mean() const noexcept {
+  return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0.0;
+}
+
+uint64_t Histogram::quantile(double q) const noexcept {
+  if (count_ == 0) return 0;
+  q = std::clamp(q, 0.0, 1.0);
+  // Nearest rank, 1-based: at least 1 so that q=0 gives the minimum.
+  uint64_t rank = static_cast<uint64_t>(std::ceil(q * static_cast<double>(count_)));
+  rank = std::clamp<uint64_t>(rank, 1, count_);
+  uint64_t seen = 0;
+  for (size_t i = 0; i < kBuckets; ++i) {
+    seen += counts_[i];
+    if (seen >= rank) {
+      const uint64_t lo = lower_bound(i), hi = upper_bound(i);
+      const uint64_t mid = lo + (hi - lo) / 2;
+      return std::clamp(mid, min_, max_);
+    }
+  }
+  return max_;
+}
+
+std::vector<Histogram::Bucket> Histogram::buckets() const {
+  std::vector<Bucket> out;
+  for (size_t i = 0; i < kBuckets; ++i)
+    if (counts_[i]) out.push_back({lower_bound(i), upper_bound(i), counts_[i]});
+  return out;
+}
+
+}  // namespace ioacct

@@ -1,0 +1,210 @@
+#include "cli/bench_cmd.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "cli/cli.hpp"
+#include "cli/signals.hpp"
+#include "common/errors.hpp"
+#include "report/report.hpp"
+#include "runner/runner.hpp"
+#include "workload/target.hpp"
+#include "workload/units.hpp"
+
+namespace ioacct {
+namespace {
+
+unsigned parse_small(std::string_view flag, const std::string& text, uint64_t max) {
+  const uint64_t v = parse_count(flag, text);
+  if (v > max) throw UsageError(fmt::format("{}: {} is out of range (at most {})", flag, text, max));
+  return static_cast<unsigned>(v);
+}
+
+// Writes `text` to `path` through a temporary name and a rename, so that a
+// reader never sees a half-written file, and an interrupted run leaves none.
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    if (!f) throw RuntimeError(fmt::format("--output: cannot write {}: {}", path, errno_text(errno)));
+    f << text;
+    f.flush();
+    if (!f) {
+      ::unlink(tmp.c_str());
+      throw RuntimeError(fmt::format("--output: writing {} failed", path));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    throw RuntimeError(fmt::format("--output: cannot rename {} to {}: {}", tmp, path, errno_text(e)));
+  }
+}
+
+}  // namespace
+
+CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
+  CLI::App* b = app.add_subcommand("bench", "Run a workload on files or block devices and account for it.");
+  b->footer(
+      "Sizes are IEC (4k = 4096 bytes, 1m, 2g, 64KiB), counts and rates SI (10k = 10000), "
+      "durations need a unit (10s, 500ms, 2m).\n"
+      "With no TARGET, a temporary file (--size, default 1 GiB) is created in $TMPDIR or --dir "
+      "and removed on exit.\nSee docs/cli.md for every option.");
+  b->add_option("targets", a.targets, "Regular files or block devices (default: a temporary file)")
+      ->type_name("TARGET");
+  b->add_option("--rw", a.rw, "randread|randwrite|read|write|randrw (default randread)")->type_name("MODE");
+  b->add_option("--rwmix-read", a.rwmix_read, "Percent of reads with --rw randrw (default 50)")->type_name("PCT");
+  b->add_option("--bs", a.bs, "Block size of each I/O (default 4k)")->type_name("SIZE");
+  b->add_option("-d,--iodepth", a.iodepth, "I/Os in flight, total over all threads (default 32)")->type_name("N");
+  b->add_option("--submit-batch", a.submit_batch, "I/Os submitted per syscall (default min(depth per thread, 32))")->type_name("N");
+  b->add_option("--complete-batch", a.complete_batch, "Completions waited for per syscall (default min(depth per thread, 32))")->type_name("N");
+  b->add_flag("--direct", a.direct, "O_DIRECT: bypass the page cache (the default)");
+  b->add_flag("--buffered", a.buffered, "Go through the page cache");
+  b->add_option("--size", a.size, "Bytes of each target to use (temporary file: its size, default 1g)")->type_name("SIZE");
+  b->add_option("--offset", a.offset, "First byte of each target to use (default 0)")->type_name("SIZE");
+  b->add_option("--runtime", a.runtime, "Measured time (default 10s, unless --ios is given)")->type_name("DURATION");
+  b->add_option("--ios", a.ios, "Stop after this many measured I/Os, over all threads")->type_name("N");
+  b->add_option("--ramp", a.ramp, "Run this long first, excluded from the results (default 0s)")->type_name("DURATION");
+  b->add_option("-n,--threads", a.threads, "Threads, each with its own ring (default 1)")->type_name("N");
+  b->add_option("--cpus", a.cpus, "Pin thread i to the i-th CPU of this list, e.g. 0,2-3")->type_name("LIST");
+  b->add_option("--engine", a.engine, "uring (io_uring), psync (pread/pwrite, depth 1 per thread) or nop (IORING_OP_NOP)")->type_name("ENGINE");
+  b->add_option("--rate-iops", a.rate_iops, "Pace each thread to N I/Os per second, on a schedule")->type_name("N");
+  b->add_option("--rate", a.rate, "Pace each thread to this bandwidth, e.g. 50m (= 50 MiB/s)")->type_name("BW");
+  b->add_option("--seed", a.seed, "Seed for offsets and data (default fixed: runs repeat)")->type_name("N");
+  b->add_option("--max-errors", a.max_errors, "I/O errors tolerated before the run stops (default 0)")->type_name("N");
+  b->add_flag("--destroy-data", a.destroy_data, "Allow writes to block devices (destroys their contents)");
+  b->add_option("--dir", a.dir, "Directory for the temporary file (default $TMPDIR or /tmp)")->type_name("DIR");
+  b->add_option("--format", a.format, "console or json (default console)")->type_name("FORMAT");
+  b->add_option("-o,--output", a.output, "Write the report to FILE instead of stdout")->type_name("FILE");
+  b->add_flag("--progress", a.progress, "Print progress every second even when stderr is not a terminal");
+  return b;
+}
+
+JobSpec to_job(const BenchArgs& a) {
+  JobSpec j;
+  if (a.rw == "randread") j.rw = RwMode::RandRead;
+  else if (a.rw == "randwrite") j.rw = RwMode::RandWrite;
+  else if (a.rw == "read") j.rw = RwMode::Read;
+  else if (a.rw == "write") j.rw = RwMode::Write;
+  else if (a.rw == "randrw") j.rw = RwMode::RandRw;
+  else throw UsageError(fmt::format("--rw: '{}' is not one of randread, randwrite, read, write, randrw", a.rw));
+  j.rwmix_read = parse_small("--rwmix-read", a.rwmix_read, 100);
+  j.bs = parse_size("--bs", a.bs);
+  j.iodepth = parse_small("--iodepth", a.iodepth, kMaxDepth);
+  if (!a.submit_batch.empty()) {
+    j.submit_batch = parse_small("--submit-batch", a.submit_batch, kMaxDepth);
+    if (!j.submit_batch) throw UsageError("--submit-batch: must be at least 1");
+  }
+  if (!a.complete_batch.empty()) {
+    j.complete_batch = parse_small("--complete-batch", a.complete_batch, kMaxDepth);
+    if (!j.complete_batch) throw UsageError("--complete-batch: must be at least 1");
+  }
+  if (a.direct && a.buffered) throw UsageError("--buffered: cannot be combined with --direct");
+  j.direct = !a.buffered;
+  if (!a.size.empty()) j.size = parse_size("--size", a.size);
+  if (!a.offset.empty()) j.offset = parse_size("--offset", a.offset);
+  if (!a.runtime.empty()) j.runtime = parse_duration("--runtime", a.runtime);
+  if (!a.ios.empty()) j.ios = parse_count("--ios", a.ios);
+  if (!a.ramp.empty()) j.ramp = parse_duration("--ramp", a.ramp);
+  j.threads = parse_small("--threads", a.threads, 1024);
+  if (!a.cpus.empty()) j.cpus = parse_cpu_list("--cpus", a.cpus);
+  if (a.engine == "uring") j.engine = EngineKind::Uring;
+  else if (a.engine == "psync") j.engine = EngineKind::Psync;
+  else if (a.engine == "nop") j.engine = EngineKind::Nop;
+  else throw UsageError(fmt::format("--engine: '{}' is not one of uring, psync, nop", a.engine));
+  if (!a.rate_iops.empty()) {
+    j.rate_iops = parse_count("--rate-iops", a.rate_iops);
+    if (!j.rate_iops) throw UsageError("--rate-iops: must be at least 1 (leave it out for no pacing)");
+  }
+  if (!a.rate.empty()) {
+    j.rate_bw = parse_bandwidth("--rate", a.rate);
+    if (!j.rate_bw) throw UsageError("--rate: must be more than 0 (leave it out for no pacing)");
+  }
+  if (!a.seed.empty()) {
+    j.seed = parse_count("--seed", a.seed);
+    j.seed_given = true;
+  }
+  j.max_errors = parse_count("--max-errors", a.max_errors);
+  j.destroy_data = a.destroy_data;
+  j.targets = a.targets;
+  j.dir = a.dir;
+  if (a.format != "console" && a.format != "json")
+    throw UsageError(fmt::format("--format: '{}' is not one of console, json", a.format));
+  validate(j);
+  return j;
+}
+
+int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) {
+  JobSpec job = to_job(a);
+  const bool json_out = a.format == "json";
+  if (job.engine == EngineKind::Psync && job.iodepth > job.threads && a.iodepth != "32")
+    fmt::print(stderr, "warning: --engine psync does one I/O at a time per thread, so --iodepth {} "
+               "is not used; add --threads N for N I/Os in flight\n", job.iodepth);
+  if (!a.output.empty()) {
+    // Fail before the run, not after it, if the report cannot be written.
+    const int fd = ::open(a.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) throw UsageError(fmt::format("--output: cannot write {}: {}", a.output, errno_text(errno)));
+    ::close(fd);
+  }
+
+  StopSignals signals;  // before any thread exists
+  auto emit = [&](const std::string& text) {
+    if (a.output.empty()) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      std::fflush(stdout);
+    } else {
+      write_atomically(a.output, text);
+    }
+  };
+  auto interrupted_exit = [&] { return 128 + signals.received(); };
+
+  Targets targets;
+  try {
+    targets = open_targets(job, [&] { return signals.wait(0); });
+  } catch (const RuntimeError&) {
+    if (!signals.received()) throw;
+    fmt::print(stderr, "ioacct: interrupted before the run started\n");
+    if (json_out) emit(to_json(job, nullptr, argv).dump(2) + "\n");
+    return interrupted_exit();
+  }
+
+  const bool tty = isatty(STDERR_FILENO);
+  const bool show_progress = a.progress || tty;
+  RunHooks hooks;
+  hooks.wait_stop_signal = [&](int ms) { return signals.wait(ms); };
+  hooks.on_start = [&](const RunResult& ctx) { fmt::print(stderr, "{}\n", format_start_line(job, ctx)); };
+  if (show_progress) {
+    hooks.on_progress = [&](const Progress& p) {
+      std::string line = fmt::format("[{:5.1f}s] {}{} IOPS  {}  in flight {}{}", p.elapsed_s,
+                                     p.ramping ? "ramp  " : "", format_count(p.iops),
+                                     format_bandwidth(p.bytes_per_s), p.inflight,
+                                     p.eta_s >= 0 ? fmt::format("  ETA {:.0f}s", p.eta_s) : "");
+      fmt::print(stderr, fmt::runtime(tty ? "\r{}\033[K" : "{}\n"), line);
+    };
+  }
+  RunResult r = run_bench(job, targets, hooks);
+  if (show_progress && tty) fmt::print(stderr, "\r\033[K");
+
+  emit(json_out ? to_json(job, &r, argv).dump(2) + "\n" : format_console(job, r));
+
+  if (r.interrupted) {
+    fmt::print(stderr, "ioacct: interrupted; the results above cover the time until the stop\n");
+    return signals.received() ? interrupted_exit() : 130;
+  }
+  if (r.stop_reason == "errors")
+    throw RuntimeError(fmt::format("the run stopped after {} I/O error{} (first: {}); "
+                                   "--max-errors {} allows more", r.error_count(),
+                                   r.error_count() == 1 ? "" : "s", r.first_error, job.max_errors));
+  if (r.stop_reason == "fatal") throw RuntimeError(r.first_error);
+  if (r.error_count())
+    fmt::print(stderr, "warning: {} I/O errors were tolerated (--max-errors {}); the results count "
+               "only completed I/Os; check the device ('dmesg') before trusting them\n",
+               r.error_count(), job.max_errors);
+  return kExitOk;
+}
+
+}  // namespace ioacct

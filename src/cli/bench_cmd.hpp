@@ -1,0 +1,27 @@
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "workload/job.hpp"
+
+namespace ioacct {
+
+// The bench command line as typed: strings, so that every value goes through
+// the one strict unit parser and every message names its flag.
+struct BenchArgs {
+  std::string rw = "randread", rwmix_read = "50", bs = "4k", iodepth = "32";
+  std::string submit_batch, complete_batch, size, offset, runtime, ios, ramp;
+  std::string threads = "1", cpus, engine = "uring", rate_iops, rate, seed, max_errors = "0";
+  std::string dir, format = "console", output;
+  bool direct = false, buffered = false, progress = false, destroy_data = false;
+  std::vector<std::string> targets;
+};
+
+CLI::App* add_bench_command(CLI::App& app, BenchArgs& a);
+// Throws UsageError naming the flag.
+JobSpec to_job(const BenchArgs& a);
+// Runs `ioacct bench`; returns the exit code. Throws UsageError/RuntimeError.
+int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv);
+
+}  // namespace ioacct

@@ -1,0 +1,45 @@
+#include "cli/cli.hpp"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "cli/bench_cmd.hpp"
+#include "common/errors.hpp"
+
+namespace ioacct {
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"ioacct: an io_uring I/O benchmark and monitor that tells the truth about where time goes.",
+               "ioacct"};
+  app.set_version_flag("--version", std::string("ioacct ") + IOACCT_VERSION);
+  app.require_subcommand(1, 1);
+  BenchArgs bench;
+  CLI::App* bench_cmd = add_bench_command(app, bench);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    fmt::print(stderr, "error: {} (see 'ioacct {}--help')\n", e.what(),
+               bench_cmd->parsed() ? "bench " : "");
+    return kExitUsage;
+  }
+  std::vector<std::string> args(argv, argv + argc);
+  try {
+    if (bench_cmd->parsed()) return run_bench_command(bench, args);
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitUsage;
+  } catch (const RuntimeError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitRuntime;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: internal error: {} (please report it)\n", e.what());
+    return kExitRuntime;
+  }
+  return kExitUsage;
+}
+
+}  // namespace ioacct

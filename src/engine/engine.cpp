@@ -1,0 +1,53 @@
+#include "engine/engine.hpp"
+
+#include <fmt/format.h>
+
+#include "engine/engine_impl.hpp"
+#include "engine/uapi.hpp"
+
+namespace ioacct {
+
+EngineTraits engine_traits(EngineKind kind) noexcept {
+  if (kind == EngineKind::Nop) return {.moves_data = false, .checks_fd = false};
+  return {.moves_data = true, .checks_fd = true};
+}
+
+const char* engine_name(EngineKind kind) noexcept {
+  switch (kind) {
+    case EngineKind::Uring: return "uring";
+    case EngineKind::Psync: return "psync";
+    case EngineKind::Nop: return "nop";
+  }
+  return "?";
+}
+
+std::unique_ptr<Engine> make_engine(EngineKind kind, const EngineOptions& opts) {
+  switch (kind) {
+    case EngineKind::Uring: return std::make_unique<UringEngine>(opts, false);
+    case EngineKind::Nop: return std::make_unique<UringEngine>(opts, true);
+    case EngineKind::Psync: return std::make_unique<PsyncEngine>(opts);
+  }
+  return nullptr;
+}
+
+std::string setup_flag_names(uint32_t flags) {
+  static constexpr struct { uint32_t bit; const char* name; } kNames[] = {
+      {IORING_SETUP_IOPOLL, "IOPOLL"},           {IORING_SETUP_SQPOLL, "SQPOLL"},
+      {IORING_SETUP_SQ_AFF, "SQ_AFF"},           {IORING_SETUP_CQSIZE, "CQSIZE"},
+      {IORING_SETUP_CLAMP, "CLAMP"},             {IORING_SETUP_ATTACH_WQ, "ATTACH_WQ"},
+      {IORING_SETUP_R_DISABLED, "R_DISABLED"},   {IORING_SETUP_SUBMIT_ALL, "SUBMIT_ALL"},
+      {IORING_SETUP_COOP_TASKRUN, "COOP_TASKRUN"}, {IORING_SETUP_TASKRUN_FLAG, "TASKRUN_FLAG"},
+      {IORING_SETUP_SQE128, "SQE128"},           {IORING_SETUP_CQE32, "CQE32"},
+      {IORING_SETUP_SINGLE_ISSUER, "SINGLE_ISSUER"}, {IORING_SETUP_DEFER_TASKRUN, "DEFER_TASKRUN"},
+      {IORING_SETUP_NO_SQARRAY, "NO_SQARRAY"},
+  };
+  std::string out;
+  for (const auto& n : kNames) {
+    if (!(flags & n.bit)) continue;
+    if (!out.empty()) out += '|';
+    out += n.name;
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace ioacct

@@ -1,0 +1,49 @@
+#pragma once
+// Concrete engines. Only make_engine() and the tests see these classes.
+#include <liburing.h>
+
+#include <vector>
+
+#include "engine/engine.hpp"
+
+namespace ioacct {
+
+class UringEngine final : public Engine {
+ public:
+  // nop = true submits IORING_OP_NOP instead of reads and writes: the cost of
+  // the ring itself. Throws NotAvailable / RuntimeError.
+  UringEngine(const EngineOptions& opts, bool nop);
+  ~UringEngine() override;
+  UringEngine(const UringEngine&) = delete;
+  UringEngine& operator=(const UringEngine&) = delete;
+
+  unsigned queue(std::span<const IoRequest> reqs) noexcept override;
+  int enter(unsigned wait_nr, std::span<IoCompletion> out, uint64_t timeout_ns) noexcept override;
+  const EngineCounters& counters() const noexcept override { return counters_; }
+  std::string describe() const override;
+  uint32_t setup_flags() const noexcept override { return flags_; }
+
+ private:
+  io_uring ring_{};
+  std::vector<int> fds_;
+  EngineCounters counters_;
+  uint32_t flags_ = 0;
+  bool nop_;
+};
+
+class PsyncEngine final : public Engine {
+ public:
+  explicit PsyncEngine(const EngineOptions& opts);
+  unsigned queue(std::span<const IoRequest> reqs) noexcept override;
+  int enter(unsigned wait_nr, std::span<IoCompletion> out, uint64_t timeout_ns) noexcept override;
+  const EngineCounters& counters() const noexcept override { return counters_; }
+  std::string describe() const override;
+
+ private:
+  std::vector<int> fds_;
+  std::vector<IoRequest> queue_;
+  size_t queued_ = 0;
+  EngineCounters counters_;
+};
+
+}  // namespace ioacct

@@ -1,0 +1,114 @@
+#include <fmt/format.h>
+
+#include "report/report.hpp"
+#include "workload/units.hpp"
+
+namespace ioacct {
+namespace {
+
+double per_s(uint64_t n, uint64_t window_ns) {
+  return window_ns ? static_cast<double>(n) * 1e9 / static_cast<double>(window_ns) : 0.0;
+}
+
+std::string targets_line(const RunResult& r) {
+  std::string s;
+  for (const auto& t : r.targets) {
+    if (!s.empty()) s += ", ";
+    s += fmt::format("{} [{}{}]", t.path, t.device.empty() ? "no block device" : t.device,
+                     t.range ? fmt::format(", {} used", format_size(t.range)) : "");
+  }
+  return s;
+}
+
+void latency_lines(std::string& out, const Histogram& h, const char* indent) {
+  auto d = [](uint64_t ns) { return format_duration_ns(static_cast<double>(ns)); };
+  out += fmt::format("{}min {}  mean {}  max {}\n", indent, d(h.min()),
+                     format_duration_ns(h.mean()), d(h.max()));
+  out += fmt::format("{}p50 {}  p90 {}  p99 {}  p99.9 {}  p99.99 {}\n", indent, d(h.quantile(0.5)),
+                     d(h.quantile(0.9)), d(h.quantile(0.99)), d(h.quantile(0.999)), d(h.quantile(0.9999)));
+}
+
+}  // namespace
+
+std::string format_start_line(const JobSpec& job, const RunResult& r) {
+  std::string pace;
+  if (job.rate_per_thread() > 0) pace = fmt::format(", paced at {} IOPS per thread", format_count(job.rate_per_thread()));
+  std::string stop = job.runtime ? fmt::format("runtime {}", format_duration_ns(static_cast<double>(job.runtime->count()))) : "";
+  if (job.ios) stop += fmt::format("{}{} I/Os", stop.empty() ? "" : " or ", *job.ios);
+  return fmt::format(
+      "ioacct bench: {} {} {}, engine {}, depth {} ({} per thread x {} thread{}), batches submit {} / "
+      "complete {}{}; {}{}; targets: {}",
+      job.rw == RwMode::RandRw ? fmt::format("randrw ({}% reads)", job.rwmix_read) : rw_name(job.rw),
+      format_size(job.bs), job.direct ? "O_DIRECT" : "buffered", r.engine_desc,
+      job.depth_per_thread() * job.threads, job.depth_per_thread(), job.threads, job.threads == 1 ? "" : "s",
+      job.submit_batch_eff(), job.complete_batch_eff(), pace, stop,
+      job.ramp.count() ? fmt::format(" after {} ramp", format_duration_ns(static_cast<double>(job.ramp.count()))) : "",
+      targets_line(r));
+}
+
+std::string format_console(const JobSpec& job, const RunResult& r) {
+  const ThreadResult& t = r.total;
+  const bool moves_data = engine_traits(job.engine).moves_data;
+  std::string out;
+  out += fmt::format("{} {} {}, {}, {}, {} measured{}\n",
+                     rw_name(job.rw), format_size(job.bs), job.direct ? "O_DIRECT" : "buffered",
+                     engine_name(job.engine), fmt::format("depth {}", t.depth),
+                     format_duration_ns(static_cast<double>(r.window_ns)),
+                     r.interrupted ? " (INTERRUPTED: partial results)" : "");
+  const double iops = per_s(t.ios, r.window_ns);
+  out += fmt::format("  IOPS       {}  ({} I/Os completed in the window)\n", format_count(iops), t.ios);
+  if (moves_data) {
+    out += fmt::format("  bandwidth  {}", format_bandwidth(per_s(t.bytes_read + t.bytes_written, r.window_ns)));
+    if (t.reads && t.writes)
+      out += fmt::format("  (read {} at {} IOPS, write {} at {} IOPS)", format_bandwidth(per_s(t.bytes_read, r.window_ns)),
+                         format_count(per_s(t.reads, r.window_ns)), format_bandwidth(per_s(t.bytes_written, r.window_ns)),
+                         format_count(per_s(t.writes, r.window_ns)));
+    out += "\n";
+  } else {
+    out += "  bandwidth  not applicable: the nop engine moves no data\n";
+  }
+  if (t.latency->count()) {
+    out += "  latency    submission to reaping\n";
+    latency_lines(out, *t.latency, "             ");
+  }
+  const auto& e = t.engine;
+  out += fmt::format("  syscalls   {} in all; {} submitting ({:.1f} I/Os each), {} reaping ({:.1f} I/Os each)\n",
+                     e.syscalls, e.submit_syscalls,
+                     e.submit_syscalls ? static_cast<double>(e.submitted) / static_cast<double>(e.submit_syscalls) : 0.0,
+                     e.reap_syscalls,
+                     e.reap_syscalls ? static_cast<double>(e.reaped) / static_cast<double>(e.reap_syscalls) : 0.0);
+  if (r.cpu) {
+    const double cpu_s = r.cpu->user_s + r.cpu->sys_s;
+    out += fmt::format("  cpu        user {:.2f} s  sys {:.2f} s  ({:.0f}% of one CPU)  {} per I/O;  "
+                       "context switches {} voluntary, {} involuntary\n",
+                       r.cpu->user_s, r.cpu->sys_s, r.window_ns ? 100.0 * cpu_s * 1e9 / static_cast<double>(r.window_ns) : 0.0,
+                       t.ios ? format_duration_ns(cpu_s * 1e9 / static_cast<double>(t.ios)) : "n/a (no I/O)",
+                       r.cpu->vol_ctxsw, r.cpu->invol_ctxsw);
+  } else {
+    out += "  cpu        not measured: the run stopped before its measured window opened\n";
+  }
+  if (t.errors.empty()) {
+    out += "  errors     none\n";
+  } else {
+    out += "  errors    ";
+    for (const auto& [k, v] : t.errors) out += fmt::format(" {} x{}", error_key_name(k), v);
+    out += fmt::format("  (first: {})\n", r.first_error);
+  }
+  if (t.short_resubmits || t.eagain_retries)
+    out += fmt::format("  retries    {} short transfers finished by resubmitting, {} EAGAIN retried\n",
+                       t.short_resubmits, t.eagain_retries);
+  if (r.threads.size() > 1) {
+    for (const auto& th : r.threads) {
+      out += fmt::format("  thread {:<3} {}depth {}  IOPS {}  p50 {}  p99 {}  max {}{}\n", th.index,
+                         th.cpu >= 0 ? fmt::format("cpu {}  ", th.cpu) : "", th.depth,
+                         format_count(per_s(th.ios, th.window_ns)),
+                         format_duration_ns(static_cast<double>(th.latency->quantile(0.5))),
+                         format_duration_ns(static_cast<double>(th.latency->quantile(0.99))),
+                         format_duration_ns(static_cast<double>(th.latency->max())),
+                         th.errors.empty() ? "" : "  (errors)");
+    }
+  }
+  return out;
+}
+
+}  // namespace ioacct

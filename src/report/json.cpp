@@ -1,0 +1,171 @@
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include "report/report.hpp"
+
+namespace ioacct {
+namespace {
+
+using nlohmann::json;
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) {
+      auto p = line.find(':');
+      if (p != std::string::npos) return line.substr(line.find_first_not_of(' ', p + 1));
+    }
+  return {};
+}
+
+double per_s(uint64_t n, uint64_t window_ns) {
+  return window_ns ? static_cast<double>(n) * 1e9 / static_cast<double>(window_ns) : 0.0;
+}
+
+json latency_json(const Histogram& h) {
+  if (!h.count()) return nullptr;
+  return {{"count", h.count()},           {"min", h.min()},
+          {"mean", h.mean()},             {"p50", h.quantile(0.5)},
+          {"p90", h.quantile(0.9)},       {"p99", h.quantile(0.99)},
+          {"p99.9", h.quantile(0.999)},   {"p99.99", h.quantile(0.9999)},
+          {"max", h.max()}};
+}
+
+json errors_json(const std::map<int, uint64_t>& errors) {
+  json e = json::object();
+  for (const auto& [k, v] : errors) e[error_key_name(k)] = v;
+  return e;
+}
+
+json syscalls_json(const EngineCounters& c) {
+  auto ratio = [](uint64_t a, uint64_t b) -> json { return b ? json(static_cast<double>(a) / static_cast<double>(b)) : json(nullptr); };
+  return {{"total", c.syscalls},
+          {"submit", c.submit_syscalls},
+          {"reap", c.reap_syscalls},
+          {"submitted_ios", c.submitted},
+          {"reaped_ios", c.reaped},
+          {"ios_per_submit", ratio(c.submitted, c.submit_syscalls)},
+          {"ios_per_reap", ratio(c.reaped, c.reap_syscalls)}};
+}
+
+json counts_json(const ThreadResult& t, uint64_t window_ns, bool moves_data) {
+  const uint64_t bytes = t.bytes_read + t.bytes_written;
+  return {{"window_s", static_cast<double>(window_ns) / 1e9},
+          {"ios", t.ios},
+          {"reads", t.reads},
+          {"writes", t.writes},
+          {"bytes", bytes},
+          {"bytes_read", t.bytes_read},
+          {"bytes_written", t.bytes_written},
+          {"iops", per_s(t.ios, window_ns)},
+          {"bytes_per_s", moves_data ? json(per_s(bytes, window_ns)) : json(nullptr)},
+          {"latency_ns", latency_json(*t.latency)},
+          {"syscalls", syscalls_json(t.engine)},
+          {"errors", errors_json(t.errors)},
+          {"short_resubmits", t.short_resubmits},
+          {"eagain_retries", t.eagain_retries}};
+}
+
+json setup_flags_json(uint32_t flags) {
+  json a = json::array();
+  for (uint32_t bit = 1; bit; bit <<= 1)
+    if (flags & bit) a.push_back(setup_flag_names(bit));
+  return a;
+}
+
+}  // namespace
+
+json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::string>& argv) {
+  utsname u{};
+  uname(&u);
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  const bool moves_data = engine_traits(job.engine).moves_data;
+
+  json options = {
+      {"rw", rw_name(job.rw)},
+      {"rwmix_read", job.rwmix_read},
+      {"bs", job.bs},
+      {"iodepth", job.depth_per_thread() * job.threads},
+      {"iodepth_per_thread", job.depth_per_thread()},
+      {"submit_batch", job.submit_batch_eff()},
+      {"complete_batch", job.complete_batch_eff()},
+      {"direct", job.direct},
+      {"size", job.size ? json(*job.size) : json(nullptr)},
+      {"offset", job.offset},
+      {"runtime_s", job.runtime ? json(static_cast<double>(job.runtime->count()) / 1e9) : json(nullptr)},
+      {"ios", job.ios ? json(*job.ios) : json(nullptr)},
+      {"ramp_s", static_cast<double>(job.ramp.count()) / 1e9},
+      {"threads", job.threads},
+      {"cpus", job.cpus},
+      {"engine", engine_name(job.engine)},
+      {"rate_iops_per_thread", job.rate_per_thread() > 0 ? json(job.rate_per_thread()) : json(nullptr)},
+      {"seed", job.seed},
+      {"max_errors", job.max_errors},
+  };
+  json context = {
+      {"ioacct_version", IOACCT_VERSION},
+      {"schema_version", kSchemaVersion},
+      {"command_line", argv},
+      {"host", host},
+      {"kernel", std::string(u.sysname) + " " + u.release},
+      {"cpu_model", cpu_model()},
+      {"cpus", std::thread::hardware_concurrency()},
+      {"options", options},
+  };
+  json out = {{"context", context}};
+  if (!r) {
+    out["interrupted"] = true;
+    out["stop_reason"] = "interrupted";
+    out["results"] = nullptr;
+    out["threads"] = json::array();
+    return out;
+  }
+  out["context"]["engine_description"] = r->engine_desc;
+  out["context"]["setup_flags"] = setup_flags_json(r->setup_flags);
+  json targets = json::array();
+  for (const auto& t : r->targets)
+    targets.push_back({{"path", t.path},
+                       {"device", t.device.empty() ? json(nullptr) : json(t.device)},
+                       {"block_device", t.is_block},
+                       {"temporary", t.is_temp},
+                       {"offset", t.base},
+                       {"size", t.range},
+                       {"dio_align", t.dio_align}});
+  out["context"]["targets"] = targets;
+  out["interrupted"] = r->interrupted;
+  out["stop_reason"] = r->stop_reason;
+  json results = counts_json(r->total, r->window_ns, moves_data);
+  results["iodepth"] = r->total.depth;
+  if (r->cpu) {
+    const double cpu_s = r->cpu->user_s + r->cpu->sys_s;
+    results["cpu"] = {{"user_s", r->cpu->user_s},
+                      {"sys_s", r->cpu->sys_s},
+                      {"per_io_us", r->total.ios ? json(cpu_s * 1e6 / static_cast<double>(r->total.ios)) : json(nullptr)},
+                      {"voluntary_ctxsw", r->cpu->vol_ctxsw},
+                      {"involuntary_ctxsw", r->cpu->invol_ctxsw}};
+  } else {
+    results["cpu"] = nullptr;
+  }
+  results["first_error"] = r->first_error.empty() ? json(nullptr) : json(r->first_error);
+  json hist = json::array();
+  for (const auto& b : r->total.latency->buckets()) hist.push_back({b.lo, b.hi, b.count});
+  results["latency_histogram_ns"] = hist;
+  out["results"] = results;
+  json threads = json::array();
+  for (const auto& t : r->threads) {
+    json j = counts_json(t, t.window_ns, moves_data);
+    j["index"] = t.index;
+    j["cpu"] = t.cpu >= 0 ? json(t.cpu) : json(nullptr);
+    j["iodepth"] = t.depth;
+    threads.push_back(j);
+  }
+  out["threads"] = threads;
+  return out;
+}
+
+}  // namespace ioacct

@@ -1,0 +1,22 @@
+#pragma once
+// Reporters: sinks that only read a RunResult. Console for people, JSON for
+// scripts (schema in docs/json-schema.md).
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "report/result.hpp"
+#include "workload/job.hpp"
+
+namespace ioacct {
+
+inline constexpr int kSchemaVersion = 1;
+
+std::string format_console(const JobSpec& job, const RunResult& r);
+// `argv` is recorded in the context block. `r` may be null: interrupted
+// before the run started.
+nlohmann::json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::string>& argv);
+// The start-up line (stderr): effective configuration and obtained ring flags.
+std::string format_start_line(const JobSpec& job, const RunResult& context);
+
+}  // namespace ioacct

@@ -1,0 +1,65 @@
+#pragma once
+// Plain results: what engines and accounting measured, flowing one way to the
+// reporters. No behaviour here beyond merging; reporters only read.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "acct/histogram.hpp"
+#include "engine/engine.hpp"
+
+namespace ioacct {
+
+// Key for a read that returned 0 bytes before the request was done.
+inline constexpr int kErrEof = -1;
+std::string error_key_name(int key);  // "EIO", "EOF"
+
+struct ThreadResult {
+  unsigned index = 0;
+  int cpu = -1;                 // pinned CPU, -1 if not pinned
+  unsigned depth = 0;
+  uint64_t ios = 0;             // completed in the measured window
+  uint64_t reads = 0, writes = 0;
+  uint64_t bytes_read = 0, bytes_written = 0;
+  uint64_t window_ns = 0;       // this thread's measured window
+  std::shared_ptr<Histogram> latency = std::make_shared<Histogram>();  // submission to reaping, ns
+  EngineCounters engine;        // over the whole run, ramp and drain included
+  std::map<int, uint64_t> errors;  // errno (positive) or kErrEof -> count, whole run
+  uint64_t short_resubmits = 0; // short transfers finished by resubmitting the rest
+  uint64_t eagain_retries = 0;
+};
+
+struct CpuUsage {
+  double user_s = 0, sys_s = 0;
+  int64_t vol_ctxsw = 0, invol_ctxsw = 0;
+};
+
+struct TargetInfo {
+  std::string path, device;
+  bool is_block = false, is_temp = false;
+  uint64_t base = 0, range = 0;
+  uint32_t dio_align = 0;
+};
+
+struct RunResult {
+  // Context: what ran, where.
+  std::string engine_desc;
+  uint32_t setup_flags = 0;
+  std::vector<TargetInfo> targets;
+  // Measured.
+  std::vector<ThreadResult> threads;
+  ThreadResult total;           // merged over threads
+  uint64_t window_ns = 0;       // from the window's start to the last thread's end
+  std::optional<CpuUsage> cpu;  // none when the window never opened
+  bool interrupted = false;
+  std::string stop_reason;      // "runtime", "ios", "interrupted", "errors"
+  std::string first_error;      // "EIO reading /dev/x at offset 4096", if any
+
+  uint64_t error_count() const;
+  void merge_threads();         // fills `total` from `threads`
+};
+
+}  // namespace ioacct

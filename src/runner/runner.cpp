@@ -1,0 +1,488 @@
+#include "runner/runner.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <fmt/format.h>
+#include <mutex>
+#include <thread>
+
+#include "acct/clock.hpp"
+#include "acct/cpu.hpp"
+#include "common/errors.hpp"
+#include "workload/offsets.hpp"
+
+namespace ioacct {
+namespace {
+
+constexpr Nanos kMaxWaitNs = 100'000'000;  // bound on any wait, so a stop is seen within 0.1 s
+
+enum Stop : int { kRunning = 0, kInterrupted = 1, kErrors = 2, kFatal = 3 };
+
+// Written by one worker, read by the progress line: relaxed stores once per
+// batch, which on x86 are plain moves (no atomic read-modify-write per I/O).
+struct alignas(64) Published {
+  std::atomic<uint64_t> completed{0};  // whole run, ramp included
+  std::atomic<uint64_t> bytes{0};
+  std::atomic<uint64_t> inflight{0};
+  std::atomic<uint64_t> measured{0};
+  std::atomic<bool> done{false};
+};
+
+struct Control {
+  std::atomic<int> stop{kRunning};
+  std::atomic<uint64_t> errors{0};
+  std::atomic<unsigned> ready{0};
+  std::atomic<bool> go{false};
+  // Set before `go` is released, read-only after.
+  Nanos measure_start = 0, deadline = UINT64_MAX;
+  uint64_t max_errors = 0;
+  // The process CPU window: first worker to open its window samples A, the
+  // last one to close it samples B.
+  std::atomic<bool> window_opened{false};
+  std::atomic<unsigned> windows_open{0};
+  CpuSample cpu_a, cpu_b;
+  std::mutex first_error_mu;
+  std::string first_error;
+};
+
+struct Slot {
+  char* buf;        // start of this slot's buffer
+  uint64_t offset;  // next byte to transfer
+  uint32_t left;    // bytes still to transfer
+  uint32_t len;     // the request's full length
+  uint32_t file;
+  IoOp op;
+  Nanos t_submit;   // when the request was first submitted
+};
+
+struct Plan {
+  unsigned index = 0;
+  unsigned depth = 1;
+  int cpu = -1;
+  uint64_t quota = UINT64_MAX;       // measured I/Os this thread does (--ios)
+  std::vector<uint32_t> files;       // indices into targets
+  std::vector<uint64_t> start_block; // sequential start per file (threads sharing a target)
+};
+
+class Worker {
+ public:
+  Worker(const JobSpec& job, const Targets& targets, Plan plan, Control& ctl, Published& pub,
+         ThreadResult& out)
+      : job_(job), targets_(targets), plan_(std::move(plan)), ctl_(ctl), pub_(pub), out_(out) {}
+
+  void operator()() noexcept {
+    try {
+      setup();
+    } catch (...) {
+      setup_error_ = std::current_exception();
+      ctl_.ready.fetch_add(1, std::memory_order_release);
+      pub_.done.store(true);
+      return;
+    }
+    ctl_.ready.fetch_add(1, std::memory_order_release);
+    while (!ctl_.go.load(std::memory_order_acquire)) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (ctl_.stop.load() == kRunning) loop();
+    close_window(now_ns(), false);
+    out_.engine = engine_->counters();
+    pub_.done.store(true, std::memory_order_release);
+  }
+
+  std::exception_ptr setup_error() const { return setup_error_; }
+  const Engine* engine() const { return engine_.get(); }
+
+ private:
+  void setup() {
+    if (plan_.cpu >= 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(plan_.cpu, &set);
+      if (int e = pthread_setaffinity_np(pthread_self(), sizeof(set), &set); e != 0)
+        throw RuntimeError(fmt::format("--cpus: cannot pin thread {} to CPU {}: {}", plan_.index, plan_.cpu, errno_text(e)));
+    }
+    EngineOptions eo;
+    eo.depth = plan_.depth;
+    for (const auto& t : targets_.list) eo.fds.push_back(t.fd);
+    engine_ = make_engine(job_.engine, eo);
+    moves_data_ = engine_traits(job_.engine).moves_data;
+
+    // One aligned allocation for every slot's buffer: O_DIRECT needs the
+    // memory aligned to the device, and page alignment satisfies any device.
+    size_t align = 4096;
+    for (const auto& t : targets_.list) align = std::max<size_t>(align, t.dio_align);
+    const size_t bytes = (job_.bs * plan_.depth + align - 1) / align * align;
+    buffers_.reset(static_cast<char*>(std::aligned_alloc(align, bytes)));
+    if (!buffers_) throw RuntimeError(fmt::format("cannot allocate {} bytes of I/O buffers", bytes));
+    // Writes carry incompressible data; reads overwrite it anyway.
+    Rng fill(job_.seed ^ (0xb5ad4eceda1ce2a9ull * (plan_.index + 1)));
+    for (size_t i = 0; i + 8 <= bytes; i += 8) {
+      const uint64_t v = fill.next();
+      std::memcpy(buffers_.get() + i, &v, 8);
+    }
+    slots_.resize(plan_.depth);
+    free_.resize(plan_.depth);
+    for (unsigned i = 0; i < plan_.depth; ++i) {
+      slots_[i].buf = buffers_.get() + static_cast<size_t>(i) * job_.bs;
+      free_[i] = plan_.depth - 1 - i;
+    }
+    nfree_ = plan_.depth;
+    reqs_.resize(plan_.depth);
+    comps_.resize(plan_.depth);
+    for (size_t k = 0; k < plan_.files.size(); ++k) {
+      const Target& t = targets_.list[plan_.files[k]];
+      gens_.emplace_back(t.base, t.range, job_.bs, rw_random(job_.rw),
+                         job_.seed + 0x9e3779b97f4a7c15ull * (plan_.index * 131 + k + 1), plan_.start_block[k]);
+    }
+    mix_ = Rng(job_.seed ^ (0x2545f4914f6cdd1dull * (plan_.index + 1)));
+    out_.index = plan_.index;
+    out_.cpu = plan_.cpu;
+    out_.depth = plan_.depth;
+  }
+
+  // Prepares up to `n` new requests stamped `t`.
+  void prepare(unsigned n, Nanos t) noexcept {
+    const uint32_t bs = static_cast<uint32_t>(job_.bs);
+    const size_t nfiles = gens_.size();
+    for (unsigned i = 0; i < n; ++i) {
+      const uint32_t idx = free_[--nfree_];
+      Slot& s = slots_[idx];
+      const size_t k = nfiles == 1 ? 0 : (rw_random(job_.rw) ? mix_.below(nfiles) : rr_++ % nfiles);
+      s.offset = gens_[k].next();
+      s.left = s.len = bs;
+      s.file = plan_.files[k];
+      s.op = op_for_next();
+      s.t_submit = t;
+      reqs_[nreq_++] = {s.offset, s.buf, bs, s.file, idx, s.op};
+    }
+  }
+
+  IoOp op_for_next() noexcept {
+    switch (job_.rw) {
+      case RwMode::RandRead:
+      case RwMode::Read: return IoOp::Read;
+      case RwMode::RandWrite:
+      case RwMode::Write: return IoOp::Write;
+      case RwMode::RandRw: return mix_.below(100) < job_.rwmix_read ? IoOp::Read : IoOp::Write;
+    }
+    return IoOp::Read;
+  }
+
+  void record_error(const Slot& s, int key) {
+    ++out_.errors[key];
+    if (ctl_.errors.fetch_add(1) + 1 > ctl_.max_errors) {
+      int expected = kRunning;
+      ctl_.stop.compare_exchange_strong(expected, kErrors);
+    }
+    std::lock_guard lk(ctl_.first_error_mu);
+    if (ctl_.first_error.empty())
+      ctl_.first_error = fmt::format("{} {} {} at offset {}",
+                                     key == kErrEof ? "unexpected end of file" : errno_text(key),
+                                     s.op == IoOp::Read ? "reading" : "writing",
+                                     targets_.list[s.file].path, s.offset);
+  }
+
+  void open_window(Nanos now) {
+    counting_ = true;
+    window_start_ = ctl_.measure_start;
+    if (!ctl_.window_opened.exchange(true)) ctl_.cpu_a = sample_cpu();
+    (void)now;
+  }
+
+  void close_window(Nanos now, bool) {
+    if (window_closed_) return;
+    window_closed_ = true;
+    if (counting_) {
+      counting_ = false;
+      out_.window_ns = now - window_start_;
+    }
+    if (ctl_.windows_open.fetch_sub(1) == 1) ctl_.cpu_b = sample_cpu();
+  }
+
+  void loop() noexcept {
+    const unsigned depth = plan_.depth;
+    const unsigned sb = std::min(job_.submit_batch_eff(), depth);
+    const unsigned cb = std::min(job_.complete_batch_eff(), depth);
+    const double rate = job_.rate_per_thread();
+    const Nanos interval = rate > 0 ? static_cast<Nanos>(1e9 / rate) : 0;
+    const uint64_t quota = plan_.quota;
+    Histogram& lat = *out_.latency;
+
+    Nanos now = now_ns();
+    Nanos next_due = now;
+    unsigned inflight = 0;  // prepared or submitted, not yet finished
+    uint64_t completed = 0, bytes_all = 0;
+    bool stopping = false;
+
+    for (;;) {
+      // 1. New requests: fill the free depth, a submit batch at a time.
+      if (!stopping) {
+        unsigned n = std::min(depth - inflight, sb);
+        if (counting_ && quota != UINT64_MAX)
+          n = static_cast<unsigned>(std::min<uint64_t>(n, quota > out_.ios + inflight ? quota - out_.ios - inflight : 0));
+        if (n && interval) {
+          // Paced by a schedule: the k-th I/O is due at start + k*interval.
+          // If we fall more than one interval behind, the backlog is dropped
+          // rather than sent as a burst.
+          Nanos t = now_ns();
+          unsigned due = 0;
+          while (due < n && next_due <= t) { next_due += interval; ++due; }
+          if (next_due + interval < t) next_due = t;
+          n = due;
+          if (n) prepare(n, t);
+        } else if (n) {
+          prepare(n, now_ns());
+        }
+        inflight += n;
+      }
+      if (nreq_) {
+        const unsigned q = engine_->queue({reqs_.data(), nreq_});
+        if (q < nreq_) std::memmove(reqs_.data(), reqs_.data() + q, (nreq_ - q) * sizeof(IoRequest));
+        nreq_ -= q;
+      }
+
+      // 2. Wait: only when no more can be issued now (depth full, quota or
+      // pace reached, or stopping); then for a complete batch.
+      if (inflight == 0) {
+        if (stopping || (counting_ && out_.ios >= quota)) break;
+        if (interval) {
+          sleep_until_ns(std::min(next_due, now_ns() + kMaxWaitNs));
+          now = now_ns();
+          if (check_stop(now)) stopping = true;
+          continue;
+        }
+      }
+      const bool quota_full = counting_ && quota != UINT64_MAX && out_.ios + inflight >= quota;
+      const bool can_issue = !stopping && inflight < depth && !quota_full && !(interval && next_due > now_ns());
+      const unsigned wait_nr = can_issue ? 0 : std::min(cb, inflight);
+      Nanos timeout = kMaxWaitNs;
+      if (interval && !stopping) {
+        const Nanos t = now_ns();
+        timeout = next_due > t ? std::min(next_due - t, kMaxWaitNs) : 1000;
+      }
+      const int got = engine_->enter(wait_nr, {comps_.data(), comps_.size()}, timeout);
+      now = now_ns();
+      if (got < 0) {
+        fatal(got);
+        break;
+      }
+
+      // 3. Completions, all stamped `now`: the reaping time.
+      if (!counting_ && !window_closed_ && now >= ctl_.measure_start) open_window(now);
+      for (int i = 0; i < got; ++i) {
+        const IoCompletion c = comps_[i];
+        Slot& s = slots_[c.tag];
+        if (c.res == static_cast<int32_t>(s.left)) [[likely]] {
+          --inflight;
+          ++completed;
+          const uint32_t moved = moves_data_ ? s.len : 0;  // nop moves no data
+          bytes_all += moved;
+          free_[nfree_++] = c.tag;
+          if (counting_) {
+            ++out_.ios;
+            if (s.op == IoOp::Read) { ++out_.reads; out_.bytes_read += moved; }
+            else { ++out_.writes; out_.bytes_written += moved; }
+            lat.record(now - s.t_submit);
+          }
+        } else if (c.res > 0 && moves_data_) {
+          // Short transfer: finish it by resubmitting the rest; the latency
+          // still runs from the first submission.
+          s.offset += static_cast<uint32_t>(c.res);
+          s.left -= static_cast<uint32_t>(c.res);
+          ++out_.short_resubmits;
+          reqs_[nreq_++] = {s.offset, s.buf + (s.len - s.left), s.left, s.file, c.tag, s.op};
+        } else if (c.res == -EAGAIN) {
+          ++out_.eagain_retries;
+          reqs_[nreq_++] = {s.offset, s.buf + (s.len - s.left), s.left, s.file, c.tag, s.op};
+        } else {
+          record_error(s, c.res == 0 ? kErrEof : -c.res);
+          --inflight;
+          free_[nfree_++] = c.tag;
+        }
+      }
+      pub_.completed.store(completed, std::memory_order_relaxed);
+      pub_.bytes.store(bytes_all, std::memory_order_relaxed);
+      pub_.inflight.store(inflight, std::memory_order_relaxed);
+      pub_.measured.store(out_.ios, std::memory_order_relaxed);
+
+      // 4. The window closes at the deadline, at the quota, or on a stop.
+      if (counting_ && (now >= ctl_.deadline || out_.ios >= quota)) {
+        close_window(now, true);
+        stopping = true;
+      }
+      if (!stopping && check_stop(now)) stopping = true;
+      if (stopping && inflight == 0) break;
+    }
+  }
+
+  bool check_stop(Nanos now) {
+    if (ctl_.stop.load(std::memory_order_relaxed) == kRunning) return false;
+    close_window(now, true);
+    return true;
+  }
+
+  void fatal(int err) {
+    std::lock_guard lk(ctl_.first_error_mu);
+    ctl_.first_error = fmt::format("io_uring_enter failed: {}", errno_text(err));
+    ctl_.stop.store(kFatal);
+  }
+
+  struct FreeDeleter { void operator()(char* p) const { std::free(p); } };
+
+  const JobSpec& job_;
+  const Targets& targets_;
+  Plan plan_;
+  Control& ctl_;
+  Published& pub_;
+  ThreadResult& out_;
+  std::exception_ptr setup_error_;
+  std::unique_ptr<Engine> engine_;
+  bool moves_data_ = true;
+  std::unique_ptr<char, FreeDeleter> buffers_;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_;
+  unsigned nfree_ = 0;
+  std::vector<IoRequest> reqs_;
+  unsigned nreq_ = 0;
+  std::vector<IoCompletion> comps_;
+  std::vector<OffsetGen> gens_;
+  Rng mix_{0};
+  uint64_t rr_ = 0;
+  bool counting_ = false, window_closed_ = false;
+  Nanos window_start_ = 0;
+};
+
+std::vector<Plan> make_plans(const JobSpec& job, const Targets& targets) {
+  const unsigned T = job.threads;
+  const size_t nt = targets.list.size();
+  std::vector<Plan> plans(T);
+  for (unsigned i = 0; i < T; ++i) {
+    Plan& p = plans[i];
+    p.index = i;
+    p.depth = job.depth_per_thread();
+    if (!job.cpus.empty()) p.cpu = job.cpus[i % job.cpus.size()];
+    if (job.ios) p.quota = *job.ios / T + (i < *job.ios % T ? 1 : 0);
+    if (T <= nt) {
+      for (size_t j = i; j < nt; j += T) { p.files.push_back(static_cast<uint32_t>(j)); p.start_block.push_back(0); }
+    } else {
+      // More threads than targets: threads share a target; sequential
+      // threads start at evenly spaced points of it so they do not all read
+      // the same blocks.
+      const size_t j = i % nt;
+      const unsigned sharers = static_cast<unsigned>(T / nt + (j < T % nt ? 1 : 0));
+      const unsigned k = static_cast<unsigned>(i / nt);
+      const uint64_t blocks = targets.list[j].range / job.bs;
+      p.files.push_back(static_cast<uint32_t>(j));
+      p.start_block.push_back(blocks * k / sharers);
+    }
+  }
+  return plans;
+}
+
+}  // namespace
+
+RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& hooks) {
+  const unsigned T = job.threads;
+  std::vector<Plan> plans = make_plans(job, targets);
+  Control ctl;
+  ctl.max_errors = job.max_errors;
+  ctl.windows_open = T;
+  std::unique_ptr<Published[]> pub(new Published[T]);
+  RunResult result;
+  result.threads.resize(T);
+  for (const auto& t : targets.list)
+    result.targets.push_back({t.path, t.device, t.is_block, t.is_temp, t.base, t.range, t.dio_align});
+
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::thread> threads;
+  for (unsigned i = 0; i < T; ++i)
+    workers.push_back(std::make_unique<Worker>(job, targets, plans[i], ctl, pub[i], result.threads[i]));
+  auto join_all = [&] {
+    for (auto& th : threads)
+      if (th.joinable()) th.join();
+  };
+  for (unsigned i = 0; i < T; ++i) threads.emplace_back(std::ref(*workers[i]));
+
+  // Every ring is set up (or failed) before any I/O starts.
+  bool interrupted = false;
+  while (ctl.ready.load(std::memory_order_acquire) < T)
+    if (hooks.wait_stop_signal && hooks.wait_stop_signal(1)) interrupted = true;
+  for (auto& w : workers) {
+    if (w->setup_error()) {
+      ctl.stop = kFatal;
+      ctl.go.store(true, std::memory_order_release);
+      join_all();
+      std::rethrow_exception(w->setup_error());
+    }
+  }
+  result.engine_desc = workers[0]->engine()->describe();
+  result.setup_flags = workers[0]->engine()->setup_flags();
+  if (hooks.on_start) hooks.on_start(result);
+
+  const Nanos t0 = now_ns();
+  ctl.measure_start = t0 + static_cast<Nanos>(job.ramp.count());
+  if (job.runtime) ctl.deadline = ctl.measure_start + static_cast<Nanos>(job.runtime->count());
+  if (interrupted) ctl.stop = kInterrupted;
+  ctl.go.store(true, std::memory_order_release);
+
+  // Supervise: progress once a second, stop on a signal.
+  Nanos last_t = t0;
+  uint64_t last_ios = 0, last_bytes = 0;
+  Nanos next_tick = t0 + 1'000'000'000ull;
+  for (;;) {
+    bool all_done = true;
+    for (unsigned i = 0; i < T; ++i) all_done &= pub[i].done.load(std::memory_order_acquire);
+    if (all_done) break;
+    const Nanos t = now_ns();
+    const int wait_ms = static_cast<int>(std::clamp<int64_t>((static_cast<int64_t>(next_tick) - static_cast<int64_t>(t)) / 1'000'000, 1, 50));
+    if (hooks.wait_stop_signal && hooks.wait_stop_signal(wait_ms)) {
+      interrupted = true;
+      ctl.stop = kInterrupted;
+    }
+    const Nanos now = now_ns();
+    if (hooks.on_progress && now >= next_tick) {
+      uint64_t ios = 0, bytes = 0, inflight = 0, measured = 0;
+      for (unsigned i = 0; i < T; ++i) {
+        ios += pub[i].completed.load(std::memory_order_relaxed);
+        bytes += pub[i].bytes.load(std::memory_order_relaxed);
+        inflight += pub[i].inflight.load(std::memory_order_relaxed);
+        measured += pub[i].measured.load(std::memory_order_relaxed);
+      }
+      Progress p;
+      const double dt = static_cast<double>(now - last_t) / 1e9;  // the interval as measured
+      p.elapsed_s = static_cast<double>(now - t0) / 1e9;
+      p.ramping = now < ctl.measure_start;
+      p.iops = static_cast<double>(ios - last_ios) / dt;
+      p.bytes_per_s = static_cast<double>(bytes - last_bytes) / dt;
+      p.inflight = inflight;
+      if (job.runtime) p.eta_s = static_cast<double>(ctl.deadline - std::min(ctl.deadline, now)) / 1e9;
+      if (job.ios && p.iops > 0) {
+        const double left = static_cast<double>(*job.ios - std::min<uint64_t>(*job.ios, measured)) / p.iops;
+        p.eta_s = p.eta_s < 0 ? left : std::min(p.eta_s, left);
+      }
+      hooks.on_progress(p);
+      last_t = now;
+      last_ios = ios;
+      last_bytes = bytes;
+      next_tick = now + 1'000'000'000ull;
+    }
+  }
+  join_all();
+
+  result.merge_threads();
+  result.window_ns = result.total.window_ns;
+  if (ctl.window_opened && ctl.cpu_a.valid && ctl.cpu_b.valid) result.cpu = cpu_delta(ctl.cpu_a, ctl.cpu_b);
+  result.first_error = ctl.first_error;
+  const int stop = ctl.stop.load();
+  result.interrupted = interrupted || stop == kInterrupted;
+  result.stop_reason = stop == kErrors ? "errors" : stop == kFatal ? "fatal" : result.interrupted ? "interrupted"
+                       : (job.ios && result.total.ios >= *job.ios) ? "ios" : "runtime";
+  return result;
+}
+
+}  // namespace ioacct

@@ -1,0 +1,87 @@
+#include "workload/job.hpp"
+
+#include <fmt/format.h>
+#include <sched.h>
+
+#include <algorithm>
+
+#include "common/errors.hpp"
+
+namespace ioacct {
+
+const char* rw_name(RwMode rw) noexcept {
+  switch (rw) {
+    case RwMode::RandRead: return "randread";
+    case RwMode::RandWrite: return "randwrite";
+    case RwMode::Read: return "read";
+    case RwMode::Write: return "write";
+    case RwMode::RandRw: return "randrw";
+  }
+  return "?";
+}
+
+unsigned JobSpec::submit_batch_eff() const {
+  return submit_batch ? std::min(submit_batch, depth_per_thread()) : std::min(depth_per_thread(), 32u);
+}
+unsigned JobSpec::complete_batch_eff() const {
+  return complete_batch ? std::min(complete_batch, depth_per_thread()) : std::min(depth_per_thread(), 32u);
+}
+
+double JobSpec::rate_per_thread() const {
+  if (rate_iops) return static_cast<double>(rate_iops);
+  if (rate_bw) return static_cast<double>(rate_bw) / static_cast<double>(bs);
+  return 0;
+}
+
+void validate(JobSpec& job) {
+  if (job.bs == 0) throw UsageError("--bs: must be at least 1 byte (try 4k)");
+  if (job.bs > (1ull << 30))
+    throw UsageError(fmt::format("--bs: {} bytes is more than the 1 GiB one I/O can carry", job.bs));
+  if (job.direct && job.bs % 512 != 0)
+    throw UsageError(fmt::format("--bs: {} bytes is not a multiple of 512, which O_DIRECT needs "
+                                 "(use --buffered, or a multiple of the device's block size)",
+                                 job.bs));
+  if (job.threads == 0 || job.threads > 1024)
+    throw UsageError(fmt::format("--threads: {} is out of range (1 to 1024)", job.threads));
+  if (job.iodepth == 0 || job.iodepth > kMaxDepth)
+    throw UsageError(fmt::format("--iodepth: {} is out of range (1 to {})", job.iodepth, kMaxDepth));
+  if (job.engine != EngineKind::Psync && job.iodepth < job.threads)
+    throw UsageError(fmt::format("--iodepth: {} is the total over all threads and cannot be split "
+                                 "over {} threads; give at least {}",
+                                 job.iodepth, job.threads, job.threads));
+  if (job.engine != EngineKind::Psync && job.iodepth % job.threads != 0)
+    throw UsageError(fmt::format("--iodepth: {} does not split evenly over {} threads; "
+                                 "give a multiple of {}", job.iodepth, job.threads, job.threads));
+  if (job.submit_batch > kMaxDepth) throw UsageError(fmt::format("--submit-batch: {} is out of range (1 to {})", job.submit_batch, kMaxDepth));
+  if (job.complete_batch > kMaxDepth) throw UsageError(fmt::format("--complete-batch: {} is out of range (1 to {})", job.complete_batch, kMaxDepth));
+  if (job.rwmix_read > 100) throw UsageError(fmt::format("--rwmix-read: {} is not a percentage (0 to 100)", job.rwmix_read));
+  if (job.runtime && job.runtime->count() == 0) throw UsageError("--runtime: must be more than 0");
+  if (job.ios && *job.ios == 0) throw UsageError("--ios: must be at least 1");
+  if (!job.runtime && !job.ios) job.runtime = std::chrono::seconds(10);
+  if (job.size && *job.size == 0) throw UsageError("--size: must be more than 0");
+  if (job.rate_iops && job.rate_bw) throw UsageError("--rate: give --rate or --rate-iops, not both");
+  if (job.rate_bw && job.rate_bw < job.bs)
+    throw UsageError(fmt::format("--rate: {} bytes/s is less than one --bs block per second", job.rate_bw));
+  if (job.rate_per_thread() > 1e9)
+    throw UsageError("--rate-iops: more than 10^9 I/Os per second per thread cannot be paced");
+  if (job.targets.empty()) {
+    if (job.size) job.temp_size = *job.size;
+    if (job.offset) throw UsageError("--offset: only applies to targets you name; the temporary file starts at 0");
+  } else if (!job.dir.empty()) {
+    throw UsageError("--dir: only applies when no target is given (it is where the temporary file goes)");
+  }
+  if (job.offset % 512 != 0 && job.direct)
+    throw UsageError(fmt::format("--offset: {} is not a multiple of 512, which O_DIRECT needs", job.offset));
+  if (!job.cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+      for (int c : job.cpus)
+        if (c >= CPU_SETSIZE || !CPU_ISSET(c, &set))
+          throw UsageError(fmt::format("--cpus: CPU {} is not available to this process (see 'nproc', 'taskset -p $$')", c));
+    }
+  }
+  if (!job.seed_given) job.seed = 0x10acc7;  // fixed default: runs are reproducible unless asked otherwise
+}
+
+}  // namespace ioacct

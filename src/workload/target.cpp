@@ -1,0 +1,277 @@
+#include "workload/target.hpp"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <fstream>
+#include <memory>
+
+#include "common/errors.hpp"
+#include "workload/offsets.hpp"
+#include "workload/units.hpp"
+
+namespace ioacct {
+namespace {
+
+// /sys/dev/block/MAJ:MIN -> "vda1"; "" when the device has no sysfs entry
+// (tmpfs, overlay: anonymous devices with major 0).
+std::string block_device_name(unsigned maj, unsigned min) {
+  if (maj == 0) return {};
+  std::ifstream f(fmt::format("/sys/dev/block/{}:{}/uevent", maj, min));
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("DEVNAME=", 0) == 0) return line.substr(8);
+  return {};
+}
+
+uint32_t logical_block_size_of(const std::string& dev) {
+  std::ifstream f("/sys/class/block/" + dev + "/queue/logical_block_size");
+  uint32_t v = 0;
+  if (f >> v && v) return v;
+  // A partition has no queue/ of its own: its parent's applies.
+  std::ifstream p("/sys/class/block/" + dev + "/../queue/logical_block_size");
+  if (p >> v && v) return v;
+  return 512;
+}
+
+// STATX_DIOALIGN (6.1+) tells the filesystem's own O_DIRECT alignment.
+uint32_t dio_alignment(int fd, const std::string& dev) {
+#ifdef STATX_DIOALIGN
+  struct statx stx {};
+  if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 && (stx.stx_mask & STATX_DIOALIGN) &&
+      stx.stx_dio_offset_align)
+    return std::max(stx.stx_dio_offset_align, stx.stx_dio_mem_align);
+#endif
+  return dev.empty() ? 512 : logical_block_size_of(dev);
+}
+
+int open_flags(const JobSpec& job) {
+  return (rw_writes(job.rw) ? O_RDWR : O_RDONLY) | O_CLOEXEC | (job.direct ? O_DIRECT : 0);
+}
+
+[[noreturn]] void direct_unsupported(const std::string& path) {
+  throw UsageError(fmt::format("--direct: {} is on a filesystem without O_DIRECT (tmpfs?); "
+                               "use --buffered, or a target on a disk-backed filesystem", path));
+}
+
+// Writes incompressible data so that reads of the temporary file reach the
+// device, then drops it from the page cache for O_DIRECT runs (dirty or cached
+// pages would otherwise be flushed or served by the first reads).
+void fill_temp(int fd, uint64_t size, bool drop_cache, const std::function<bool()>& should_stop,
+               const std::string& where) {
+  constexpr size_t kChunk = 1 << 20;
+  // Page-aligned: the file may be open with O_DIRECT.
+  struct Free { void operator()(uint64_t* p) const { std::free(p); } };
+  std::unique_ptr<uint64_t, Free> mem(static_cast<uint64_t*>(std::aligned_alloc(4096, kChunk)));
+  if (!mem) throw RuntimeError("cannot allocate memory to fill the temporary file");
+  uint64_t* buf = mem.get();
+  Rng rng(0x7e3779b97f4a7c15ull);
+  for (uint64_t off = 0; off < size; off += kChunk) {
+    if (should_stop()) throw RuntimeError("interrupted while creating the temporary file");
+    for (size_t i = 0; i < kChunk / 8; ++i) buf[i] = rng.next();
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, size - off));
+    const char* p = reinterpret_cast<const char*>(buf);
+    for (size_t done = 0; done < n;) {
+      ssize_t w = ::pwrite(fd, p + done, n - done, static_cast<off_t>(off + done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        int e = errno;
+        if (e == ENOSPC)
+          throw RuntimeError(fmt::format("{}: no space left for the {} temporary file; use --size "
+                                         "to make it smaller or --dir to put it elsewhere",
+                                         where, format_size(size)));
+        throw RuntimeError(fmt::format("{}: writing the temporary file: {}", where, errno_text(e)));
+      }
+      done += static_cast<size_t>(w);
+    }
+  }
+  if (fdatasync(fd) != 0)
+    throw RuntimeError(fmt::format("{}: fdatasync of the temporary file: {}", where, errno_text(errno)));
+  if (drop_cache) posix_fadvise(fd, 0, static_cast<off_t>(size), POSIX_FADV_DONTNEED);
+}
+
+void describe_device(Target& t, const struct stat& st) {
+  const dev_t d = t.is_block ? st.st_rdev : st.st_dev;
+  t.dev_major = major(d);
+  t.dev_minor = minor(d);
+  t.device = block_device_name(t.dev_major, t.dev_minor);
+}
+
+Target open_temp(const JobSpec& job, const std::function<bool()>& should_stop) {
+  std::string dir = job.dir;
+  if (dir.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    dir = tmp && *tmp ? tmp : "/tmp";
+  }
+  const std::string flag = job.dir.empty() ? "$TMPDIR" : "--dir";
+  struct stat st {};
+  if (stat(dir.c_str(), &st) != 0)
+    throw UsageError(fmt::format("{}: {}: {}", flag, dir, errno_text(errno)));
+  if (!S_ISDIR(st.st_mode)) throw UsageError(fmt::format("{}: {}: not a directory", flag, dir));
+
+  if (job.temp_size < job.bs)
+    throw UsageError(fmt::format("--size: {} is smaller than one --bs block ({})",
+                                 format_size(job.temp_size), format_size(job.bs)));
+  Target t;
+  t.is_temp = true;
+  t.path = fmt::format("(temporary file in {})", dir);
+  // O_TMPFILE: the file never has a name, so no exit path (not even SIGKILL
+  // or a crash) can leave it behind. Fall back to mkstemp + unlink at once.
+  const int flags = O_RDWR | O_CLOEXEC | (job.direct ? O_DIRECT : 0);
+  t.fd = ::open(dir.c_str(), flags | O_TMPFILE, 0600);
+  if (t.fd < 0 && errno == EINVAL && job.direct) {
+    // tmpfs and friends refuse O_DIRECT; say so rather than benchmark the page cache.
+    int probe = ::open(dir.c_str(), O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+    if (probe >= 0) {
+      ::close(probe);
+      direct_unsupported(dir);
+    }
+  }
+  if (t.fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+    std::string templ = dir + "/ioacct-XXXXXX";
+    t.fd = mkostemp(templ.data(), O_CLOEXEC);
+    if (t.fd >= 0) {
+      ::unlink(templ.c_str());
+      if (job.direct && fcntl(t.fd, F_SETFL, O_DIRECT) != 0) {
+        ::close(t.fd);
+        direct_unsupported(dir);
+      }
+    }
+  }
+  if (t.fd < 0) {
+    const int e = errno;
+    throw RuntimeError(fmt::format("{}: {}: cannot create the temporary file: {}", flag, dir, errno_text(e)));
+  }
+  fstat(t.fd, &st);
+  describe_device(t, st);
+  t.dio_align = job.direct ? dio_alignment(t.fd, t.device) : 1;
+  if (job.bs % t.dio_align) {
+    ::close(t.fd);
+    throw UsageError(fmt::format("--bs: {} bytes with --direct must be a multiple of {}'s O_DIRECT "
+                                 "alignment, {} bytes (or use --buffered)", job.bs, dir, t.dio_align));
+  }
+  t.range = job.temp_size / job.bs * job.bs;
+  if (posix_fallocate(t.fd, 0, static_cast<off_t>(t.range)) == ENOSPC) {
+    ::close(t.fd);
+    throw RuntimeError(fmt::format("{}: {}: no space for a {} temporary file; use --size to make it "
+                                   "smaller or --dir to put it elsewhere", flag, dir, format_size(t.range)));
+  }
+  fmt::print(stderr, "ioacct: creating a {} temporary file in {} and filling it with random data "
+             "so that reads reach the device; it is removed when ioacct exits\n", format_size(t.range), dir);
+  try {
+    fill_temp(t.fd, t.range, job.direct, should_stop, dir);
+  } catch (...) {
+    ::close(t.fd);
+    throw;
+  }
+  t.file_size = t.range;
+  return t;
+}
+
+Target open_named(const JobSpec& job, const std::string& path) {
+  Target t;
+  t.path = path;
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    const int e = errno;
+    if (e == ENOENT)
+      throw UsageError(fmt::format("{}: no such file or device (give an existing file or block "
+                                   "device, or no target for a temporary file)", path));
+    throw UsageError(fmt::format("{}: {}", path, errno_text(e)));
+  }
+  if (S_ISDIR(st.st_mode))
+    throw UsageError(fmt::format("{}: is a directory; give a file or block device, or use "
+                                 "--dir {} for a temporary file there", path, path));
+  if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+    throw UsageError(fmt::format("{}: not a regular file or block device", path));
+  t.is_block = S_ISBLK(st.st_mode);
+  if (t.is_block && rw_writes(job.rw) && !job.destroy_data)
+    throw UsageError(fmt::format("{}: is a block device and --rw {} writes to it, destroying what it "
+                                 "holds; add --destroy-data if that is what you want", path, rw_name(job.rw)));
+
+  t.fd = ::open(path.c_str(), open_flags(job));
+  if (t.fd < 0) {
+    const int e = errno;
+    if (e == EINVAL && job.direct) direct_unsupported(path);
+    if (e == EACCES || e == EPERM || e == EROFS)
+      throw RuntimeError(fmt::format("{}: cannot open for {}: {}", path,
+                                     rw_writes(job.rw) ? "writing" : "reading", errno_text(e)));
+    throw RuntimeError(fmt::format("{}: cannot open: {}", path, errno_text(e)));
+  }
+  describe_device(t, st);
+  if (t.is_block) {
+    uint64_t bytes = 0;
+    if (ioctl(t.fd, BLKGETSIZE64, &bytes) != 0)
+      throw RuntimeError(fmt::format("{}: BLKGETSIZE64: {}", path, errno_text(errno)));
+    int lbs = 512;
+    ioctl(t.fd, BLKSSZGET, &lbs);
+    t.file_size = bytes;
+    t.dio_align = job.direct ? static_cast<uint32_t>(lbs) : 1;
+  } else {
+    t.file_size = static_cast<uint64_t>(st.st_size);
+    t.dio_align = job.direct ? dio_alignment(t.fd, t.device) : 1;
+  }
+  return t;
+}
+
+// Decides the byte range of `t` that the run uses, and checks the sizes.
+void set_range(const JobSpec& job, Target& t) {
+  t.base = job.offset;
+  if (job.direct && (job.bs % t.dio_align || job.offset % t.dio_align))
+    throw UsageError(fmt::format("--bs: {} with --direct must be a multiple of {}'s O_DIRECT "
+                                 "alignment, {} bytes (or use --buffered)",
+                                 job.bs % t.dio_align ? fmt::format("{} bytes", job.bs) : fmt::format("--offset {}", job.offset),
+                                 t.path, t.dio_align));
+  uint64_t range;
+  if (job.size) {
+    range = *job.size;
+    const bool may_grow = !t.is_block && !rw_reads(job.rw);  // writes alone may extend a file
+    if (!may_grow && t.base + range > t.file_size)
+      throw UsageError(fmt::format("--size: {} from offset {} goes past the end of {} ({})",
+                                   format_size(range), job.offset, t.path, format_size(t.file_size)));
+  } else {
+    if (t.base >= t.file_size)
+      throw UsageError(fmt::format("--offset: {} is at or past the end of {} ({})", job.offset, t.path,
+                                   format_size(t.file_size)));
+    range = t.file_size - t.base;
+  }
+  if (range < job.bs)
+    throw UsageError(fmt::format("{}: {} of it can be used, smaller than one --bs block ({}); "
+                                 "use a smaller --bs or a larger target",
+                                 t.path, format_size(range), format_size(job.bs)));
+  t.range = range / job.bs * job.bs;
+}
+
+}  // namespace
+
+Targets::Targets(Targets&& o) noexcept : list(std::move(o.list)) { o.list.clear(); }
+Targets& Targets::operator=(Targets&& o) noexcept {
+  std::swap(list, o.list);
+  return *this;
+}
+Targets::~Targets() {
+  for (auto& t : list)
+    if (t.fd >= 0) ::close(t.fd);
+}
+
+Targets open_targets(const JobSpec& job, const std::function<bool()>& should_stop) {
+  Targets out;
+  if (job.targets.empty()) {
+    out.list.push_back(open_temp(job, should_stop));
+    return out;
+  }
+  for (const auto& p : job.targets) {
+    out.list.push_back(open_named(job, p));
+    set_range(job, out.list.back());
+  }
+  return out;
+}
+
+}  // namespace ioacct

@@ -1,0 +1,202 @@
+#include "workload/units.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "common/errors.hpp"
+
+namespace ioacct {
+namespace {
+
+[[noreturn]] void fail(std::string_view flag, std::string_view text, std::string_view what,
+                       std::string_view hint) {
+  throw UsageError(fmt::format("{}: cannot read '{}' as {} ({})", flag, text, what, hint));
+}
+
+// Splits "12.5KiB" into the number 12.5 (kept as integer and fraction so that
+// whole values never pass through floating point) and the suffix "KiB".
+struct Number {
+  uint64_t whole = 0;
+  uint64_t frac = 0;       // fractional digits as an integer
+  uint64_t frac_scale = 1; // 10^digits
+  std::string_view suffix;
+};
+
+bool split_number(std::string_view text, Number& n) {
+  size_t i = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+  if (i == 0) return false;  // also rejects "-1", "+1", " 1", ".5"
+  auto [p, ec] = std::from_chars(text.data(), text.data() + i, n.whole);
+  if (ec != std::errc{} || p != text.data() + i) return false;
+  if (i < text.size() && text[i] == '.') {
+    size_t j = ++i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    if (i == j || i - j > 9) return false;
+    std::from_chars(text.data() + j, text.data() + i, n.frac);
+    for (size_t k = j; k < i; ++k) n.frac_scale *= 10;
+  }
+  n.suffix = text.substr(i);
+  return true;
+}
+
+// n * mult, exactly; false when it overflows or is not a whole number.
+bool scale(const Number& n, uint64_t mult, uint64_t& out) {
+  if (n.whole > std::numeric_limits<uint64_t>::max() / mult) return false;
+  uint64_t whole = n.whole * mult;
+  if (n.frac != 0) {
+    // frac/frac_scale * mult must be whole: check with 128-bit arithmetic.
+    unsigned __int128 f = static_cast<unsigned __int128>(n.frac) * mult;
+    if (f % n.frac_scale != 0) return false;
+    unsigned __int128 total = static_cast<unsigned __int128>(whole) + f / n.frac_scale;
+    if (total > std::numeric_limits<uint64_t>::max()) return false;
+    whole = static_cast<uint64_t>(total);
+  }
+  out = whole;
+  return true;
+}
+
+bool iec_multiplier(std::string_view s, uint64_t& mult) {
+  static constexpr struct { std::string_view a, b, c; int shift; } kTable[] = {
+      {"", "b", "B", 0},       {"k", "K", "KiB", 10}, {"m", "M", "MiB", 20},
+      {"g", "G", "GiB", 30},   {"t", "T", "TiB", 40}, {"p", "P", "PiB", 50},
+  };
+  for (const auto& e : kTable) {
+    if (s == e.a || s == e.b || s == e.c) {
+      mult = uint64_t{1} << e.shift;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+uint64_t parse_size(std::string_view flag, std::string_view text) {
+  constexpr std::string_view kWhat = "a size", kHint = "sizes are IEC: 4k = 4096 bytes, 64KiB, 1m, 2g";
+  Number n;
+  if (!split_number(text, n)) fail(flag, text, kWhat, kHint);
+  uint64_t mult = 0;
+  if (!iec_multiplier(n.suffix, mult)) {
+    if (n.suffix.size() == 2 && (n.suffix[1] == 'B' || n.suffix[1] == 'b'))
+      fail(flag, text, kWhat, "'kB'/'MB' are ambiguous; write 4k or 4KiB for 4096 bytes");
+    fail(flag, text, kWhat, kHint);
+  }
+  uint64_t out = 0;
+  if (!scale(n, mult, out)) fail(flag, text, kWhat, "not a whole number of bytes, or too large");
+  return out;
+}
+
+uint64_t parse_count(std::string_view flag, std::string_view text) {
+  constexpr std::string_view kWhat = "a count", kHint = "counts are SI: 1000, 10k = 10000, 2M";
+  Number n;
+  if (!split_number(text, n)) fail(flag, text, kWhat, kHint);
+  uint64_t mult = 0;
+  const std::string_view s = n.suffix;
+  if (s.empty()) mult = 1;
+  else if (s == "k" || s == "K") mult = 1000;
+  else if (s == "M") mult = 1000 * 1000;
+  else if (s == "G") mult = 1000ull * 1000 * 1000;
+  else if (s == "T") mult = 1000ull * 1000 * 1000 * 1000;
+  else fail(flag, text, kWhat, kHint);
+  uint64_t out = 0;
+  if (!scale(n, mult, out)) fail(flag, text, kWhat, "not a whole number, or too large");
+  return out;
+}
+
+std::chrono::nanoseconds parse_duration(std::string_view flag, std::string_view text) {
+  constexpr std::string_view kWhat = "a duration", kHint = "give a unit: 10s, 500ms, 2m, 250us";
+  Number n;
+  if (!split_number(text, n)) fail(flag, text, kWhat, kHint);
+  uint64_t mult = 0;
+  const std::string_view s = n.suffix;
+  if (s == "ns") mult = 1;
+  else if (s == "us" || s == "µs") mult = 1000;
+  else if (s == "ms") mult = 1000 * 1000;
+  else if (s == "s") mult = 1000ull * 1000 * 1000;
+  else if (s == "m" || s == "min") mult = 60ull * 1000 * 1000 * 1000;
+  else if (s == "h") mult = 3600ull * 1000 * 1000 * 1000;
+  else fail(flag, text, kWhat, kHint);
+  uint64_t out = 0;
+  if (!scale(n, mult, out) || out > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    fail(flag, text, kWhat, "not a whole number of nanoseconds, or too long");
+  return std::chrono::nanoseconds(static_cast<int64_t>(out));
+}
+
+uint64_t parse_bandwidth(std::string_view flag, std::string_view text) {
+  std::string_view size = text;
+  if (size.ends_with("/s")) size.remove_suffix(2);
+  Number n;
+  uint64_t mult = 0, out = 0;
+  if (!split_number(size, n) || !iec_multiplier(n.suffix, mult) || !scale(n, mult, out))
+    fail(flag, text, "a bandwidth", "a size per second, IEC: 50m or 50MiB/s = 50 x 2^20 bytes/s");
+  return out;
+}
+
+std::vector<int> parse_cpu_list(std::string_view flag, std::string_view text) {
+  std::vector<int> cpus;
+  auto bad = [&] { fail(flag, text, "a CPU list", "e.g. 0,2-3"); };
+  if (text.empty()) bad();
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    std::string_view item = text.substr(pos, comma == std::string_view::npos ? text.npos : comma - pos);
+    auto read_int = [&](std::string_view s) {
+      int v = -1;
+      auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      if (s.empty() || ec != std::errc{} || p != s.data() + s.size() || v < 0 || v > 65535) bad();
+      return v;
+    };
+    size_t dash = item.find('-');
+    int lo = read_int(item.substr(0, dash));
+    int hi = dash == std::string_view::npos ? lo : read_int(item.substr(dash + 1));
+    if (hi < lo) bad();
+    for (int c = lo; c <= hi; ++c) {
+      for (int seen : cpus)
+        if (seen == c) throw UsageError(fmt::format("{}: CPU {} is listed twice in '{}'", flag, c, text));
+      cpus.push_back(c);
+    }
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return cpus;
+}
+
+std::string format_size(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  uint64_t b = bytes;
+  while (u < 5 && b >= 1024 && b % 1024 == 0) { b /= 1024; ++u; }
+  if (b < 1024 || u == 5) return fmt::format("{} {}", b, kUnits[u]);
+  double v = static_cast<double>(bytes);
+  u = 0;
+  while (u < 5 && v >= 1024) { v /= 1024; ++u; }
+  return fmt::format("{:.2f} {}", v, kUnits[u]);
+}
+
+std::string format_bandwidth(double bps) {
+  static constexpr const char* kUnits[] = {"B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"};
+  int u = 0;
+  while (u < 4 && bps >= 1024) { bps /= 1024; ++u; }
+  const int prec = bps >= 100 ? 0 : bps >= 10 ? 1 : 2;
+  return fmt::format("{:.{}f} {}", bps, prec, kUnits[u]);
+}
+
+std::string format_count(double n) {
+  static constexpr const char* kUnits[] = {"", "k", "M", "G", "T"};
+  int u = 0;
+  while (u < 4 && n >= 1000) { n /= 1000; ++u; }
+  if (u == 0) return fmt::format("{:.0f}", n);
+  return fmt::format("{:.{}f}{}", n, n >= 100 ? 1 : 2, kUnits[u]);
+}
+
+std::string format_duration_ns(double ns) {
+  if (ns < 1e3) return fmt::format("{:.0f} ns", ns);
+  if (ns < 1e6) return fmt::format("{:.{}f} µs", ns / 1e3, ns < 1e4 ? 2 : 1);
+  if (ns < 1e9) return fmt::format("{:.{}f} ms", ns / 1e6, ns < 1e7 ? 2 : 1);
+  return fmt::format("{:.2f} s", ns / 1e9);
+}
+
+}  // namespace ioacct

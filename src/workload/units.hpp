@@ -1,0 +1,31 @@
+#pragma once
+// Strict parsing and printing of unit-bearing values, in one place.
+//   sizes:     IEC, 4k = 4096. Suffixes k m g t p (any case), KiB MiB GiB TiB PiB,
+//              b/B or none for bytes. "KB"/"MB" are refused as ambiguous.
+//   counts:    SI, 10k = 10000. Suffixes k K M G T.
+//   durations: a unit is required: ns us ms s m h (10s, 500ms, 1.5m).
+//   bandwidth: a size per second: "50m", "50MiB/s" (IEC, like sizes).
+// Every parser throws UsageError("<flag>: ...") on anything it cannot read:
+// never a silent default, never a partial read ("4q", "10", "-1", "").
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ioacct {
+
+uint64_t parse_size(std::string_view flag, std::string_view text);
+uint64_t parse_count(std::string_view flag, std::string_view text);
+std::chrono::nanoseconds parse_duration(std::string_view flag, std::string_view text);
+uint64_t parse_bandwidth(std::string_view flag, std::string_view text);  // bytes/s
+// "0,2-3,7" -> {0,2,3,7}; duplicates and descending ranges are errors.
+std::vector<int> parse_cpu_list(std::string_view flag, std::string_view text);
+
+// Printing, also in one place. GiB means 2^30 bytes, always.
+std::string format_size(uint64_t bytes);            // "4 KiB", "1.50 GiB"
+std::string format_bandwidth(double bytes_per_s);   // "482.3 MiB/s"
+std::string format_count(double n);                 // "123.4k", "12.35M"
+std::string format_duration_ns(double ns);          // "812 ns", "45.6 µs", "1.23 ms", "10.00 s"
+
+}  // namespace ioacct
