@@ -151,6 +151,9 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
     ::close(fd);
   }
 
+  // Fail fast, before a 1 GiB temporary file is written, if io_uring is off.
+  check_engine_available(job.engine);
+
   StopSignals signals;  // before any thread exists
   auto emit = [&](const std::string& text) {
     if (a.output.empty()) {
@@ -171,6 +174,11 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
     if (json_out) emit(to_json(job, nullptr, argv).dump(2) + "\n");
     return interrupted_exit();
   }
+
+  for (const auto& t : targets.list)
+    if (t.device.empty())
+      fmt::print(stderr, "warning: {} has no block device under it (tmpfs?): its I/O is served from "
+                 "memory and device figures do not apply; put the target on a disk to measure one\n", t.path);
 
   const bool tty = isatty(STDERR_FILENO);
   const bool show_progress = a.progress || tty;

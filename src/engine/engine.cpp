@@ -30,6 +30,13 @@ std::unique_ptr<Engine> make_engine(EngineKind kind, const EngineOptions& opts) 
   return nullptr;
 }
 
+void check_engine_available(EngineKind kind) {
+  if (kind == EngineKind::Psync) return;
+  EngineOptions o;
+  o.depth = 1;
+  UringEngine probe(o, kind == EngineKind::Nop);  // throws with the reason
+}
+
 std::string setup_flag_names(uint32_t flags) {
   static constexpr struct { uint32_t bit; const char* name; } kNames[] = {
       {IORING_SETUP_IOPOLL, "IOPOLL"},           {IORING_SETUP_SQPOLL, "SQPOLL"},

@@ -81,6 +81,10 @@ const char* engine_name(EngineKind kind) noexcept;
 // Throws NotAvailable (io_uring disabled or missing) or RuntimeError.
 std::unique_ptr<Engine> make_engine(EngineKind kind, const EngineOptions& opts);
 
+// Checks that the engine can run here at all (io_uring not disabled or
+// missing) before anything expensive is done. Throws NotAvailable.
+void check_engine_available(EngineKind kind);
+
 // Names of IORING_SETUP_* bits, "COOP_TASKRUN|SINGLE_ISSUER" ("none" for 0).
 std::string setup_flag_names(uint32_t flags);
 

@@ -274,6 +274,9 @@ class Worker {
 
       // 3. Completions, all stamped `now`: the reaping time.
       if (!counting_ && !window_closed_ && now >= ctl_.measure_start) open_window(now);
+      // Requests submitted in one batch and reaped in one batch share both
+      // stamps, so equal latencies come in runs: record each run once.
+      uint64_t run_lat = 0, run_n = 0;
       for (int i = 0; i < got; ++i) {
         const IoCompletion c = comps_[i];
         Slot& s = slots_[c.tag];
@@ -287,7 +290,14 @@ class Worker {
             ++out_.ios;
             if (s.op == IoOp::Read) { ++out_.reads; out_.bytes_read += moved; }
             else { ++out_.writes; out_.bytes_written += moved; }
-            lat.record(now - s.t_submit);
+            const uint64_t l = now - s.t_submit;
+            if (l == run_lat) {
+              ++run_n;
+            } else {
+              if (run_n) lat.record_n(run_lat, run_n);
+              run_lat = l;
+              run_n = 1;
+            }
           }
         } else if (c.res > 0 && moves_data_) {
           // Short transfer: finish it by resubmitting the rest; the latency
@@ -305,6 +315,7 @@ class Worker {
           free_[nfree_++] = c.tag;
         }
       }
+      if (run_n) lat.record_n(run_lat, run_n);
       pub_.completed.store(completed, std::memory_order_relaxed);
       pub_.bytes.store(bytes_all, std::memory_order_relaxed);
       pub_.inflight.store(inflight, std::memory_order_relaxed);

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Helpers for the bench/*.sh scripts: read ioacct and fio JSON, take medians,
+print ratios and PASS/FAIL lines. Standard library only.
+
+  benchlib.py ioacct FILE.json        -> "iops cpu_us_per_io p50_us p99_us"
+  benchlib.py fio FILE.json           -> the same four figures for fio's job 0
+  benchlib.py table ROWS.tsv SCENARIO BASE PEER [PEER...]
+                                      -> medians per tool and BASE/PEER ratios
+  benchlib.py ratio ROWS.tsv SCENARIO FIELD BASE PEER
+                                      -> median(BASE.FIELD) / median(PEER.FIELD)
+  benchlib.py median ROWS.tsv SCENARIO TOOL FIELD
+  benchlib.py check NAME VALUE OP THRESHOLD DETAIL
+                                      -> "PASS  NAME: ..." or "FAIL  NAME: ..."
+
+ROWS.tsv lines: scenario tool rep iops cpu_us p50_us p99_us ("nan" = not known).
+Figures that a tool did not report (fio with --gtod_reduce=1 has no latency)
+are "nan" and print as "-".
+"""
+import json
+import math
+import statistics
+import sys
+
+FIELDS = ["iops", "cpu_us", "p50_us", "p99_us"]
+LABELS = {"iops": "IOPS", "cpu_us": "CPU us/IO", "p50_us": "lat p50 us", "p99_us": "lat p99 us"}
+
+
+def num(x):
+    return float("nan") if x is None else float(x)
+
+
+def fmt(v, field=None):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if field == "iops":
+        return f"{v:,.0f}"
+    if field == "ratio":
+        return f"{v:.2f}x"
+    if abs(v) >= 100:
+        return f"{v:,.0f}"
+    return f"{v:.3f}" if abs(v) < 10 else f"{v:.1f}"
+
+
+def ioacct_figures(path):
+    r = json.load(open(path))["results"]
+    lat = r.get("latency_ns") or {}
+    cpu = r.get("cpu") or {}
+    return [num(r.get("iops")), num(cpu.get("per_io_us")),
+            num(lat.get("p50")) / 1e3, num(lat.get("p99")) / 1e3]
+
+
+def fio_figures(path):
+    text = open(path).read()
+    # fio may print notes before the JSON object; start at the first "{".
+    job = json.loads(text[text.index("{"):])["jobs"][0]
+    rd = job["read"]
+    runtime_s = job["job_runtime"] / 1e3
+    ios = rd["total_ios"]
+    cpu_us = (job["usr_cpu"] + job["sys_cpu"]) / 100 * runtime_s / ios * 1e6 if ios else float("nan")
+    pct = (rd.get("clat_ns") or {}).get("percentile") or {}
+    p50 = num(pct.get("50.000000")) / 1e3
+    p99 = num(pct.get("99.000000")) / 1e3
+    return [num(rd["iops"]), cpu_us, p50, p99]
+
+
+def load_rows(path):
+    rows = []
+    for line in open(path):
+        parts = line.split()
+        if len(parts) != 3 + len(FIELDS):
+            continue
+        rows.append((parts[0], parts[1], int(parts[2]), [float(x) for x in parts[3:]]))
+    return rows
+
+
+def median_of(rows, scenario, tool, field):
+    i = FIELDS.index(field)
+    vals = [f[i] for s, t, _, f in rows if s == scenario and t == tool and not math.isnan(f[i])]
+    return statistics.median(vals) if vals else float("nan")
+
+
+def ratio(a, b):
+    if math.isnan(a) or math.isnan(b) or b == 0:
+        return float("nan")
+    return a / b
+
+
+def cmd_table(rows_path, scenario, base, *peers):
+    rows = load_rows(rows_path)
+    n = len({r for s, t, r, _ in rows if s == scenario and t == base})
+    print(f"  medians over {n} repetition(s):")
+    W = max(len(t) for t in (base,) + peers) + len(base) + 1
+    header = f"  {'':<{W}}" + "".join(f"{LABELS[f]:>14}" for f in FIELDS)
+    print(header)
+    for tool in (base,) + peers:
+        print(f"  {tool:<{W}}" + "".join(f"{fmt(median_of(rows, scenario, tool, f), f):>14}" for f in FIELDS))
+    for peer in peers:
+        cells = [fmt(ratio(median_of(rows, scenario, base, f), median_of(rows, scenario, peer, f)), "ratio")
+                 for f in FIELDS]
+        print(f"  {base + '/' + peer:<{W}}" + "".join(f"{c:>14}" for c in cells))
+
+
+def cmd_check(name, value, op, threshold, detail=""):
+    v, t = float(value), float(threshold)
+    ok = (not math.isnan(v)) and (v >= t if op == ">=" else v <= t)
+    print(f"{'PASS' if ok else 'FAIL'}  {name}: {fmt(v)} (target {op} {fmt(t)}){'  ' + detail if detail else ''}")
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.exit(__doc__)
+    cmd, args = argv[1], argv[2:]
+    if cmd == "ioacct":
+        print(" ".join(repr(x) for x in ioacct_figures(args[0])))
+    elif cmd == "fio":
+        print(" ".join(repr(x) for x in fio_figures(args[0])))
+    elif cmd == "table":
+        cmd_table(*args)
+    elif cmd == "ratio":
+        rows = load_rows(args[0])
+        print(repr(ratio(median_of(rows, args[1], args[3], args[2]), median_of(rows, args[1], args[4], args[2]))))
+    elif cmd == "median":
+        print(repr(median_of(load_rows(args[0]), args[1], args[2], args[3])))
+    elif cmd == "check":
+        cmd_check(*args)
+    elif cmd == "fmt":
+        print(fmt(float(args[0]), args[1] if len(args) > 1 else None))
+    else:
+        sys.exit(f"benchlib.py: unknown command {cmd!r}\n{__doc__}")
+
+
+if __name__ == "__main__":
+    main(sys.argv)

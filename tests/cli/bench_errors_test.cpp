@@ -1,0 +1,139 @@
+// Every bad input gives one line on stderr, "error: " naming the flag or the
+// path, nothing on stdout, and the right exit code (2 usage, 1 runtime).
+#include <gtest/gtest.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "cli/run_binary.hpp"
+
+namespace ioacct::test {
+namespace {
+
+void expect_error(const Outcome& o, int code, const std::string& names) {
+  EXPECT_EQ(o.exit_code, code) << "stderr: " << o.err;
+  EXPECT_TRUE(o.out.empty()) << "stdout should be empty, got: " << o.out;
+  ASSERT_FALSE(o.err.empty());
+  // Exactly one line starts with "error: ", it is the last, and it names the culprit.
+  std::vector<std::string> errors;
+  std::istringstream lines(o.err);
+  for (std::string l; std::getline(lines, l);)
+    if (l.rfind("error: ", 0) == 0) errors.push_back(l);
+  ASSERT_EQ(errors.size(), 1u) << o.err;
+  EXPECT_TRUE(o.err.ends_with(errors[0] + "\n")) << "the error is the last line: " << o.err;
+  EXPECT_NE(errors[0].find(names), std::string::npos) << "message should name '" << names << "': " << o.err;
+}
+
+struct Case {
+  std::vector<std::string> args;
+  std::string names;
+};
+
+TEST(BenchErrors, UsageErrorsNameTheFlagAndExit2) {
+  TempDir dir;
+  const std::vector<Case> cases = {
+      {{"--frobnicate"}, "--frobnicate"},
+      {{"--bs", "4q"}, "--bs"},
+      {{"--bs", "4KB"}, "--bs"},
+      {{"--bs", "0"}, "--bs"},
+      {{"--bs", "1000"}, "--bs"},  // not a multiple of 512 with O_DIRECT
+      {{"--runtime", "10"}, "--runtime"},
+      {{"--runtime", "0s"}, "--runtime"},
+      {{"--iodepth", "-1"}, "--iodepth"},
+      {{"--iodepth", "0"}, "--iodepth"},
+      {{"--iodepth", "65537"}, "--iodepth"},
+      {{"-d", "abc"}, "--iodepth"},
+      {{"--threads", "0"}, "--threads"},
+      {{"--threads", "4", "--iodepth", "2"}, "--iodepth"},
+      {{"--rw", "randomread"}, "--rw"},
+      {{"--engine", "aio"}, "--engine"},
+      {{"--rwmix-read", "101"}, "--rwmix-read"},
+      {{"--ramp", "5"}, "--ramp"},
+      {{"--ios", "0"}, "--ios"},
+      {{"--rate-iops", "1k", "--rate", "4m"}, "--rate"},
+      {{"--cpus", "0,0"}, "--cpus"},
+      {{"--cpus", "4096"}, "--cpus"},
+      {{"--format", "xml"}, "--format"},
+      {{"--direct", "--buffered"}, "--buffered"},
+      {{"--size", "1k", "--bs", "4k"}, "--size"},
+      {{"--dir", "/nonexistent-ioacct-dir"}, "--dir"},
+  };
+  for (const auto& c : cases) {
+    auto args = c.args;
+    args.insert(args.begin(), "bench");
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    SCOPED_TRACE(joined);
+    expect_error(run_ioacct(args, {.env = {"TMPDIR=" + dir.path()}}), 2, c.names);
+    EXPECT_TRUE(dir.entries().empty()) << "left files behind";
+  }
+}
+
+TEST(BenchErrors, BadTargetsNameThePath) {
+  TempDir dir;
+  const std::string missing = dir.path() + "/missing";
+  expect_error(run_ioacct({"bench", missing}), 2, missing);
+  expect_error(run_ioacct({"bench", dir.path()}), 2, dir.path());
+  const std::string tiny = dir.path() + "/tiny";
+  std::ofstream(tiny) << std::string(100, 'x');
+  expect_error(run_ioacct({"bench", "--buffered", tiny}), 2, tiny);
+  const std::string big = dir.path() + "/big";
+  sh("truncate -s 1m " + big);
+  expect_error(run_ioacct({"bench", "--size", "2m", big}), 2, "--size");
+  expect_error(run_ioacct({"bench", "--offset", "1m", big}), 2, "--offset");
+  expect_error(run_ioacct({"bench", "--dir", dir.path(), big}), 2, "--dir");
+}
+
+TEST(BenchErrors, TargetNotPermittedIsARuntimeError) {
+  TempDir dir;
+  const std::string f = dir.path() + "/secret";
+  sh("head -c 1048576 /dev/urandom > " + f + " && chmod 600 " + f + " && chmod 755 " + dir.path());
+  // As an unprivileged user: root would be allowed to read anything.
+  auto o = run_ioacct({"bench", "--buffered", "--runtime", "1s", f},
+                      {.prefix = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}});
+  expect_error(o, 1, f);
+  EXPECT_NE(o.err.find("Permission denied"), std::string::npos) << o.err;
+}
+
+TEST(BenchErrors, DirectOnAFilesystemWithoutODirectSuggestsBuffered) {
+  // ramfs has no O_DIRECT (tmpfs gained it in 6.6, so it no longer serves).
+  TempDir dir;
+  ASSERT_EQ(mount("ramfs", dir.path().c_str(), "ramfs", 0, nullptr), 0) << "mount ramfs: " << strerror(errno);
+  const std::string f = dir.path() + "/f";
+  sh("head -c 1048576 /dev/urandom > " + f);
+  auto o = run_ioacct({"bench", "--runtime", "1s", f});
+  expect_error(o, 2, "--buffered");
+  auto t = run_ioacct({"bench", "--runtime", "1s", "--size", "1m", "--dir", dir.path()});
+  expect_error(t, 2, "--buffered");
+  umount(dir.path().c_str());
+}
+
+TEST(BenchErrors, IoUringMissingSuggestsPsync) {
+  TempDir dir;
+  auto o = run_ioacct({"bench", "--size", "1m", "--runtime", "1s"},
+                      {.env = {"TMPDIR=" + dir.path()}, .seccomp_deny_uring = true});
+  expect_error(o, 1, "--engine psync");
+  EXPECT_NE(o.err.find("ENOSYS"), std::string::npos) << o.err;
+  EXPECT_TRUE(dir.entries().empty());
+  // The psync engine needs no io_uring and still runs.
+  auto p = run_ioacct({"bench", "--engine", "psync", "--size", "1m", "--runtime", "200ms"},
+                      {.env = {"TMPDIR=" + dir.path()}, .seccomp_deny_uring = true});
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+}
+
+TEST(BenchErrors, IoUringDisabledBySysctlNamesIt) {
+  std::ifstream f("/proc/sys/kernel/io_uring_disabled");
+  std::string old;
+  if (!(f >> old)) GTEST_SKIP() << "kernel.io_uring_disabled does not exist on this kernel (before 6.6)";
+  TempDir dir;
+  sh("sysctl -q kernel.io_uring_disabled=2");
+  auto o = run_ioacct({"bench", "--size", "1m", "--runtime", "1s"}, {.env = {"TMPDIR=" + dir.path()}});
+  sh("sysctl -q kernel.io_uring_disabled=" + old);
+  expect_error(o, 1, "kernel.io_uring_disabled=2");
+  EXPECT_NE(o.err.find("--engine psync"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace ioacct::test

@@ -1,0 +1,204 @@
+// Runs `ioacct bench` for real and checks what it reports against what must
+// hold: counts agree with each other, the temporary file is gone, signals end
+// the run with valid partial results.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/run_binary.hpp"
+
+namespace ioacct::test {
+namespace {
+
+using nlohmann::json;
+
+json parse_json(const Outcome& o) {
+  try {
+    return json::parse(o.out);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "stdout is not JSON (" << e.what() << "): " << o.out.substr(0, 500) << "\nstderr: " << o.err;
+    return json::object();
+  }
+}
+
+// Checks every count in a results (or per-thread) block against the others.
+void check_counts(const json& r, uint64_t bs, bool moves_data = true) {
+  const uint64_t ios = r["ios"], reads = r["reads"], writes = r["writes"];
+  EXPECT_EQ(reads + writes, ios);
+  if (moves_data) {
+    EXPECT_EQ(r["bytes"].get<uint64_t>(), ios * bs);
+    EXPECT_EQ(r["bytes_read"].get<uint64_t>(), reads * bs);
+    EXPECT_EQ(r["bytes_written"].get<uint64_t>(), writes * bs);
+  } else {
+    EXPECT_EQ(r["bytes"].get<uint64_t>(), 0u);
+    EXPECT_TRUE(r["bytes_per_s"].is_null());
+  }
+  if (ios) {
+    EXPECT_EQ(r["latency_ns"]["count"].get<uint64_t>(), ios) << "every completed I/O has a latency";
+    EXPECT_LE(r["latency_ns"]["min"].get<uint64_t>(), r["latency_ns"]["p50"].get<uint64_t>());
+    EXPECT_LE(r["latency_ns"]["p50"].get<uint64_t>(), r["latency_ns"]["p99"].get<uint64_t>());
+    EXPECT_LE(r["latency_ns"]["p99"].get<uint64_t>(), r["latency_ns"]["max"].get<uint64_t>());
+    EXPECT_NEAR(r["iops"].get<double>(), static_cast<double>(ios) / r["window_s"].get<double>(), 1e-6 * ios);
+  }
+  const auto& s = r["syscalls"];
+  EXPECT_EQ(s["submitted_ios"], s["reaped_ios"]) << "every submitted I/O was reaped";
+  EXPECT_GE(s["submitted_ios"].get<uint64_t>(), ios);
+}
+
+TEST(BenchRun, DefaultRunExitsZeroAndLeavesNoTemporaryFile) {
+  // Exactly what the README's quick start runs: no arguments at all.
+  TempDir dir;
+  auto o = run_ioacct({"bench"}, {.env = {"TMPDIR=" + dir.path()}});
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("temporary file"), std::string::npos) << "says so on stderr: " << o.err;
+  EXPECT_NE(o.err.find("1 GiB"), std::string::npos) << o.err;
+  EXPECT_NE(o.out.find("IOPS"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("10.0"), std::string::npos) << "10 s measured by default: " << o.out;
+  EXPECT_EQ(o.out.find("temporary"), std::string::npos) << "stdout carries results only";
+  EXPECT_TRUE(dir.entries().empty());
+}
+
+TEST(BenchRun, JsonCountsAgree) {
+  TempDir dir;
+  auto o = run_ioacct({"bench", "--format", "json", "--size", "64m", "--runtime", "1s", "--bs", "8k"},
+                      {.env = {"TMPDIR=" + dir.path()}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  json j = parse_json(o);
+  EXPECT_EQ(j["context"]["schema_version"], 1);
+  EXPECT_EQ(j["context"]["options"]["bs"], 8192);
+  EXPECT_TRUE(j["context"]["setup_flags"].is_array());
+  EXPECT_EQ(j["context"]["targets"][0]["temporary"], true);
+  EXPECT_EQ(j["interrupted"], false);
+  EXPECT_EQ(j["stop_reason"], "runtime");
+  const json& r = j["results"];
+  EXPECT_GT(r["ios"].get<uint64_t>(), 0u);
+  EXPECT_EQ(r["writes"], 0);
+  EXPECT_NEAR(r["window_s"].get<double>(), 1.0, 0.2) << "the window is measured, close to --runtime";
+  check_counts(r, 8192);
+  uint64_t hist = 0;
+  for (const auto& b : r["latency_histogram_ns"]) hist += b[2].get<uint64_t>();
+  EXPECT_EQ(hist, r["ios"].get<uint64_t>()) << "no latency sample is dropped";
+  EXPECT_TRUE(r["cpu"].is_object());
+  EXPECT_GE(r["cpu"]["sys_s"].get<double>() + r["cpu"]["user_s"].get<double>(), 0.0);
+  EXPECT_TRUE(dir.entries().empty());
+}
+
+TEST(BenchRun, IosStopsAtExactlyThatManyAcrossThreads) {
+  TempDir dir;
+  auto o = run_ioacct({"bench", "--format", "json", "--size", "32m", "--ios", "10001", "--threads", "2",
+                       "--iodepth", "16", "--rw", "randrw", "--rwmix-read", "70", "--buffered"},
+                      {.env = {"TMPDIR=" + dir.path()}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  json j = parse_json(o);
+  EXPECT_EQ(j["stop_reason"], "ios");
+  EXPECT_EQ(j["results"]["ios"], 10001);
+  check_counts(j["results"], 4096);
+  ASSERT_EQ(j["threads"].size(), 2u);
+  uint64_t sum = 0;
+  for (const auto& t : j["threads"]) {
+    check_counts(t, 4096);
+    EXPECT_EQ(t["iodepth"], 8);
+    sum += t["ios"].get<uint64_t>();
+  }
+  EXPECT_EQ(sum, 10001u);
+  const double reads = j["results"]["reads"].get<double>();
+  EXPECT_NEAR(reads / 10001, 0.70, 0.03) << "--rwmix-read 70";
+}
+
+TEST(BenchRun, EveryEngineRuns) {
+  TempDir dir;
+  for (const char* engine : {"uring", "psync", "nop"}) {
+    SCOPED_TRACE(engine);
+    auto o = run_ioacct({"bench", "--format", "json", "--size", "16m", "--runtime", "300ms", "--engine", engine},
+                        {.env = {"TMPDIR=" + dir.path()}});
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    json j = parse_json(o);
+    check_counts(j["results"], 4096, std::string(engine) != "nop");
+    EXPECT_GT(j["results"]["ios"].get<uint64_t>(), 0u);
+    if (std::string(engine) == "psync") {
+      EXPECT_EQ(j["results"]["iodepth"], 1);
+      EXPECT_EQ(j["results"]["syscalls"]["ios_per_submit"], 1.0);
+    }
+  }
+}
+
+TEST(BenchRun, RatePacesEachThreadOnASchedule) {
+  TempDir dir;
+  auto o = run_ioacct({"bench", "--format", "json", "--size", "16m", "--runtime", "2s", "--rate-iops", "200",
+                       "--iodepth", "4", "--threads", "2", "--buffered"},
+                      {.env = {"TMPDIR=" + dir.path()}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  json j = parse_json(o);
+  // 200 per second per thread, 2 threads: 800 I/Os in 2 s, give or take the edges.
+  EXPECT_NEAR(j["results"]["iops"].get<double>(), 400.0, 20.0);
+  for (const auto& t : j["threads"]) EXPECT_NEAR(t["iops"].get<double>(), 200.0, 10.0);
+}
+
+TEST(BenchRun, WritesStayInsideTheFile) {
+  TempDir dir;
+  const std::string f = dir.path() + "/data";
+  sh("head -c 1048576 /dev/urandom > " + f);
+  auto o = run_ioacct({"bench", "--rw", "randwrite", "--ios", "3000", "--iodepth", "8", f});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  struct stat st {};
+  ASSERT_EQ(stat(f.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 1048576) << "writes must not grow the file";
+  // With --size a write-only run may grow the file, but only to --size.
+  auto g = run_ioacct({"bench", "--rw", "write", "--ios", "1000", "--size", "2m", f});
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  ASSERT_EQ(stat(f.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 2 * 1048576);
+}
+
+TEST(BenchRun, OutputFileIsWrittenWholeOrNotAtAll) {
+  TempDir dir;
+  TempDir tmp;
+  const std::string out = dir.path() + "/result.json";
+  auto o = run_ioacct({"bench", "--format", "json", "--size", "8m", "--runtime", "200ms", "--output", out},
+                      {.env = {"TMPDIR=" + tmp.path()}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_TRUE(o.out.empty()) << "the report went to the file";
+  std::ifstream f(out);
+  json j = json::parse(f);
+  EXPECT_GT(j["results"]["ios"].get<uint64_t>(), 0u);
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"result.json"}) << "no temporary name left behind";
+}
+
+void interrupt_test(int sig, int expected_exit) {
+  TempDir dir;
+  auto o = run_ioacct({"bench", "--format", "json", "--size", "64m", "--runtime", "60s"},
+                      {.env = {"TMPDIR=" + dir.path()}, .signal = sig, .signal_after = "ioacct bench:",
+                       .signal_delay_s = 1.0, .timeout_s = 30});
+  EXPECT_EQ(o.exit_code, expected_exit) << o.err;
+  std::cout << "signal " << sig << " to exit: " << o.signal_to_exit_s << " s\n";
+  EXPECT_LT(o.signal_to_exit_s, 1.0) << "must end within one second of the signal";
+  json j = parse_json(o);
+  EXPECT_EQ(j["interrupted"], true);
+  EXPECT_EQ(j["stop_reason"], "interrupted");
+  EXPECT_GT(j["results"]["ios"].get<uint64_t>(), 0u) << "partial results are kept";
+  EXPECT_LT(j["results"]["window_s"].get<double>(), 10.0);
+  check_counts(j["results"], 4096);
+  EXPECT_TRUE(dir.entries().empty()) << "temporary file removed";
+}
+
+TEST(BenchRun, SigintGivesPartialJsonAndExit130) { interrupt_test(SIGINT, 130); }
+TEST(BenchRun, SigtermGivesPartialJsonAndExit143) { interrupt_test(SIGTERM, 143); }
+
+TEST(BenchRun, SigintWhileCreatingTheTemporaryFile) {
+  TempDir dir;
+  auto o = run_ioacct({"bench", "--format", "json", "--size", "8g", "--runtime", "1s"},
+                      {.env = {"TMPDIR=" + dir.path()}, .signal = SIGINT, .signal_after = "temporary file",
+                       .signal_delay_s = 0.2, .timeout_s = 60});
+  EXPECT_EQ(o.exit_code, 130) << o.err;
+  EXPECT_LT(o.signal_to_exit_s, 1.0);
+  json j = parse_json(o);
+  EXPECT_EQ(j["interrupted"], true);
+  EXPECT_TRUE(j["results"].is_null());
+  EXPECT_TRUE(dir.entries().empty());
+}
+
+}  // namespace
+}  // namespace ioacct::test

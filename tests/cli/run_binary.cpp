@@ -1,0 +1,145 @@
+#include "cli/run_binary.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+extern char** environ;
+
+namespace ioacct::test {
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// In the child, before exec: io_uring_setup fails with ENOSYS, as on a kernel
+// without io_uring. Only async-signal-safe calls here.
+void deny_io_uring() {
+  struct sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = {static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0])), filter};
+  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+}  // namespace
+
+Outcome run_ioacct(const std::vector<std::string>& args, const RunOptions& opts) {
+  std::vector<std::string> argv_s = opts.prefix;
+  argv_s.push_back(IOACCT_BINARY);
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; ++e) env_s.emplace_back(*e);
+  for (const auto& e : opts.env) env_s.push_back(e);
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  int out_pipe[2], err_pipe[2];
+  EXPECT_EQ(pipe2(out_pipe, O_CLOEXEC), 0);
+  EXPECT_EQ(pipe2(err_pipe, O_CLOEXEC), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    setpgid(0, 0);
+    if (opts.seccomp_deny_uring) deny_io_uring();
+    execve(argv[0], argv.data(), envp.data());
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+
+  Outcome o;
+  const double start = now_s();
+  double seen_at = -1, signalled_at = -1;
+  bool out_open = true, err_open = true;
+  while (out_open || err_open) {
+    pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+    poll(fds, 2, 20);
+    char buf[65536];
+    if (out_open && (fds[0].revents & (POLLIN | POLLHUP))) {
+      ssize_t n = read(out_pipe[0], buf, sizeof(buf));
+      if (n <= 0) out_open = false; else o.out.append(buf, static_cast<size_t>(n));
+    }
+    if (err_open && (fds[1].revents & (POLLIN | POLLHUP))) {
+      ssize_t n = read(err_pipe[0], buf, sizeof(buf));
+      if (n <= 0) err_open = false; else o.err.append(buf, static_cast<size_t>(n));
+    }
+    if (opts.signal && signalled_at < 0) {
+      if (seen_at < 0 && o.err.find(opts.signal_after) != std::string::npos) seen_at = now_s();
+      if (seen_at >= 0 && now_s() - seen_at >= opts.signal_delay_s) {
+        kill(pid, opts.signal);
+        signalled_at = now_s();
+      }
+    }
+    if (now_s() - start > opts.timeout_s) {
+      ADD_FAILURE() << "ioacct did not finish within " << opts.timeout_s << " s; killing it";
+      kill(-pid, SIGKILL);
+      break;
+    }
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (signalled_at >= 0) o.signal_to_exit_s = now_s() - signalled_at;
+  close(out_pipe[0]);
+  close(err_pipe[0]);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return o;
+}
+
+TempDir::TempDir() {
+  std::string t = "/var/tmp/ioacct-test-XXXXXX";
+  EXPECT_NE(mkdtemp(t.data()), nullptr);
+  path_ = t;
+}
+
+TempDir::~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
+
+std::vector<std::string> TempDir::entries() const {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(path_.c_str())) {
+    while (dirent* e = readdir(d))
+      if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..")) names.emplace_back(e->d_name);
+    closedir(d);
+  }
+  return names;
+}
+
+std::string sh(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  EXPECT_NE(p, nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  const int rc = pclose(p);
+  EXPECT_EQ(rc, 0) << "command failed: " << cmd;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+}  // namespace ioacct::test

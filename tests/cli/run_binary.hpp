@@ -1,0 +1,42 @@
+#pragma once
+// Runs the real ioacct binary and captures what it does: stdout, stderr, exit
+// code. Optionally sends a signal once stderr shows a given text.
+#include <string>
+#include <vector>
+
+namespace ioacct::test {
+
+struct Outcome {
+  int exit_code = -1;  // 128+N when killed by signal N, as a shell reports it
+  std::string out, err;
+  double signal_to_exit_s = -1;  // when a signal was sent
+};
+
+struct RunOptions {
+  std::vector<std::string> env;  // "NAME=value" added to the environment
+  int signal = 0;                // send this signal ...
+  std::string signal_after;      // ... once stderr contains this text ...
+  double signal_delay_s = 0;     // ... and this many seconds have passed since
+  double timeout_s = 120;        // kill -9 and fail after this long
+  std::vector<std::string> prefix;  // run under this command (e.g. setpriv ...)
+  bool seccomp_deny_uring = false;  // io_uring_setup fails with ENOSYS in the child
+};
+
+Outcome run_ioacct(const std::vector<std::string>& args, const RunOptions& opts = {});
+
+// A fresh empty directory, removed (recursively) on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::vector<std::string> entries() const;  // names of what is inside
+
+ private:
+  std::string path_;
+};
+
+// Runs a shell command, returns its stdout (trailing newline stripped); fails the test on non-zero exit.
+std::string sh(const std::string& cmd);
+
+}  // namespace ioacct::test
