@@ -38,7 +38,7 @@ fio_job() { FIO_JOB=(--name=cmp "--filename=$1" --ioengine=io_uring --rw=randrea
 read -r -a FIO_BEST <<<"$FIO_BEST_OPTS"
 
 if [[ " $SCENARIOS " == *" a "* ]]; then
-  FILE=$(make_test_file cached "$CACHED_MIB")
+  make_test_file cached "$CACHED_MIB"; FILE=$TEST_FILE
   warm_cached "$FILE"
   # fio invalidates (drops) the file's page cache before each job unless told
   # --invalidate=0, so the page-cache-hot comparison adds exactly that one option
@@ -75,7 +75,7 @@ if [[ " $SCENARIOS " == *" a "* ]]; then
 fi
 
 if [[ " $SCENARIOS " == *" b "* ]]; then
-  FILE=$(make_test_file direct "$DIRECT_MIB")
+  make_test_file direct "$DIRECT_MIB"; FILE=$TEST_FILE
   warm_direct "$FILE"
   fio_job "$FILE"
   IOACCT_B=(--direct --rw randread --bs 4k --iodepth 32 --runtime "$RUNTIME" "$FILE")

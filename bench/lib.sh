@@ -51,8 +51,8 @@ else
   OUT_DIR=$_TMP_OUT
 fi
 
-# make_test_file NAME SIZE_MIB -> prints the path. Random data, synced to disk,
-# removed at exit.
+# make_test_file NAME SIZE_MIB : sets TEST_FILE to a new file of random data,
+# synced to disk, removed at exit.
 make_test_file() {
   local name=$1 mib=$2 path
   if [ ! -d "$BENCH_DIR" ]; then
@@ -61,10 +61,10 @@ make_test_file() {
   fi
   path=$BENCH_DIR/$name.$$
   _CLEANUP_FILES+=("$path")
-  echo "# creating $path ($mib MiB of random data)" >&2
+  echo "# creating $path ($mib MiB of random data)"
   dd if=/dev/urandom of="$path" bs=1M count="$mib" iflag=fullblock conv=fsync status=none \
     || die "cannot write $path"
-  echo "$path"
+  TEST_FILE=$path
 }
 
 # Read the file once with O_DIRECT so the host cache behind the VM's disk is warm.
