@@ -9,7 +9,9 @@ print ratios and PASS/FAIL lines. Standard library only.
   benchlib.py ratio ROWS.tsv SCENARIO FIELD BASE PEER
                                       -> median(BASE.FIELD) / median(PEER.FIELD)
   benchlib.py median ROWS.tsv SCENARIO TOOL FIELD
-  benchlib.py check NAME VALUE OP THRESHOLD DETAIL
+  benchlib.py get FILE.json a.b.c     -> one value of a JSON file
+  benchlib.py fmt VALUE [iops|ratio]  -> VALUE as the tables print it
+  benchlib.py check NAME VALUE OP THRESHOLD [DETAIL]
                                       -> "PASS  NAME: ..." or "FAIL  NAME: ..."
 
 ROWS.tsv lines: scenario tool rep iops cpu_us p50_us p99_us ("nan" = not known).
@@ -123,6 +125,11 @@ def main(argv):
         print(repr(median_of(load_rows(args[0]), args[1], args[2], args[3])))
     elif cmd == "check":
         cmd_check(*args)
+    elif cmd == "get":
+        v = json.load(open(args[0]))
+        for k in args[1].split("."):
+            v = v[int(k)] if isinstance(v, list) else v[k]
+        print(v)
     elif cmd == "fmt":
         print(fmt(float(args[0]), args[1] if len(args) > 1 else None))
     else:

@@ -54,8 +54,9 @@ for d in "$MEM_SHORT" "$MEM_LONG"; do
   RSS[$d]=$(peak_rss_kib "$OUT_DIR/d.ioacct.$d.json" --runtime "$d" "${ARGS[@]}")
   [[ "${RSS[$d]}" =~ ^[0-9]+$ ]] || die "could not read the peak RSS of the $d run"
   read -r iops _ <<<"$($BL ioacct "$OUT_DIR/d.ioacct.$d.json")"
+  ios=$($BL get "$OUT_DIR/d.ioacct.$d.json" results.ios)
   printf '  runtime %-6s peak RSS %8d KiB   (%s IOPS, %s I/Os)\n' "$d" "${RSS[$d]}" "$($BL fmt "$iops" iops)" \
-    "$($PY -c 'import json,sys; print(f"{json.load(open(sys.argv[1]))["results"]["ios"]:,}")' "$OUT_DIR/d.ioacct.$d.json")"
+    "$($BL fmt "$ios" iops)"
 done
 short=${RSS[$MEM_SHORT]} long=${RSS[$MEM_LONG]}
 growth=$((long - short))

@@ -21,8 +21,14 @@ uint64_t Histogram::quantile(double q) const noexcept {
   if (count_ == 0) return 0;
   q = std::clamp(q, 0.0, 1.0);
   // Nearest rank, 1-based: at least 1 so that q=0 gives the minimum.
-  uint64_t rank = static_cast<uint64_t>(std::ceil(q * static_cast<double>(count_)));
+  // ceil(q * count) without floating-point noise pushing an exact product
+  // up by one (0.07 * 100 is 7.000000000000001 in binary).
+  const double x = q * static_cast<double>(count_);
+  uint64_t rank = static_cast<uint64_t>(x);
+  if (static_cast<double>(rank) < x * (1 - 1e-12)) ++rank;
   rank = std::clamp<uint64_t>(rank, 1, count_);
+  if (rank == count_) return max_;  // the extremes are known exactly
+  if (rank == 1) return min_;
   uint64_t seen = 0;
   for (size_t i = 0; i < kBuckets; ++i) {
     seen += counts_[i];

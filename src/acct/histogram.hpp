@@ -41,7 +41,8 @@ class Histogram {
   uint64_t max() const noexcept { return max_; }
   double mean() const noexcept;
   // Value at quantile q in [0,1]: the sample of rank ceil(q*count) (nearest
-  // rank), reported as its bucket's midpoint clamped to [min, max]. 0 if empty.
+  // rank), reported as its bucket's midpoint clamped to [min, max]; ranks 1
+  // and count are the exact min and max. 0 if empty.
   uint64_t quantile(double q) const noexcept;
 
   // Non-empty buckets as (lower bound, upper bound inclusive, count), for JSON.

@@ -28,6 +28,7 @@ class Rng {
 // Yields offsets of `bs`-sized blocks inside [base, base + range).
 // Random: every block equally likely. Sequential: block after block from
 // `start`, wrapping around to base at the end of the range.
+// Precondition: range >= bs (open_targets refuses smaller ranges).
 class OffsetGen {
  public:
   OffsetGen(uint64_t base, uint64_t range, uint64_t bs, bool random, uint64_t seed,

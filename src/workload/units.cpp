@@ -137,6 +137,7 @@ uint64_t parse_bandwidth(std::string_view flag, std::string_view text) {
 
 std::vector<int> parse_cpu_list(std::string_view flag, std::string_view text) {
   std::vector<int> cpus;
+  std::vector<bool> seen(65536);
   auto bad = [&] { fail(flag, text, "a CPU list", "e.g. 0,2-3"); };
   if (text.empty()) bad();
   size_t pos = 0;
@@ -154,8 +155,9 @@ std::vector<int> parse_cpu_list(std::string_view flag, std::string_view text) {
     int hi = dash == std::string_view::npos ? lo : read_int(item.substr(dash + 1));
     if (hi < lo) bad();
     for (int c = lo; c <= hi; ++c) {
-      for (int seen : cpus)
-        if (seen == c) throw UsageError(fmt::format("{}: CPU {} is listed twice in '{}'", flag, c, text));
+      if (seen[static_cast<size_t>(c)])
+        throw UsageError(fmt::format("{}: CPU {} is listed twice in '{}'", flag, c, text));
+      seen[static_cast<size_t>(c)] = true;
       cpus.push_back(c);
     }
     if (comma == std::string_view::npos) break;

@@ -24,7 +24,7 @@ std::vector<int> parse_cpu_list(std::string_view flag, std::string_view text);
 
 // Printing, also in one place. GiB means 2^30 bytes, always.
 std::string format_size(uint64_t bytes);            // "4 KiB", "1.50 GiB"
-std::string format_bandwidth(double bytes_per_s);   // "482.3 MiB/s"
+std::string format_bandwidth(double bytes_per_s);   // 3 significant digits: "482 MiB/s", "48.2 MiB/s"
 std::string format_count(double n);                 // "123.4k", "12.35M"
 std::string format_duration_ns(double ns);          // "812 ns", "45.6 µs", "1.23 ms", "10.00 s"
 

@@ -42,7 +42,9 @@ class TempFile {
     for (uint64_t b = 0; b <= blocks; ++b) {
       const size_t n = b < blocks ? kBlock : tail;
       for (size_t i = 0; i < n; ++i) buf[i] = pattern(b, i);
-      if (n) EXPECT_EQ(pwrite(fd, buf.data(), n, static_cast<off_t>(b * kBlock)), static_cast<ssize_t>(n));
+      if (n) {
+        EXPECT_EQ(pwrite(fd, buf.data(), n, static_cast<off_t>(b * kBlock)), static_cast<ssize_t>(n));
+      }
     }
     fsync(fd);
     close(fd);
