@@ -38,6 +38,8 @@ def fmt(v, field=None):
         return f"{v:,.0f}"
     if field == "ratio":
         return f"{v:.2f}x"
+    if field is None and v.is_integer():
+        return f"{int(v):,}"
     if abs(v) >= 100:
         return f"{v:,.0f}"
     return f"{v:.3f}" if abs(v) < 10 else f"{v:.1f}"
