@@ -105,7 +105,7 @@ add_row() {
 
 print_context() {
   echo "# $(date -u '+%Y-%m-%d %H:%M:%S UTC')  host $(uname -n)  $(uname -sr)  $(nproc) CPUs  load $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "# ioacct: $IOACCT ($("$IOACCT" --version 2>/dev/null | head -1 || true))"
+  echo "# ioacct: $IOACCT ($("$IOACCT" --version 2>/dev/null | head -1 || true); sha256 $(sha256sum <"$IOACCT" | cut -c1-12), built $(date -u -r "$IOACCT" '+%Y-%m-%d %H:%M:%S UTC'))"
   command -v "$FIO" >/dev/null && echo "# fio: $("$FIO" --version)"
   echo "# RUNTIME=$RUNTIME REPS=$REPS BENCH_DIR=$BENCH_DIR OUT_DIR=${OUT_DIR}${_TMP_OUT:+ (temporary)}"
 }

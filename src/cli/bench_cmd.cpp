@@ -18,9 +18,9 @@
 namespace ioacct {
 namespace {
 
-unsigned parse_small(std::string_view flag, const std::string& text, uint64_t max) {
+unsigned parse_small(std::string_view flag, const std::string& text, uint64_t min, uint64_t max) {
   const uint64_t v = parse_count(flag, text);
-  if (v > max) throw UsageError(fmt::format("{}: {} is out of range (at most {})", flag, text, max));
+  if (v < min || v > max) throw UsageError(fmt::format("{}: {} is out of range ({} to {})", flag, text, min, max));
   return static_cast<unsigned>(v);
 }
 
@@ -49,6 +49,10 @@ void write_atomically(const std::string& path, const std::string& text) {
 
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   CLI::App* b = app.add_subcommand("bench", "Run a workload on files or block devices and account for it.");
+  // An empty value ("--runtime ''") is a mistake, never "use the default".
+  const CLI::Validator not_empty(
+      [](const std::string& v) { return v.empty() ? std::string("needs a value, not an empty string") : std::string(); },
+      "", "not_empty");
   b->footer(
       "Sizes are IEC (4k = 4096 bytes, 1m, 2g, 64KiB), counts and rates SI (10k = 10000), "
       "durations need a unit (10s, 500ms, 2m).\n"
@@ -81,6 +85,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--format", a.format, "console or json (default console)")->type_name("FORMAT");
   b->add_option("-o,--output", a.output, "Write the report to FILE instead of stdout")->type_name("FILE");
   b->add_flag("--progress", a.progress, "Print progress every second even when stderr is not a terminal");
+  for (CLI::Option* o : b->get_options())
+    if (o->get_type_size() != 0) o->check(not_empty);  // every option that takes a value
   return b;
 }
 
@@ -92,17 +98,11 @@ JobSpec to_job(const BenchArgs& a) {
   else if (a.rw == "write") j.rw = RwMode::Write;
   else if (a.rw == "randrw") j.rw = RwMode::RandRw;
   else throw UsageError(fmt::format("--rw: '{}' is not one of randread, randwrite, read, write, randrw", a.rw));
-  j.rwmix_read = parse_small("--rwmix-read", a.rwmix_read, 100);
+  j.rwmix_read = parse_small("--rwmix-read", a.rwmix_read, 0, 100);
   j.bs = parse_size("--bs", a.bs);
-  j.iodepth = parse_small("--iodepth", a.iodepth, kMaxDepth);
-  if (!a.submit_batch.empty()) {
-    j.submit_batch = parse_small("--submit-batch", a.submit_batch, kMaxDepth);
-    if (!j.submit_batch) throw UsageError("--submit-batch: must be at least 1");
-  }
-  if (!a.complete_batch.empty()) {
-    j.complete_batch = parse_small("--complete-batch", a.complete_batch, kMaxDepth);
-    if (!j.complete_batch) throw UsageError("--complete-batch: must be at least 1");
-  }
+  j.iodepth = parse_small("--iodepth", a.iodepth, 1, kMaxDepth);
+  if (!a.submit_batch.empty()) j.submit_batch = parse_small("--submit-batch", a.submit_batch, 1, kMaxDepth);
+  if (!a.complete_batch.empty()) j.complete_batch = parse_small("--complete-batch", a.complete_batch, 1, kMaxDepth);
   if (a.direct && a.buffered) throw UsageError("--buffered: cannot be combined with --direct");
   j.direct = !a.buffered;
   if (!a.size.empty()) j.size = parse_size("--size", a.size);
@@ -110,7 +110,7 @@ JobSpec to_job(const BenchArgs& a) {
   if (!a.runtime.empty()) j.runtime = parse_duration("--runtime", a.runtime);
   if (!a.ios.empty()) j.ios = parse_count("--ios", a.ios);
   if (!a.ramp.empty()) j.ramp = parse_duration("--ramp", a.ramp);
-  j.threads = parse_small("--threads", a.threads, 1024);
+  j.threads = parse_small("--threads", a.threads, 1, 1024);
   if (!a.cpus.empty()) j.cpus = parse_cpu_list("--cpus", a.cpus);
   if (a.engine == "uring") j.engine = EngineKind::Uring;
   else if (a.engine == "psync") j.engine = EngineKind::Psync;
@@ -141,14 +141,15 @@ JobSpec to_job(const BenchArgs& a) {
 int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) {
   JobSpec job = to_job(a);
   const bool json_out = a.format == "json";
-  if (job.engine == EngineKind::Psync && job.iodepth > job.threads && a.iodepth != "32")
+  if (job.engine == EngineKind::Psync && a.iodepth_given && job.iodepth > job.threads)
     fmt::print(stderr, "warning: --engine psync does one I/O at a time per thread, so --iodepth {} "
                "is not used; add --threads N for N I/Os in flight\n", job.iodepth);
   if (!a.output.empty()) {
-    // Fail before the run, not after it, if the report cannot be written.
-    const int fd = ::open(a.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) throw UsageError(fmt::format("--output: cannot write {}: {}", a.output, errno_text(errno)));
-    ::close(fd);
+    // Fail before the run, not after it, if the report cannot be written
+    // (without creating anything: a failed run leaves no file behind).
+    const std::string dir = a.output.find('/') == std::string::npos ? "." : a.output.substr(0, a.output.rfind('/') + 1);
+    if (::access(dir.c_str(), W_OK) != 0 || (::access(a.output.c_str(), F_OK) == 0 && ::access(a.output.c_str(), W_OK) != 0))
+      throw UsageError(fmt::format("--output: cannot write {}: {}", a.output, errno_text(errno)));
   }
 
   // Fail fast, before a 1 GiB temporary file is written, if io_uring is off.
@@ -176,9 +177,9 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   }
 
   for (const auto& t : targets.list)
-    if (t.device.empty())
-      fmt::print(stderr, "warning: {} has no block device under it (tmpfs?): its I/O is served from "
-                 "memory and device figures do not apply; put the target on a disk to measure one\n", t.path);
+    if (t.in_memory && job.engine != EngineKind::Nop)
+      fmt::print(stderr, "warning: {} is on tmpfs/ramfs: its I/O is served from memory, not a device "
+                 "(even with O_DIRECT); put the target on a disk to measure one\n", t.path);
 
   const bool tty = isatty(STDERR_FILENO);
   const bool show_progress = a.progress || tty;

@@ -15,6 +15,7 @@ struct BenchArgs {
   std::string threads = "1", cpus, engine = "uring", rate_iops, rate, seed, max_errors = "0";
   std::string dir, format = "console", output;
   bool direct = false, buffered = false, progress = false, destroy_data = false;
+  bool iodepth_given = false;  // set after parsing, from the option's count
   std::vector<std::string> targets;
 };
 

@@ -26,6 +26,7 @@ int run_cli(int argc, char** argv) {
                bench_cmd->parsed() ? "bench " : "");
     return kExitUsage;
   }
+  bench.iodepth_given = bench_cmd->count("--iodepth") > 0;
   std::vector<std::string> args(argv, argv + argc);
   try {
     if (bench_cmd->parsed()) return run_bench_command(bench, args);

@@ -34,7 +34,7 @@ std::string format_start_line(const JobSpec& job, const RunResult& r) {
   std::string pace;
   if (job.rate_per_thread() > 0) pace = fmt::format(", paced at {} IOPS per thread", format_count(job.rate_per_thread()));
   std::string stop = job.runtime ? fmt::format("runtime {}", format_duration_ns(static_cast<double>(job.runtime->count()))) : "";
-  if (job.ios) stop += fmt::format("{}{} I/Os", stop.empty() ? "" : " or ", *job.ios);
+  if (job.ios) stop += fmt::format("{}{} I/O{}", stop.empty() ? "" : " or ", *job.ios, *job.ios == 1 ? "" : "s");
   return fmt::format(
       "ioacct bench: {} {} {}, engine {}, depth {} ({} per thread x {} thread{}), batches submit {} / "
       "complete {}{}; {}{}; targets: {}",

@@ -1,3 +1,4 @@
+#include <sched.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -20,6 +21,12 @@ std::string cpu_model() {
       if (p != std::string::npos) return line.substr(line.find_first_not_of(' ', p + 1));
     }
   return {};
+}
+
+int cpus_allowed() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
 }
 
 double per_s(uint64_t n, uint64_t window_ns) {
@@ -95,7 +102,7 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
       {"submit_batch", job.submit_batch_eff()},
       {"complete_batch", job.complete_batch_eff()},
       {"direct", job.direct},
-      {"size", job.size ? json(*job.size) : json(nullptr)},
+      {"size", job.size ? json(*job.size) : job.targets.empty() ? json(job.temp_size) : json(nullptr)},
       {"offset", job.offset},
       {"runtime_s", job.runtime ? json(static_cast<double>(job.runtime->count()) / 1e9) : json(nullptr)},
       {"ios", job.ios ? json(*job.ios) : json(nullptr)},
@@ -115,6 +122,7 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
       {"kernel", std::string(u.sysname) + " " + u.release},
       {"cpu_model", cpu_model()},
       {"cpus", std::thread::hardware_concurrency()},
+      {"cpus_allowed", cpus_allowed()},
       {"options", options},
   };
   json out = {{"context", context}};
@@ -160,7 +168,7 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
   for (const auto& t : r->threads) {
     json j = counts_json(t, t.window_ns, moves_data);
     j["index"] = t.index;
-    j["cpu"] = t.cpu >= 0 ? json(t.cpu) : json(nullptr);
+    j["pinned_cpu"] = t.cpu >= 0 ? json(t.cpu) : json(nullptr);
     j["iodepth"] = t.depth;
     threads.push_back(j);
   }

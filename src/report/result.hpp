@@ -55,7 +55,7 @@ struct RunResult {
   uint64_t window_ns = 0;       // from the window's start to the last thread's end
   std::optional<CpuUsage> cpu;  // none when the window never opened
   bool interrupted = false;
-  std::string stop_reason;      // "runtime", "ios", "interrupted", "errors"
+  std::string stop_reason;      // "runtime", "ios", "interrupted", "errors", "fatal"
   std::string first_error;      // "EIO reading /dev/x at offset 4096", if any
 
   uint64_t error_count() const;

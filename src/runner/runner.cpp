@@ -209,13 +209,23 @@ class Worker {
     const unsigned sb = std::min(job_.submit_batch_eff(), depth);
     const unsigned cb = std::min(job_.complete_batch_eff(), depth);
     const double rate = job_.rate_per_thread();
-    const Nanos interval = rate > 0 ? static_cast<Nanos>(1e9 / rate) : 0;
+    const Nanos interval = rate > 0 ? std::max<Nanos>(1, static_cast<Nanos>(1e9 / rate)) : 0;
     const uint64_t quota = plan_.quota;
     Histogram& lat = *out_.latency;
 
     Nanos now = now_ns();
+    // Pacing: the k-th I/O since `pace_start` is due at pace_start + k*period,
+    // computed from k each time so that rounding never accumulates.
+    const double period = rate > 0 ? 1e9 / rate : 0;
+    Nanos pace_start = now;
+    uint64_t pace_k = 0;
     Nanos next_due = now;
     unsigned inflight = 0;  // prepared or submitted, not yet finished
+    if (now >= ctl_.measure_start) open_window(now);  // no ramp: the first I/O counts
+    if (quota == 0) {  // this thread's share of --ios is nothing
+      close_window(now, true);
+      return;
+    }
     uint64_t completed = 0, bytes_all = 0;
     bool stopping = false;
 
@@ -231,8 +241,14 @@ class Worker {
           // rather than sent as a burst.
           Nanos t = now_ns();
           unsigned due = 0;
-          while (due < n && next_due <= t) { next_due += interval; ++due; }
-          if (next_due + interval < t) next_due = t;
+          while (due < n && next_due <= t) {
+            ++due;
+            next_due = pace_start + static_cast<Nanos>(static_cast<double>(++pace_k) * period);
+          }
+          if (next_due + interval < t) {  // more than one interval behind
+            pace_start = next_due = t;
+            pace_k = 0;
+          }
           n = due;
           if (n) prepare(n, t);
         } else if (n) {
@@ -286,7 +302,7 @@ class Worker {
           const uint32_t moved = moves_data_ ? s.len : 0;  // nop moves no data
           bytes_all += moved;
           free_[nfree_++] = c.tag;
-          if (counting_) {
+          if (counting_ && out_.ios < quota) {
             ++out_.ios;
             if (s.op == IoOp::Read) { ++out_.reads; out_.bytes_read += moved; }
             else { ++out_.writes; out_.bytes_written += moved; }
@@ -438,7 +454,7 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
   const Nanos t0 = now_ns();
   ctl.measure_start = t0 + static_cast<Nanos>(job.ramp.count());
   if (job.runtime) ctl.deadline = ctl.measure_start + static_cast<Nanos>(job.runtime->count());
-  if (interrupted) ctl.stop = kInterrupted;
+  if (interrupted) ctl.stop = kInterrupted;  // a signal while the rings were set up
   ctl.go.store(true, std::memory_order_release);
 
   // Supervise: progress once a second, stop on a signal.
@@ -451,9 +467,10 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
     if (all_done) break;
     const Nanos t = now_ns();
     const int wait_ms = static_cast<int>(std::clamp<int64_t>((static_cast<int64_t>(next_tick) - static_cast<int64_t>(t)) / 1'000'000, 1, 50));
-    if (hooks.wait_stop_signal && hooks.wait_stop_signal(wait_ms)) {
+    if (hooks.wait_stop_signal && hooks.wait_stop_signal(wait_ms) && !interrupted) {
       interrupted = true;
-      ctl.stop = kInterrupted;
+      int expected = kRunning;  // a stop for errors came first and stays the reason
+      ctl.stop.compare_exchange_strong(expected, kInterrupted);
     }
     const Nanos now = now_ns();
     if (hooks.on_progress && now >= next_tick) {
@@ -490,7 +507,7 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
   if (ctl.window_opened && ctl.cpu_a.valid && ctl.cpu_b.valid) result.cpu = cpu_delta(ctl.cpu_a, ctl.cpu_b);
   result.first_error = ctl.first_error;
   const int stop = ctl.stop.load();
-  result.interrupted = interrupted || stop == kInterrupted;
+  result.interrupted = stop == kInterrupted;
   result.stop_reason = stop == kErrors ? "errors" : stop == kFatal ? "fatal" : result.interrupted ? "interrupted"
                        : (job.ios && result.total.ios >= *job.ios) ? "ios" : "runtime";
   return result;

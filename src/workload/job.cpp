@@ -52,6 +52,9 @@ void validate(JobSpec& job) {
   if (job.engine != EngineKind::Psync && job.iodepth % job.threads != 0)
     throw UsageError(fmt::format("--iodepth: {} does not split evenly over {} threads; "
                                  "give a multiple of {}", job.iodepth, job.threads, job.threads));
+  if (job.engine != EngineKind::Psync && job.iodepth / job.threads > kMaxRingDepth)
+    throw UsageError(fmt::format("--iodepth: {} in one thread is more than an io_uring ring holds ({}); "
+                                 "add --threads to spread it", job.iodepth / job.threads, kMaxRingDepth));
   if (job.submit_batch > kMaxDepth) throw UsageError(fmt::format("--submit-batch: {} is out of range (1 to {})", job.submit_batch, kMaxDepth));
   if (job.complete_batch > kMaxDepth) throw UsageError(fmt::format("--complete-batch: {} is out of range (1 to {})", job.complete_batch, kMaxDepth));
   if (job.rwmix_read > 100) throw UsageError(fmt::format("--rwmix-read: {} is not a percentage (0 to 100)", job.rwmix_read));
@@ -63,7 +66,8 @@ void validate(JobSpec& job) {
   if (job.rate_bw && job.rate_bw < job.bs)
     throw UsageError(fmt::format("--rate: {} bytes/s is less than one --bs block per second", job.rate_bw));
   if (job.rate_per_thread() > 1e9)
-    throw UsageError("--rate-iops: more than 10^9 I/Os per second per thread cannot be paced");
+    throw UsageError(fmt::format("{}: more than 10^9 I/Os per second per thread cannot be paced",
+                                 job.rate_iops ? "--rate-iops" : "--rate"));
   if (job.targets.empty()) {
     if (job.size) job.temp_size = *job.size;
     if (job.offset) throw UsageError("--offset: only applies to targets you name; the temporary file starts at 0");

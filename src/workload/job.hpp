@@ -52,7 +52,8 @@ struct JobSpec {
   double rate_per_thread() const;
 };
 
-inline constexpr unsigned kMaxDepth = 65536;
+inline constexpr unsigned kMaxDepth = 65536;      // --iodepth, over all threads
+inline constexpr unsigned kMaxRingDepth = 32768;  // IORING_MAX_ENTRIES: one ring's most
 
 // Checks what can be checked without opening anything. Throws UsageError
 // naming the flag. Also fills defaults that depend on other options.

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 
 #include "common/errors.hpp"
 #include "workload/offsets.hpp"
+#include "workload/safety.hpp"
 #include "workload/units.hpp"
 
 namespace ioacct {
@@ -102,6 +105,9 @@ void describe_device(Target& t, const struct stat& st) {
   t.dev_major = major(d);
   t.dev_minor = minor(d);
   t.device = block_device_name(t.dev_major, t.dev_minor);
+  struct statfs sf {};
+  if (!t.is_block && fstatfs(t.fd, &sf) == 0)
+    t.in_memory = sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC;
 }
 
 Target open_temp(const JobSpec& job, const std::function<bool()>& should_stop) {
@@ -158,11 +164,18 @@ Target open_temp(const JobSpec& job, const std::function<bool()>& should_stop) {
                                  "alignment, {} bytes (or use --buffered)", job.bs, dir, t.dio_align));
   }
   t.range = job.temp_size / job.bs * job.bs;
-  if (posix_fallocate(t.fd, 0, static_cast<off_t>(t.range)) == ENOSPC) {
+  if (job.engine == EngineKind::Nop) {
+    if (ftruncate(t.fd, static_cast<off_t>(t.range)) != 0) {
+      ::close(t.fd);
+      throw RuntimeError(fmt::format("{}: {}: ftruncate: {}", flag, dir, errno_text(errno)));
+    }
+  } else if (posix_fallocate(t.fd, 0, static_cast<off_t>(t.range)) == ENOSPC) {
     ::close(t.fd);
     throw RuntimeError(fmt::format("{}: {}: no space for a {} temporary file; use --size to make it "
                                    "smaller or --dir to put it elsewhere", flag, dir, format_size(t.range)));
   }
+  t.file_size = t.range;
+  if (job.engine == EngineKind::Nop) return t;  // nop never touches it: no need to fill it
   fmt::print(stderr, "ioacct: creating a {} temporary file in {} and filling it with random data "
              "so that reads reach the device; it is removed when ioacct exits\n", format_size(t.range), dir);
   try {
@@ -171,7 +184,6 @@ Target open_temp(const JobSpec& job, const std::function<bool()>& should_stop) {
     ::close(t.fd);
     throw;
   }
-  t.file_size = t.range;
   return t;
 }
 
@@ -192,11 +204,15 @@ Target open_named(const JobSpec& job, const std::string& path) {
   if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
     throw UsageError(fmt::format("{}: not a regular file or block device", path));
   t.is_block = S_ISBLK(st.st_mode);
-  if (t.is_block && rw_writes(job.rw) && !job.destroy_data)
-    throw UsageError(fmt::format("{}: is a block device and --rw {} writes to it, destroying what it "
-                                 "holds; add --destroy-data if that is what you want", path, rw_name(job.rw)));
+  const bool block_writes = t.is_block && rw_writes(job.rw);
+  if (block_writes) check_block_device_writable(path, job.destroy_data);
 
-  t.fd = ::open(path.c_str(), open_flags(job));
+  // A device we write to is held with O_EXCL for the whole run, so nobody
+  // can mount it (or assemble it into an array) behind our back.
+  t.fd = ::open(path.c_str(), open_flags(job) | (block_writes ? O_EXCL : 0));
+  if (t.fd < 0 && errno == EBUSY && block_writes)
+    throw UsageError(fmt::format("{}: refusing to write: it is held open exclusively by another user "
+                                 "(O_EXCL failed with EBUSY)", path));
   if (t.fd < 0) {
     const int e = errno;
     if (e == EINVAL && job.direct) direct_unsupported(path);
@@ -224,11 +240,12 @@ Target open_named(const JobSpec& job, const std::string& path) {
 // Decides the byte range of `t` that the run uses, and checks the sizes.
 void set_range(const JobSpec& job, Target& t) {
   t.base = job.offset;
-  if (job.direct && (job.bs % t.dio_align || job.offset % t.dio_align))
-    throw UsageError(fmt::format("--bs: {} with --direct must be a multiple of {}'s O_DIRECT "
-                                 "alignment, {} bytes (or use --buffered)",
-                                 job.bs % t.dio_align ? fmt::format("{} bytes", job.bs) : fmt::format("--offset {}", job.offset),
-                                 t.path, t.dio_align));
+  if (job.direct && job.bs % t.dio_align)
+    throw UsageError(fmt::format("--bs: {} bytes with --direct must be a multiple of {}'s O_DIRECT "
+                                 "alignment, {} bytes (or use --buffered)", job.bs, t.path, t.dio_align));
+  if (job.direct && job.offset % t.dio_align)
+    throw UsageError(fmt::format("--offset: {} with --direct must be a multiple of {}'s O_DIRECT "
+                                 "alignment, {} bytes (or use --buffered)", job.offset, t.path, t.dio_align));
   uint64_t range;
   if (job.size) {
     range = *job.size;
@@ -237,6 +254,9 @@ void set_range(const JobSpec& job, Target& t) {
       throw UsageError(fmt::format("--size: {} from offset {} goes past the end of {} ({})",
                                    format_size(range), job.offset, t.path, format_size(t.file_size)));
   } else {
+    if (t.file_size == 0)
+      throw UsageError(fmt::format("{}: is empty; give --size to say how much of it to write, or "
+                                   "use a file with data in it", t.path));
     if (t.base >= t.file_size)
       throw UsageError(fmt::format("--offset: {} is at or past the end of {} ({})", job.offset, t.path,
                                    format_size(t.file_size)));

@@ -20,7 +20,8 @@ struct Target {
   uint64_t base = 0;        // first byte used (--offset)
   uint64_t range = 0;       // bytes used from base (--size or what is left)
   uint32_t dio_align = 512; // O_DIRECT alignment of offset, length and memory
-  std::string device;       // block device holding it: "vda", "loop0", "" if none (tmpfs)
+  std::string device;       // block device holding it: "vda", "loop0"; "" if none or unknown
+  bool in_memory = false;   // on tmpfs or ramfs: no device under it at all
   unsigned dev_major = 0, dev_minor = 0;
 };
 

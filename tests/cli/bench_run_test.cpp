@@ -41,7 +41,7 @@ void check_counts(const json& r, uint64_t bs, bool moves_data = true) {
     EXPECT_LE(r["latency_ns"]["min"].get<uint64_t>(), r["latency_ns"]["p50"].get<uint64_t>());
     EXPECT_LE(r["latency_ns"]["p50"].get<uint64_t>(), r["latency_ns"]["p99"].get<uint64_t>());
     EXPECT_LE(r["latency_ns"]["p99"].get<uint64_t>(), r["latency_ns"]["max"].get<uint64_t>());
-    EXPECT_NEAR(r["iops"].get<double>(), static_cast<double>(ios) / r["window_s"].get<double>(), 1e-6 * ios);
+    EXPECT_NEAR(r["iops"].get<double>(), static_cast<double>(ios) / r["window_s"].get<double>(), 1e-6 * static_cast<double>(ios));
   }
   const auto& s = r["syscalls"];
   EXPECT_EQ(s["submitted_ios"], s["reaped_ios"]) << "every submitted I/O was reaped";
