@@ -81,6 +81,9 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--seed", a.seed, "Seed for offsets and data (default fixed: runs repeat)")->type_name("N");
   b->add_option("--max-errors", a.max_errors, "I/O errors tolerated before the run stops (default 0)")->type_name("N");
   b->add_flag("--destroy-data", a.destroy_data, "Allow writes to block devices (destroys their contents)");
+  b->add_flag("--verify", a.verify, "Write checkable blocks and re-read them all after the run");
+  b->add_flag("--verify-during", a.verify_during, "--verify, and also check every read of a written block");
+  b->add_option("--verify-delay", a.verify_delay, "Wait this long before the final --verify pass")->type_name("DURATION");
   b->add_option("--dir", a.dir, "Directory for the temporary file (default $TMPDIR or /tmp)")->type_name("DIR");
   b->add_option("--format", a.format, "console or json (default console)")->type_name("FORMAT");
   b->add_option("-o,--output", a.output, "Write the report to FILE instead of stdout")->type_name("FILE");
@@ -130,6 +133,9 @@ JobSpec to_job(const BenchArgs& a) {
   }
   j.max_errors = parse_count("--max-errors", a.max_errors);
   j.destroy_data = a.destroy_data;
+  j.verify = a.verify;
+  j.verify_during = a.verify_during;
+  if (!a.verify_delay.empty()) j.verify_delay = parse_duration("--verify-delay", a.verify_delay);
   j.targets = a.targets;
   j.dir = a.dir;
   if (a.format != "console" && a.format != "json")
@@ -195,8 +201,14 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
       fmt::print(stderr, fmt::runtime(tty ? "\r{}\033[K" : "{}\n"), line);
     };
   }
+  hooks.on_verify = [&](int64_t delay_ns) {
+    if (show_progress && tty) fmt::print(stderr, "\r\033[K");
+    fmt::print(stderr, "ioacct: verifying every block this run wrote{}\n",
+               delay_ns ? fmt::format(", after waiting {} (--verify-delay)", format_duration_ns(static_cast<double>(delay_ns))) : "");
+  };
   RunResult r = run_bench(job, targets, hooks);
   if (show_progress && tty) fmt::print(stderr, "\r\033[K");
+  if (r.verify_skipped && signals.received()) r.interrupted = true;
 
   emit(json_out ? to_json(job, &r, argv).dump(2) + "\n" : format_console(job, r));
 
@@ -209,6 +221,11 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
                                    "--max-errors {} allows more", r.error_count(),
                                    r.error_count() == 1 ? "" : "s", r.first_error, job.max_errors));
   if (r.stop_reason == "fatal") throw RuntimeError(r.first_error);
+  if (r.verify && r.verify->mismatches) {
+    const auto& f = r.verify->findings.front();
+    throw RuntimeError(fmt::format("--verify: {} block{} did not read back as written (first: offset {}, {})",
+                                   r.verify->mismatches, r.verify->mismatches == 1 ? "" : "s", f.offset, f.kind));
+  }
   if (r.error_count())
     fmt::print(stderr, "warning: {} I/O errors were tolerated (--max-errors {}); the results count "
                "only completed I/Os; check the device ('dmesg') before trusting them\n",

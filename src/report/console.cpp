@@ -94,6 +94,21 @@ std::string format_console(const JobSpec& job, const RunResult& r) {
     for (const auto& [k, v] : t.errors) out += fmt::format(" {} x{}", error_key_name(k), v);
     out += fmt::format("  (first: {})\n", r.first_error);
   }
+  if (r.verify) {
+    const auto& v = *r.verify;
+    out += fmt::format("  verify     {} blocks re-read after the run, {} reads checked during it: ",
+                       v.checked_after, v.checked_during);
+    if (r.verify_skipped) out += "final pass SKIPPED (interrupted); ";
+    if (!v.mismatches) {
+      out += "all as written\n";
+    } else {
+      out += fmt::format("{} MISMATCH{}\n", v.mismatches, v.mismatches == 1 ? "" : "ES");
+      for (const auto& f : v.findings)
+        out += fmt::format("             offset {} ({}): expected {}; found {}\n", f.offset, f.kind, f.expected, f.found);
+      if (v.findings.size() < v.mismatches)
+        out += fmt::format("             ... and {} more not listed\n", v.mismatches - v.findings.size());
+    }
+  }
   if (t.short_resubmits || t.eagain_retries)
     out += fmt::format("  retries    {} short transfers finished by resubmitting, {} EAGAIN retried\n",
                        t.short_resubmits, t.eagain_retries);

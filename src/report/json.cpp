@@ -113,6 +113,8 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
       {"rate_iops_per_thread", job.rate_per_thread() > 0 ? json(job.rate_per_thread()) : json(nullptr)},
       {"seed", job.seed},
       {"max_errors", job.max_errors},
+      {"verify", job.verify},
+      {"verify_during", job.verify_during},
   };
   json context = {
       {"ioacct_version", IOACCT_VERSION},
@@ -158,6 +160,18 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
                       {"involuntary_ctxsw", r->cpu->invol_ctxsw}};
   } else {
     results["cpu"] = nullptr;
+  }
+  if (r->verify) {
+    json findings = json::array();
+    for (const auto& f : r->verify->findings)
+      findings.push_back({{"offset", f.offset}, {"kind", f.kind}, {"expected", f.expected}, {"found", f.found}});
+    results["verify"] = {{"checked_during", r->verify->checked_during},
+                         {"checked_after", r->verify->checked_after},
+                         {"final_pass_skipped", r->verify_skipped},
+                         {"mismatches", r->verify->mismatches},
+                         {"findings", findings}};
+  } else {
+    results["verify"] = nullptr;
   }
   results["first_error"] = r->first_error.empty() ? json(nullptr) : json(r->first_error);
   json hist = json::array();

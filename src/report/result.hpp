@@ -10,6 +10,7 @@
 
 #include "acct/histogram.hpp"
 #include "engine/engine.hpp"
+#include "workload/verify.hpp"
 
 namespace ioacct {
 
@@ -57,6 +58,8 @@ struct RunResult {
   bool interrupted = false;
   std::string stop_reason;      // "runtime", "ios", "interrupted", "errors", "fatal"
   std::string first_error;      // "EIO reading /dev/x at offset 4096", if any
+  std::optional<VerifyResult> verify;  // with --verify
+  bool verify_skipped = false;  // --verify, but the final pass was skipped (interrupted)
 
   uint64_t error_count() const;
   void merge_threads();         // fills `total` from `threads`

@@ -60,6 +60,8 @@ struct Slot {
   uint32_t file;
   IoOp op;
   Nanos t_submit;   // when the request was first submitted
+  uint64_t start;   // the request's first byte (offset moves on with short transfers)
+  uint64_t gen;     // --verify: the write's generation
 };
 
 struct Plan {
@@ -69,13 +71,14 @@ struct Plan {
   uint64_t quota = UINT64_MAX;       // measured I/Os this thread does (--ios)
   std::vector<uint32_t> files;       // indices into targets
   std::vector<uint64_t> start_block; // sequential start per file (threads sharing a target)
+  std::vector<uint64_t> stride, phase; // --verify: the slice of blocks this thread owns
 };
 
 class Worker {
  public:
   Worker(const JobSpec& job, const Targets& targets, Plan plan, Control& ctl, Published& pub,
-         ThreadResult& out)
-      : job_(job), targets_(targets), plan_(std::move(plan)), ctl_(ctl), pub_(pub), out_(out) {}
+         ThreadResult& out, std::vector<VerifyTable>* tables)
+      : job_(job), targets_(targets), plan_(std::move(plan)), ctl_(ctl), pub_(pub), out_(out), tables_(tables) {}
 
   void operator()() noexcept {
     try {
@@ -95,6 +98,7 @@ class Worker {
   }
 
   std::exception_ptr setup_error() const { return setup_error_; }
+  const VerifyResult& verify_result() const { return verify_; }
   const Engine* engine() const { return engine_.get(); }
 
  private:
@@ -137,7 +141,8 @@ class Worker {
     for (size_t k = 0; k < plan_.files.size(); ++k) {
       const Target& t = targets_.list[plan_.files[k]];
       gens_.emplace_back(t.base, t.range, job_.bs, rw_random(job_.rw),
-                         job_.seed + 0x9e3779b97f4a7c15ull * (plan_.index * 131 + k + 1), plan_.start_block[k]);
+                         job_.seed + 0x9e3779b97f4a7c15ull * (plan_.index * 131 + k + 1), plan_.start_block[k],
+                         plan_.stride[k], plan_.phase[k]);
     }
     mix_ = Rng(job_.seed ^ (0x2545f4914f6cdd1dull * (plan_.index + 1)));
     out_.index = plan_.index;
@@ -145,20 +150,71 @@ class Worker {
     out_.depth = plan_.depth;
   }
 
-  // Prepares up to `n` new requests stamped `t`.
-  void prepare(unsigned n, Nanos t) noexcept {
+  // Prepares up to `n` new requests stamped `t`; returns how many (fewer only
+  // with --verify, when the blocks picked are busy).
+  unsigned prepare(unsigned n, Nanos t) noexcept {
+    if (tables_) return prepare_verified(n, t);
     const uint32_t bs = static_cast<uint32_t>(job_.bs);
     const size_t nfiles = gens_.size();
     for (unsigned i = 0; i < n; ++i) {
       const uint32_t idx = free_[--nfree_];
       Slot& s = slots_[idx];
       const size_t k = nfiles == 1 ? 0 : (rw_random(job_.rw) ? mix_.below(nfiles) : rr_++ % nfiles);
-      s.offset = gens_[k].next();
+      s.start = s.offset = gens_[k].next();
       s.left = s.len = bs;
       s.file = plan_.files[k];
       s.op = op_for_next();
       s.t_submit = t;
       reqs_[nreq_++] = {s.offset, s.buf, bs, s.file, idx, s.op};
+    }
+    return n;
+  }
+
+  // The --verify path: no two I/Os to one block in flight, every write
+  // formatted as a checkable block.
+  unsigned prepare_verified(unsigned n, Nanos t) noexcept {
+    const uint32_t bs = static_cast<uint32_t>(job_.bs);
+    const size_t nfiles = gens_.size();
+    for (unsigned i = 0; i < n; ++i) {
+      size_t k = 0;
+      uint64_t off = 0, block = 0;
+      bool found = false;
+      for (int attempt = 0; attempt < 8 && !found; ++attempt) {
+        k = nfiles == 1 ? 0 : (rw_random(job_.rw) ? mix_.below(nfiles) : rr_++ % nfiles);
+        off = gens_[k].next();
+        block = (off - targets_.list[plan_.files[k]].base) / bs;
+        found = !(*tables_)[plan_.files[k]].busy[block];
+      }
+      if (!found) return i;  // everything we tried is in flight; try again next batch
+      (*tables_)[plan_.files[k]].busy[block] = 1;
+      const uint32_t idx = free_[--nfree_];
+      Slot& s = slots_[idx];
+      s.start = s.offset = off;
+      s.left = s.len = bs;
+      s.file = plan_.files[k];
+      s.op = op_for_next();
+      s.t_submit = t;
+      if (s.op == IoOp::Write) {
+        s.gen = ++generation_;
+        format_block(s.buf, bs, off, s.gen, job_.seed, plan_.index);
+      }
+      reqs_[nreq_++] = {s.offset, s.buf, bs, s.file, idx, s.op};
+    }
+    return n;
+  }
+
+  // --verify bookkeeping when a request is done (ok = transferred whole).
+  void finish_verified(const Slot& s, bool ok) {
+    VerifyTable& vt = (*tables_)[s.file];
+    const uint64_t block = (s.start - targets_.list[s.file].base) / job_.bs;
+    vt.busy[block] = 0;
+    if (s.op == IoOp::Write) {
+      // A failed write leaves the block's content unknown: stop checking it.
+      vt.tag[block] = ok ? generation_tag(s.gen) : 0;
+    } else if (ok && job_.verify_during && vt.tag[block]) {
+      VerifyFinding f;
+      ++verify_.checked_during;
+      if (!check_block(s.buf, s.len, s.start, job_.seed, vt.tag[block], f)) verify_.add(std::move(f));
     }
   }
 
@@ -231,6 +287,7 @@ class Worker {
 
     for (;;) {
       // 1. New requests: fill the free depth, a submit batch at a time.
+      bool starved = false;  // --verify: the blocks picked were all in flight
       if (!stopping) {
         unsigned n = std::min(depth - inflight, sb);
         if (counting_ && quota != UINT64_MAX)
@@ -249,10 +306,12 @@ class Worker {
             pace_start = next_due = t;
             pace_k = 0;
           }
-          n = due;
-          if (n) prepare(n, t);
+          n = due ? prepare(due, t) : 0;
+          starved = n < due;
         } else if (n) {
-          prepare(n, now_ns());
+          const unsigned asked = n;
+          n = prepare(n, now_ns());
+          starved = n < asked;
         }
         inflight += n;
       }
@@ -274,7 +333,8 @@ class Worker {
         }
       }
       const bool quota_full = counting_ && quota != UINT64_MAX && out_.ios + inflight >= quota;
-      const bool can_issue = !stopping && inflight < depth && !quota_full && !(interval && next_due > now_ns());
+      const bool can_issue = !stopping && !starved && inflight < depth && !quota_full &&
+                             !(interval && next_due > now_ns());
       const unsigned wait_nr = can_issue ? 0 : std::min(cb, inflight);
       Nanos timeout = kMaxWaitNs;
       if (interval && !stopping) {
@@ -297,6 +357,7 @@ class Worker {
         const IoCompletion c = comps_[i];
         Slot& s = slots_[c.tag];
         if (c.res == static_cast<int32_t>(s.left)) [[likely]] {
+          if (tables_) finish_verified(s, true);
           --inflight;
           ++completed;
           const uint32_t moved = moves_data_ ? s.len : 0;  // nop moves no data
@@ -327,6 +388,7 @@ class Worker {
           reqs_[nreq_++] = {s.offset, s.buf + (s.len - s.left), s.left, s.file, c.tag, s.op};
         } else {
           record_error(s, c.res == 0 ? kErrEof : -c.res);
+          if (tables_) finish_verified(s, false);
           --inflight;
           free_[nfree_++] = c.tag;
         }
@@ -368,6 +430,9 @@ class Worker {
   Published& pub_;
   ThreadResult& out_;
   std::exception_ptr setup_error_;
+  std::vector<VerifyTable>* tables_;  // null without --verify
+  VerifyResult verify_;
+  uint64_t generation_ = 0;
   std::unique_ptr<Engine> engine_;
   bool moves_data_ = true;
   std::unique_ptr<char, FreeDeleter> buffers_;
@@ -395,7 +460,12 @@ std::vector<Plan> make_plans(const JobSpec& job, const Targets& targets) {
     if (!job.cpus.empty()) p.cpu = job.cpus[i % job.cpus.size()];
     if (job.ios) p.quota = *job.ios / T + (i < *job.ios % T ? 1 : 0);
     if (T <= nt) {
-      for (size_t j = i; j < nt; j += T) { p.files.push_back(static_cast<uint32_t>(j)); p.start_block.push_back(0); }
+      for (size_t j = i; j < nt; j += T) {
+        p.files.push_back(static_cast<uint32_t>(j));
+        p.start_block.push_back(0);
+        p.stride.push_back(1);
+        p.phase.push_back(0);
+      }
     } else {
       // More threads than targets: threads share a target; sequential
       // threads start at evenly spaced points of it so they do not all read
@@ -405,7 +475,17 @@ std::vector<Plan> make_plans(const JobSpec& job, const Targets& targets) {
       const unsigned k = static_cast<unsigned>(i / nt);
       const uint64_t blocks = targets.list[j].range / job.bs;
       p.files.push_back(static_cast<uint32_t>(j));
-      p.start_block.push_back(blocks * k / sharers);
+      if (job.verify) {
+        // Disjoint slices (every sharers-th block): no two threads ever
+        // have I/O in flight to the same block.
+        p.start_block.push_back(0);
+        p.stride.push_back(sharers);
+        p.phase.push_back(k);
+      } else {
+        p.start_block.push_back(blocks * k / sharers);
+        p.stride.push_back(1);
+        p.phase.push_back(0);
+      }
     }
   }
   return plans;
@@ -425,10 +505,17 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
   for (const auto& t : targets.list)
     result.targets.push_back({t.path, t.device, t.is_block, t.is_temp, t.base, t.range, t.dio_align});
 
+  std::vector<VerifyTable> tables;
+  if (job.verify)
+    for (const auto& t : targets.list) {
+      const size_t blocks = static_cast<size_t>(t.range / job.bs);
+      tables.push_back({std::vector<uint8_t>(blocks, 0), std::vector<uint8_t>(blocks, 0)});
+    }
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<std::thread> threads;
   for (unsigned i = 0; i < T; ++i)
-    workers.push_back(std::make_unique<Worker>(job, targets, plans[i], ctl, pub[i], result.threads[i]));
+    workers.push_back(std::make_unique<Worker>(job, targets, plans[i], ctl, pub[i], result.threads[i],
+                                               job.verify ? &tables : nullptr));
   auto join_all = [&] {
     for (auto& th : threads)
       if (th.joinable()) th.join();
@@ -506,8 +593,30 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
   result.window_ns = result.total.window_ns;
   if (ctl.window_opened && ctl.cpu_a.valid && ctl.cpu_b.valid) result.cpu = cpu_delta(ctl.cpu_a, ctl.cpu_b);
   result.first_error = ctl.first_error;
+  if (job.verify) {
+    result.verify.emplace();
+    for (const auto& w : workers) {
+      const VerifyResult& v = w->verify_result();
+      result.verify->checked_during += v.checked_during;
+      result.verify->mismatches += v.mismatches - v.findings.size();
+      for (const auto& f : v.findings) result.verify->add(f);
+    }
+  }
   const int stop = ctl.stop.load();
   result.interrupted = stop == kInterrupted;
+  if (job.verify) {
+    auto stop_now = [&] { return hooks.wait_stop_signal && hooks.wait_stop_signal(0); };
+    if (result.interrupted || stop_now()) {
+      result.verify_skipped = true;
+    } else {
+      if (hooks.on_verify) hooks.on_verify(job.verify_delay.count());
+      const Nanos until = now_ns() + static_cast<Nanos>(job.verify_delay.count());
+      while (!result.verify_skipped && now_ns() < until)
+        result.verify_skipped = hooks.wait_stop_signal && hooks.wait_stop_signal(50);
+      if (!result.verify_skipped) verify_written(targets, tables, job.bs, job.seed, *result.verify, stop_now);
+      result.verify_skipped |= stop_now();
+    }
+  }
   result.stop_reason = stop == kErrors ? "errors" : stop == kFatal ? "fatal" : result.interrupted ? "interrupted"
                        : (job.ios && result.total.ios >= *job.ios) ? "ios" : "runtime";
   return result;

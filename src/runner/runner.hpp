@@ -25,6 +25,8 @@ struct RunHooks {
   std::function<void(const RunResult& context)> on_start;
   // Called about once a second while running (only if set).
   std::function<void(const Progress&)> on_progress;
+  // Called before the --verify pass, with the --verify-delay about to be waited.
+  std::function<void(int64_t delay_ns)> on_verify;
   // Waits up to `ms` for a request to stop (SIGINT/SIGTERM); true if one came.
   std::function<bool(int ms)> wait_stop_signal;
 };

@@ -85,6 +85,16 @@ void validate(JobSpec& job) {
           throw UsageError(fmt::format("--cpus: CPU {} is not available to this process (see 'nproc', 'taskset -p $$')", c));
     }
   }
+  if (job.verify_during) job.verify = true;
+  if (job.verify_delay.count() && !job.verify) throw UsageError("--verify-delay: only applies with --verify");
+  if (job.verify && !rw_writes(job.rw))
+    throw UsageError(fmt::format("--verify: checks what this run writes; --rw {} writes nothing "
+                                 "(use write, randwrite or randrw)", rw_name(job.rw)));
+  if (job.verify && job.engine == EngineKind::Nop)
+    throw UsageError("--verify: the nop engine writes nothing to check");
+  if (job.verify && (job.bs % 512 || job.bs > (64u << 20)))
+    throw UsageError(fmt::format("--bs: {} bytes with --verify must be a multiple of 512 (a checked "
+                                 "block is made of 512-byte sectors) and at most 64 MiB", job.bs));
   if (!job.seed_given) job.seed = 0x10acc7;  // fixed default: runs are reproducible unless asked otherwise
 }
 

@@ -41,6 +41,9 @@ struct JobSpec {
   bool seed_given = false;
   uint64_t max_errors = 0;
   bool destroy_data = false;
+  bool verify = false;                  // check what was written, after the run
+  bool verify_during = false;           // ... and every read of a written block
+  std::chrono::nanoseconds verify_delay{0};  // wait before the final pass
   std::vector<std::string> targets;  // empty: a temporary file
   std::string dir;                   // where the temporary file goes
   uint64_t temp_size = 1ull << 30;   // temporary file size (--size, default 1 GiB)

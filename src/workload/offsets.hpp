@@ -27,24 +27,31 @@ class Rng {
 
 // Yields offsets of `bs`-sized blocks inside [base, base + range).
 // Random: every block equally likely. Sequential: block after block from
-// `start`, wrapping around to base at the end of the range.
-// Precondition: range >= bs (open_targets refuses smaller ranges).
+// `start_block`, wrapping around to the first at the end of the range.
+// With `stride` > 1 only blocks b with b % stride == phase are used: threads
+// sharing a target with --verify each own such a slice.
+// Precondition: range >= bs * (phase + 1) (open_targets refuses smaller ranges).
 class OffsetGen {
  public:
   OffsetGen(uint64_t base, uint64_t range, uint64_t bs, bool random, uint64_t seed,
-            uint64_t start_block = 0) noexcept
-      : base_(base), bs_(bs), blocks_(range / bs), random_(random), next_(start_block % (blocks_ ? blocks_ : 1)), rng_(seed) {}
+            uint64_t start_block = 0, uint64_t stride = 1, uint64_t phase = 0) noexcept
+      : base_(base + phase * bs),
+        step_(bs * stride),
+        blocks_((range / bs - phase + stride - 1) / stride),
+        random_(random),
+        next_(blocks_ ? start_block % blocks_ : 0),
+        rng_(seed) {}
 
   uint64_t next() noexcept {
-    if (random_) return base_ + rng_.below(blocks_) * bs_;
-    const uint64_t off = base_ + next_ * bs_;
+    if (random_) return base_ + rng_.below(blocks_) * step_;
+    const uint64_t off = base_ + next_ * step_;
     if (++next_ == blocks_) next_ = 0;
     return off;
   }
   uint64_t blocks() const noexcept { return blocks_; }
 
  private:
-  uint64_t base_, bs_, blocks_;
+  uint64_t base_, step_, blocks_;
   bool random_;
   uint64_t next_;
   Rng rng_;

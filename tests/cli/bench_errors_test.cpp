@@ -59,6 +59,11 @@ TEST(BenchErrors, UsageErrorsNameTheFlagAndExit2) {
       {{"--direct", "--buffered"}, "--buffered"},
       {{"--size", "1k", "--bs", "4k"}, "--size"},
       {{"--dir", "/nonexistent-ioacct-dir"}, "--dir"},
+      {{"--runtime", ""}, "--runtime"},
+      {{"--verify"}, "--verify"},                      // randread writes nothing to check
+      {{"--verify-delay", "1s", "--rw", "write"}, "--verify-delay"},
+      {{"--verify", "--rw", "write", "--bs", "4000", "--buffered"}, "--bs"},
+      {{"--iodepth", "65536"}, "--iodepth"},             // more than one ring holds
   };
   for (const auto& c : cases) {
     auto args = c.args;

@@ -76,7 +76,7 @@ Outcome run_ioacct(const std::vector<std::string>& args, const RunOptions& opts)
   Outcome o;
   const double start = now_s();
   double seen_at = -1, signalled_at = -1;
-  bool out_open = true, err_open = true;
+  bool out_open = true, err_open = true, acted = false;
   while (out_open || err_open) {
     pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
     poll(fds, 2, 20);
@@ -88,6 +88,10 @@ Outcome run_ioacct(const std::vector<std::string>& args, const RunOptions& opts)
     if (err_open && (fds[1].revents & (POLLIN | POLLHUP))) {
       ssize_t n = read(err_pipe[0], buf, sizeof(buf));
       if (n <= 0) err_open = false; else o.err.append(buf, static_cast<size_t>(n));
+    }
+    if (opts.action && !acted && o.err.find(opts.action_after) != std::string::npos) {
+      acted = true;
+      opts.action();
     }
     if (opts.signal && signalled_at < 0) {
       if (seen_at < 0 && o.err.find(opts.signal_after) != std::string::npos) seen_at = now_s();

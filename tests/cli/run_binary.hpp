@@ -1,6 +1,7 @@
 #pragma once
 // Runs the real ioacct binary and captures what it does: stdout, stderr, exit
 // code. Optionally sends a signal once stderr shows a given text.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@ struct RunOptions {
   double timeout_s = 120;        // kill -9 and fail after this long
   std::vector<std::string> prefix;  // run under this command (e.g. setpriv ...)
   bool seccomp_deny_uring = false;  // io_uring_setup fails with ENOSYS in the child
+  std::string action_after;         // once stderr contains this text ...
+  std::function<void()> action;     // ... run this (once), while ioacct runs on
 };
 
 Outcome run_ioacct(const std::vector<std::string>& args, const RunOptions& opts = {});
