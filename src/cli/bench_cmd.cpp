@@ -88,6 +88,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--format", a.format, "console or json (default console)")->type_name("FORMAT");
   b->add_option("-o,--output", a.output, "Write the report to FILE instead of stdout")->type_name("FILE");
   b->add_flag("--progress", a.progress, "Print progress every second even when stderr is not a terminal");
+  // Test-only, so not in --help (docs/cli.md describes it).
+  b->add_option("--inject-faults", a.inject_faults, "")->group("");
   for (CLI::Option* o : b->get_options())
     if (o->get_type_size() != 0) o->check(not_empty);  // every option that takes a value
   return b;
@@ -133,6 +135,7 @@ JobSpec to_job(const BenchArgs& a) {
   }
   j.max_errors = parse_count("--max-errors", a.max_errors);
   j.destroy_data = a.destroy_data;
+  if (!a.inject_faults.empty()) j.faults = parse_fault_spec("--inject-faults", a.inject_faults);
   j.verify = a.verify;
   j.verify_during = a.verify_during;
   if (!a.verify_delay.empty()) j.verify_delay = parse_duration("--verify-delay", a.verify_delay);

@@ -13,7 +13,7 @@ struct BenchArgs {
   std::string rw = "randread", rwmix_read = "50", bs = "4k", iodepth = "32";
   std::string submit_batch, complete_batch, size, offset, runtime, ios, ramp;
   std::string threads = "1", cpus, engine = "uring", rate_iops, rate, seed, max_errors = "0";
-  std::string dir, format = "console", output, verify_delay;
+  std::string dir, format = "console", output, verify_delay, inject_faults;
   bool direct = false, buffered = false, progress = false, destroy_data = false;
   bool verify = false, verify_during = false;
   bool iodepth_given = false;  // set after parsing, from the option's count

@@ -1,5 +1,6 @@
 // io_uring engine (and nop, the same ring submitting IORING_OP_NOP).
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include <cerrno>
 #include <fstream>
@@ -38,6 +39,13 @@ std::string read_sysctl(const char* path) {
     throw NotAvailable("io_uring is not available in this kernel (ENOSYS); use --engine psync");
   if (err == -EPERM || err == -EACCES)
     throw NotAvailable(fmt::format("io_uring_setup refused: {}; use --engine psync", errno_text(err)));
+  if (err == -EMFILE || err == -ENFILE) {
+    rlimit rl{};
+    getrlimit(RLIMIT_NOFILE, &rl);
+    throw RuntimeError(fmt::format("io_uring_setup: {}: each thread's ring needs a file descriptor "
+                                   "and RLIMIT_NOFILE is {}; raise it with 'ulimit -n' or use fewer --threads",
+                                   errno_text(err), rl.rlim_cur));
+  }
   if (err == -ENOMEM)
     throw RuntimeError(fmt::format("io_uring_setup: {}; the ring may exceed RLIMIT_MEMLOCK "
                                    "(raise it with 'ulimit -l') or lower --iodepth",

@@ -173,6 +173,10 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
   } else {
     results["verify"] = nullptr;
   }
+  if (job.faults.any()) {
+    const auto& f = r->total.faults;
+    results["faults_injected"] = {{"EIO", f.eio}, {"short", f.short_io}, {"EAGAIN", f.eagain}, {"delayed", f.delayed}};
+  }
   results["first_error"] = r->first_error.empty() ? json(nullptr) : json(r->first_error);
   json hist = json::array();
   for (const auto& b : r->total.latency->buckets()) hist.push_back({b.lo, b.hi, b.count});

@@ -36,6 +36,10 @@ void RunResult::merge_threads() {
     for (const auto& [k, v] : r.errors) t.errors[k] += v;
     t.short_resubmits += r.short_resubmits;
     t.eagain_retries += r.eagain_retries;
+    t.faults.eio += r.faults.eio;
+    t.faults.short_io += r.faults.short_io;
+    t.faults.eagain += r.faults.eagain;
+    t.faults.delayed += r.faults.delayed;
   }
   total = std::move(t);
 }

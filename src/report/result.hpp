@@ -10,6 +10,7 @@
 
 #include "acct/histogram.hpp"
 #include "engine/engine.hpp"
+#include "engine/fault_engine.hpp"
 #include "workload/verify.hpp"
 
 namespace ioacct {
@@ -31,6 +32,7 @@ struct ThreadResult {
   std::map<int, uint64_t> errors;  // errno (positive) or kErrEof -> count, whole run
   uint64_t short_resubmits = 0; // short transfers finished by resubmitting the rest
   uint64_t eagain_retries = 0;
+  FaultCounts faults;           // injected by --inject-faults (test-only), whole run
 };
 
 struct CpuUsage {

@@ -94,6 +94,7 @@ class Worker {
     if (ctl_.stop.load() == kRunning) loop();
     close_window(now_ns(), false);
     out_.engine = engine_->counters();
+    if (faults_) out_.faults = faults_->injected();
     pub_.done.store(true, std::memory_order_release);
   }
 
@@ -114,6 +115,13 @@ class Worker {
     eo.depth = plan_.depth;
     for (const auto& t : targets_.list) eo.fds.push_back(t.fd);
     engine_ = make_engine(job_.engine, eo);
+    if (job_.faults.any()) {
+      FaultSpec spec = job_.faults;
+      spec.seed ^= 0x9e3779b97f4a7c15ull * (plan_.index + 1);
+      auto fe = std::make_unique<FaultEngine>(std::move(engine_), spec, plan_.depth);
+      faults_ = fe.get();
+      engine_ = std::move(fe);
+    }
     moves_data_ = engine_traits(job_.engine).moves_data;
 
     // One aligned allocation for every slot's buffer: O_DIRECT needs the
@@ -237,10 +245,21 @@ class Worker {
     }
     std::lock_guard lk(ctl_.first_error_mu);
     if (ctl_.first_error.empty())
-      ctl_.first_error = fmt::format("{} {} {} at offset {}",
+      ctl_.first_error = fmt::format("{} {} {} at offset {}{}",
                                      key == kErrEof ? "unexpected end of file" : errno_text(key),
                                      s.op == IoOp::Read ? "reading" : "writing",
-                                     targets_.list[s.file].path, s.offset);
+                                     targets_.list[s.file].path, s.offset, error_hint(key));
+  }
+
+  // What a person can do about the common errors.
+  static const char* error_hint(int key) {
+    switch (key) {
+      case kErrEof: return " (the target is shorter than when the run started: was it truncated?)";
+      case ENOSPC: return " (the filesystem is full: use a smaller --size, or free space)";
+      case EIO: return " (the device reported an I/O error: check 'dmesg')";
+      case EBADF: return " (the target's descriptor is no longer valid)";
+      default: return "";
+    }
   }
 
   void open_window(Nanos now) {
@@ -434,6 +453,7 @@ class Worker {
   VerifyResult verify_;
   uint64_t generation_ = 0;
   std::unique_ptr<Engine> engine_;
+  FaultEngine* faults_ = nullptr;  // engine_ itself, when faults are injected
   bool moves_data_ = true;
   std::unique_ptr<char, FreeDeleter> buffers_;
   std::vector<Slot> slots_;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/engine.hpp"
+#include "engine/fault_engine.hpp"
 
 namespace ioacct {
 
@@ -44,6 +45,7 @@ struct JobSpec {
   bool verify = false;                  // check what was written, after the run
   bool verify_during = false;           // ... and every read of a written block
   std::chrono::nanoseconds verify_delay{0};  // wait before the final pass
+  FaultSpec faults;                     // test-only: --inject-faults
   std::vector<std::string> targets;  // empty: a temporary file
   std::string dir;                   // where the temporary file goes
   uint64_t temp_size = 1ull << 30;   // temporary file size (--size, default 1 GiB)

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -219,6 +220,12 @@ Target open_named(const JobSpec& job, const std::string& path) {
     if (e == EACCES || e == EPERM || e == EROFS)
       throw RuntimeError(fmt::format("{}: cannot open for {}: {}", path,
                                      rw_writes(job.rw) ? "writing" : "reading", errno_text(e)));
+    if (e == EMFILE || e == ENFILE) {
+      rlimit rl{};
+      getrlimit(RLIMIT_NOFILE, &rl);
+      throw RuntimeError(fmt::format("{}: cannot open: {}: RLIMIT_NOFILE is {}; raise it with 'ulimit -n' "
+                                     "or give fewer targets", path, errno_text(e), rl.rlim_cur));
+    }
     throw RuntimeError(fmt::format("{}: cannot open: {}", path, errno_text(e)));
   }
   describe_device(t, st);
