@@ -19,6 +19,7 @@
 #   SCENARIOS    which of "a b" to run                            (default "a b")
 # Exit status: 0 when everything ran (whatever PASS/FAIL says), 2 when a run failed.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 DIRECT_MIB=${DIRECT_MIB:-1024}

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by bench/*.sh: settings, tool checks, the shared test file, helpers.
 #
 # Settings (environment):
@@ -64,6 +65,7 @@ make_test_file() {
   echo "# creating $path ($mib MiB of random data)"
   dd if=/dev/urandom of="$path" bs=1M count="$mib" iflag=fullblock conv=fsync status=none \
     || die "cannot write $path"
+  # shellcheck disable=SC2034  # used by the scripts that source this file
   TEST_FILE=$path
 }
 

@@ -14,12 +14,15 @@
 # RUNTIME and REPS are not used here.
 # Exit status: 0 when everything ran (whatever PASS/FAIL says), 2 when a run failed.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 MEM_SHORT=${MEM_SHORT:-10s}
 MEM_LONG=${MEM_LONG:-60s}
 DIRECT_MIB=${DIRECT_MIB:-1024}
-if [ -z "${RSS_METHOD:-}" ]; then [ -x /usr/bin/time ] && RSS_METHOD=time || RSS_METHOD=proc; fi
+if [ -z "${RSS_METHOD:-}" ]; then
+  if [ -x /usr/bin/time ]; then RSS_METHOD="time"; else RSS_METHOD="proc"; fi
+fi
 [[ "$RSS_METHOD" == time || "$RSS_METHOD" == proc ]] || die "RSS_METHOD must be time or proc"
 need_ioacct
 print_context

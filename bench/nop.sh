@@ -12,6 +12,7 @@
 # $TMPDIR even for --engine nop; that happens before the measured window.
 # Exit status: 0 when everything ran (whatever PASS/FAIL says), 2 when a run failed.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 NOP_TARGET=${NOP_TARGET:-12000000}
