@@ -38,7 +38,8 @@ FaultSpec parse_fault_spec(std::string_view flag, std::string_view text) {
       }
       double p = -1;
       auto [ptr, ec] = std::from_chars(val.data(), val.data() + val.size(), p);
-      if (ec != std::errc{} || ptr != val.data() + val.size() || p < 0 || p > 1) bad("a rate is a number from 0 to 1");
+      if (ec != std::errc{} || ptr != val.data() + val.size() || !(p >= 0 && p <= 1))  // NaN too
+        bad("a rate is a number from 0 to 1");
       if (key == "eio") s.eio = p;
       else if (key == "short") s.short_io = p;
       else if (key == "eagain") s.eagain = p;

@@ -85,10 +85,14 @@ UringEngine::UringEngine(const EngineOptions& opts, bool nop) : fds_(opts.fds), 
 UringEngine::~UringEngine() { io_uring_queue_exit(&ring_); }
 
 unsigned UringEngine::queue(std::span<const IoRequest> reqs) noexcept {
-  unsigned n = 0;
-  for (const auto& r : reqs) {
-    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-    if (!sqe) break;  // SQ full: not an error, the caller submits first
+  // One look at the kernel's head for the whole batch, then SQEs filled by
+  // index: io_uring_get_sqe() would re-read the head for every request.
+  io_uring_sq& sq = ring_.sq;
+  const unsigned n = static_cast<unsigned>(std::min<size_t>(reqs.size(), io_uring_sq_space_left(&ring_)));
+  const unsigned tail = sq.sqe_tail;
+  for (unsigned i = 0; i < n; ++i) {
+    const IoRequest& r = reqs[i];
+    io_uring_sqe* sqe = &sq.sqes[(tail + i) & sq.ring_mask];
     if (nop_) {
       io_uring_prep_nop(sqe);
       // NOP completes with res 0; carry the length so the completion can
@@ -102,8 +106,8 @@ unsigned UringEngine::queue(std::span<const IoRequest> reqs) noexcept {
         io_uring_prep_write(sqe, fd, r.buf, r.len, r.offset);
       sqe->user_data = r.tag;
     }
-    ++n;
   }
+  sq.sqe_tail = tail + n;  // what a full SQ leaves out is not an error: the caller submits first
   return n;
 }
 

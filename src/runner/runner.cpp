@@ -11,6 +11,7 @@
 #include <exception>
 #include <fmt/format.h>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "acct/clock.hpp"
@@ -123,6 +124,7 @@ class Worker {
       engine_ = std::move(fe);
     }
     moves_data_ = engine_traits(job_.engine).moves_data;
+    if (job_.rw != RwMode::RandRw) fixed_op_ = op_for_next();
 
     // One aligned allocation for every slot's buffer: O_DIRECT needs the
     // memory aligned to the device, and page alignment satisfies any device.
@@ -168,10 +170,10 @@ class Worker {
       const uint32_t idx = free_[--nfree_];
       Slot& s = slots_[idx];
       const size_t k = nfiles == 1 ? 0 : (rw_random(job_.rw) ? mix_.below(nfiles) : rr_++ % nfiles);
-      s.start = s.offset = gens_[k].next();
+      s.start = s.offset = moves_data_ ? gens_[k].next() : 0;  // nop looks at no offset
       s.left = s.len = bs;
       s.file = plan_.files[k];
-      s.op = op_for_next();
+      s.op = fixed_op_ ? *fixed_op_ : op_for_next();
       s.t_submit = t;
       reqs_[nreq_++] = {s.offset, s.buf, bs, s.file, idx, s.op};
     }
@@ -452,6 +454,7 @@ class Worker {
   std::vector<VerifyTable>* tables_;  // null without --verify
   VerifyResult verify_;
   uint64_t generation_ = 0;
+  std::optional<IoOp> fixed_op_;  // every request's op, unless --rw randrw mixes them
   std::unique_ptr<Engine> engine_;
   FaultEngine* faults_ = nullptr;  // engine_ itself, when faults are injected
   bool moves_data_ = true;
