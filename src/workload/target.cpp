@@ -114,7 +114,8 @@ void describe_device(Target& t, const struct stat& st) {
 Target open_temp(const JobSpec& job, const std::function<bool()>& should_stop) {
   std::string dir = job.dir;
   if (dir.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
+    // Read before any worker thread exists, and nothing here calls setenv.
+    const char* tmp = std::getenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe)
     dir = tmp && *tmp ? tmp : "/tmp";
   }
   const std::string flag = job.dir.empty() ? "$TMPDIR" : "--dir";
