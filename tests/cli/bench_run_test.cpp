@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "cli/run_binary.hpp"
@@ -198,6 +199,33 @@ TEST(BenchRun, SigintWhileCreatingTheTemporaryFile) {
   EXPECT_EQ(j["interrupted"], true);
   EXPECT_TRUE(j["results"].is_null());
   EXPECT_TRUE(dir.entries().empty());
+}
+
+}  // namespace
+}  // namespace ioacct::test
+
+namespace ioacct::test {
+namespace {
+
+TEST(BenchRun, ProgressGoesToStderrOncePerSecond) {
+  TempDir dir;
+  auto o = run_ioacct({"bench", "--progress", "--size", "16m", "--runtime", "2500ms", "--ramp", "1500ms", "--buffered"},
+                      {.env = {"TMPDIR=" + dir.path()}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::istringstream lines(o.err);
+  int ticks = 0, ramp = 0;
+  for (std::string l; std::getline(lines, l);) {
+    if (l.rfind("[", 0) != 0) continue;
+    ++ticks;
+    EXPECT_NE(l.find("IOPS"), std::string::npos) << l;
+    EXPECT_NE(l.find("in flight"), std::string::npos) << l;
+    EXPECT_NE(l.find("ETA"), std::string::npos) << l;
+    ramp += l.find("ramp") != std::string::npos;
+  }
+  EXPECT_GE(ticks, 3) << o.err;
+  EXPECT_LE(ticks, 5) << o.err;
+  EXPECT_GE(ramp, 1) << "the first second is ramp, and says so";
+  EXPECT_EQ(o.out.find('['), std::string::npos) << "no progress on stdout";
 }
 
 }  // namespace
