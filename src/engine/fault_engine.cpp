@@ -61,44 +61,54 @@ unsigned FaultEngine::queue(std::span<const IoRequest> reqs) noexcept {
 }
 
 int FaultEngine::enter(unsigned wait_nr, std::span<IoCompletion> out, uint64_t timeout_ns) noexcept {
+  // Same contract as any engine: return once wait_nr completions are here,
+  // or the timeout passed. Completions held back (delay) count only once
+  // they are released, so this may take several rounds.
+  const uint64_t deadline = timeout_ns ? now_ns() + timeout_ns : UINT64_MAX;
   size_t n = 0;
-  auto release_due = [&](uint64_t now) {
-    while (n < out.size() && !held_.empty() && held_.front().release_ns <= now) {
+  bool entered = false;
+  for (;;) {
+    while (n < out.size() && !held_.empty() && held_.front().release_ns <= now_ns()) {
       out[n++] = held_.front().c;
       held_.pop_front();
     }
-  };
-  release_due(now_ns());
-  // Wait in the real engine only for what it still has in flight; if all that
-  // is outstanding is held here, sleep until the first one is due instead.
-  const unsigned want = n >= wait_nr ? 0 : std::min(wait_nr - static_cast<unsigned>(n), inner_inflight_);
-  if (want == 0 && n < wait_nr && !held_.empty()) {
-    const uint64_t until = held_.front().release_ns;
-    sleep_until_ns(timeout_ns ? std::min(until, now_ns() + timeout_ns) : until);
-    release_due(now_ns());
-  }
-  const int got = inner_->enter(want, {scratch_.data(), std::min(scratch_.size(), out.size() - n)}, timeout_ns);
-  if (got < 0) return n ? static_cast<int>(n) : got;
-  const uint64_t now = now_ns();
-  for (int i = 0; i < got; ++i) {
-    IoCompletion c = scratch_[i];
-    --inner_inflight_;
-    if (c.res >= 0 && roll(spec_.eio)) {
-      c.res = -EIO;
-      ++injected_.eio;
-    } else if (c.res >= 1024 && roll(spec_.short_io)) {
-      c.res = (c.res / 2) & ~511;  // a sector-aligned prefix, as a device would return
-      ++injected_.short_io;
-    } else if (c.res >= 0 && roll(spec_.eagain)) {
-      c.res = -EAGAIN;
-      ++injected_.eagain;
-    }
-    if (roll(spec_.delay)) {
-      ++injected_.delayed;
-      held_.push_back({c, now + spec_.delay_ns});  // same delay for all: stays in release order
+    const unsigned need = n >= wait_nr ? 0 : wait_nr - static_cast<unsigned>(n);
+    if (entered && (need == 0 || n == out.size())) break;
+    const unsigned want = std::min(need, inner_inflight_);
+    if (entered && want == 0) {
+      // All that is outstanding is held here: sleep until the next is due.
+      if (held_.empty() || now_ns() >= deadline) break;
+      sleep_until_ns(std::min(held_.front().release_ns, deadline));
       continue;
     }
-    out[n++] = c;
+    const uint64_t now = now_ns();
+    if (entered && now >= deadline) break;
+    const uint64_t left = deadline == UINT64_MAX ? 0 : std::max<uint64_t>(deadline - now, 1);
+    const int got = inner_->enter(want, {scratch_.data(), std::min(scratch_.size(), out.size() - n)}, left);
+    entered = true;
+    if (got < 0) return n ? static_cast<int>(n) : got;
+    const uint64_t t = now_ns();
+    for (int i = 0; i < got; ++i) {
+      IoCompletion c = scratch_[i];
+      --inner_inflight_;
+      if (c.res >= 0 && roll(spec_.eio)) {
+        c.res = -EIO;
+        ++injected_.eio;
+      } else if (c.res >= 1024 && roll(spec_.short_io)) {
+        c.res = (c.res / 2) & ~511;  // a sector-aligned prefix, as a device would return
+        ++injected_.short_io;
+      } else if (c.res >= 0 && roll(spec_.eagain)) {
+        c.res = -EAGAIN;
+        ++injected_.eagain;
+      }
+      if (roll(spec_.delay)) {
+        ++injected_.delayed;
+        held_.push_back({c, t + spec_.delay_ns});  // same delay for all: stays in release order
+        continue;
+      }
+      out[n++] = c;
+    }
+    if (timeout_ns && now_ns() >= deadline) break;
   }
   return static_cast<int>(n);
 }
