@@ -45,6 +45,25 @@ void write_atomically(const std::string& path, const std::string& text) {
   }
 }
 
+// --iopoll completes only on a device with poll queues; finding out from the
+// first completion (EOPNOTSUPP) is too late to be a good message.
+void check_poll_queues(const Targets& targets) {
+  for (const auto& t : targets.list) {
+    if (t.device.empty())
+      throw UsageError(fmt::format("--iopoll: {} has no block device under it to poll", t.path));
+    std::string dev = t.device;
+    std::ifstream f("/sys/class/block/" + dev + "/queue/io_poll");
+    std::ifstream parent("/sys/class/block/" + dev + "/../queue/io_poll");  // a partition's disk
+    std::string v;
+    if (!(f >> v) && !(parent >> v)) continue;  // cannot tell: the first completion will
+    if (v == "0")
+      throw RuntimeError(fmt::format("--iopoll: {} has no poll queues (/sys/block/{}/queue/io_poll is 0), so "
+                                     "polled I/O cannot complete on {}; give the driver poll queues (e.g. "
+                                     "nvme.poll_queues=N) or leave out --iopoll",
+                                     dev, dev, t.path));
+  }
+}
+
 }  // namespace
 
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
@@ -80,6 +99,27 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--rate", a.rate, "Pace each thread to this bandwidth, e.g. 50m (= 50 MiB/s)")->type_name("BW");
   b->add_option("--seed", a.seed, "Seed for offsets and data (default fixed: runs repeat)")->type_name("N");
   b->add_option("--max-errors", a.max_errors, "I/O errors tolerated before the run stops (default 0)")->type_name("N");
+  // io_uring modes (docs/cli.md, "io_uring modes").
+  b->add_flag("--sqpoll", a.sqpoll, "Kernel SQ polling thread submits (IORING_SETUP_SQPOLL)");
+  b->add_option("--sq-cpu", a.sq_cpu, "Pin the SQ thread to this CPU (IORING_SETUP_SQ_AFF)")->type_name("N");
+  b->add_option("--sq-idle", a.sq_idle, "SQ thread idle time before it sleeps (sq_thread_idle; default 1s)")->type_name("DURATION");
+  b->add_flag("--sq-shared", a.sq_shared, "All threads' rings share one SQ thread (IORING_SETUP_ATTACH_WQ)");
+  b->add_flag("--iopoll", a.iopoll, "Polled completions (IORING_SETUP_IOPOLL; O_DIRECT on a device with poll queues)");
+  b->add_flag("--fixed-files", a.fixed_files, "Registered files (IOSQE_FIXED_FILE)");
+  b->add_flag("--fixed-bufs", a.fixed_bufs, "Registered buffers (READ_FIXED/WRITE_FIXED)");
+  b->add_flag("--register-ring", a.register_ring, "Registered ring fd (IORING_ENTER_REGISTERED_RING)");
+  b->add_flag("--vectored", a.vectored, "READV/WRITEV instead of READ/WRITE");
+  b->add_flag("--single-issuer", a.single_issuer, "Demand IORING_SETUP_SINGLE_ISSUER (default: used if the kernel has it)");
+  b->add_flag("--no-single-issuer", a.no_single_issuer, "Do not use IORING_SETUP_SINGLE_ISSUER");
+  b->add_flag("--defer-taskrun", a.defer_taskrun, "Demand IORING_SETUP_DEFER_TASKRUN (default: used without --sqpoll)");
+  b->add_flag("--no-defer-taskrun", a.no_defer_taskrun, "Do not use IORING_SETUP_DEFER_TASKRUN");
+  b->add_flag("--coop-taskrun", a.coop_taskrun, "Demand IORING_SETUP_COOP_TASKRUN (default: used if the kernel has it)");
+  b->add_flag("--no-coop-taskrun", a.no_coop_taskrun, "Do not use IORING_SETUP_COOP_TASKRUN");
+  b->add_flag("--no-sqarray", a.no_sqarray, "Demand IORING_SETUP_NO_SQARRAY (needs liburing 2.5+)");
+  b->add_option("--wait", a.wait, "sleep (in io_uring_enter), spin (poll the CQ) or hybrid:DURATION (spin, then sleep)")->type_name("MODE");
+  b->add_flag("--no-iowait", a.no_iowait, "Waiting is not iowait (IORING_ENTER_NO_IOWAIT, 6.15+)");
+  b->add_flag("--nowait", a.nowait, "RWF_NOWAIT: fail instead of blocking inline");
+  b->add_flag("--force-async", a.force_async, "IOSQE_ASYNC: always through the io-wq workers");
   b->add_flag("--destroy-data", a.destroy_data, "Allow writes to block devices (destroys their contents)");
   b->add_flag("--verify", a.verify, "Write checkable blocks and re-read them all after the run");
   b->add_flag("--verify-during", a.verify_during, "--verify, and also check every read of a written block");
@@ -135,6 +175,46 @@ JobSpec to_job(const BenchArgs& a) {
   }
   j.max_errors = parse_count("--max-errors", a.max_errors);
   j.destroy_data = a.destroy_data;
+  UringOptions& u = j.uring;
+  u.sqpoll = a.sqpoll;
+  if (!a.sq_cpu.empty()) u.sq_cpu = static_cast<int>(parse_small("--sq-cpu", a.sq_cpu, 0, 65535));
+  if (!a.sq_idle.empty()) {
+    const auto d = parse_duration("--sq-idle", a.sq_idle);
+    if (d.count() % 1'000'000 || d.count() == 0)
+      throw UsageError(fmt::format("--sq-idle: '{}' must be a whole number of milliseconds, at least 1ms "
+                                   "(sq_thread_idle is in ms)", a.sq_idle));
+    u.sq_idle_ms = static_cast<uint32_t>(d.count() / 1'000'000);
+  }
+  j.sq_shared = a.sq_shared;
+  u.iopoll = a.iopoll;
+  u.fixed_files = a.fixed_files;
+  u.fixed_bufs = a.fixed_bufs;
+  u.register_ring = a.register_ring;
+  u.vectored = a.vectored;
+  u.nowait = a.nowait;
+  u.force_async = a.force_async;
+  u.no_iowait = a.no_iowait;
+  auto wish = [](bool on, bool off, const char* flag) {
+    if (on && off) throw UsageError(fmt::format("{}: given both on and off", flag));
+    return on ? FlagWish::On : off ? FlagWish::Off : FlagWish::Default;
+  };
+  u.single_issuer = wish(a.single_issuer, a.no_single_issuer, "--single-issuer");
+  u.defer_taskrun = wish(a.defer_taskrun, a.no_defer_taskrun, "--defer-taskrun");
+  u.coop_taskrun = wish(a.coop_taskrun, a.no_coop_taskrun, "--coop-taskrun");
+  u.no_sqarray = a.no_sqarray ? FlagWish::On : FlagWish::Default;
+  if (a.wait == "sleep") {
+    u.wait = WaitMode::Sleep;
+  } else if (a.wait == "spin") {
+    u.wait = WaitMode::Spin;
+  } else if (a.wait.rfind("hybrid", 0) == 0) {
+    u.wait = WaitMode::Hybrid;
+    if (a.wait.size() > 7 && a.wait[6] == ':')
+      u.hybrid_spin_ns = static_cast<uint64_t>(parse_duration("--wait", a.wait.substr(7)).count());
+    else if (a.wait != "hybrid")
+      throw UsageError(fmt::format("--wait: '{}' is not sleep, spin or hybrid:DURATION", a.wait));
+  } else {
+    throw UsageError(fmt::format("--wait: '{}' is not sleep, spin or hybrid:DURATION", a.wait));
+  }
   if (!a.inject_faults.empty()) j.faults = parse_fault_spec("--inject-faults", a.inject_faults);
   j.verify = a.verify;
   j.verify_during = a.verify_during;
@@ -162,7 +242,7 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   }
 
   // Fail fast, before a 1 GiB temporary file is written, if io_uring is off.
-  check_engine_available(job.engine);
+  check_engine_available(job.engine, job.uring, job.depth_per_thread());
 
   StopSignals signals;  // before any thread exists
   auto emit = [&](const std::string& text) {
@@ -185,6 +265,7 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
     return interrupted_exit();
   }
 
+  if (job.uring.iopoll && job.engine == EngineKind::Uring) check_poll_queues(targets);
   for (const auto& t : targets.list)
     if (t.in_memory && job.engine != EngineKind::Nop)
       fmt::print(stderr, "warning: {} is on tmpfs/ramfs: its I/O is served from memory, not a device "

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/bench_cmd.hpp"
+#include "cli/probe_cmd.hpp"
 #include "common/errors.hpp"
 
 namespace ioacct {
@@ -17,19 +18,22 @@ int run_cli(int argc, char** argv) {
   app.require_subcommand(1, 1);
   BenchArgs bench;
   CLI::App* bench_cmd = add_bench_command(app, bench);
+  ProbeArgs probe;
+  CLI::App* probe_cmd = add_probe_command(app, probe);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     fmt::print(stderr, "error: {} (see 'ioacct {}--help')\n", e.what(),
-               bench_cmd->parsed() ? "bench " : "");
+               bench_cmd->parsed() ? "bench " : probe_cmd->parsed() ? "probe " : "");
     return kExitUsage;
   }
   bench.iodepth_given = bench_cmd->count("--iodepth") > 0;
   std::vector<std::string> args(argv, argv + argc);
   try {
     if (bench_cmd->parsed()) return run_bench_command(bench, args);
+    if (probe_cmd->parsed()) return run_probe_command(probe);
   } catch (const UsageError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return kExitUsage;

@@ -30,10 +30,14 @@ std::unique_ptr<Engine> make_engine(EngineKind kind, const EngineOptions& opts) 
   return nullptr;
 }
 
-void check_engine_available(EngineKind kind) {
+void check_engine_available(EngineKind kind, const UringOptions& uring, unsigned depth) {
   if (kind == EngineKind::Psync) return;
   EngineOptions o;
-  o.depth = 1;
+  o.depth = depth;
+  o.uring = uring;
+  // Registration needs the real files and buffers; that is checked when the
+  // workers set up. What can fail here is the ring itself and its flags.
+  o.uring.fixed_files = o.uring.fixed_bufs = false;
   UringEngine probe(o, kind == EngineKind::Nop);  // throws with the reason
 }
 

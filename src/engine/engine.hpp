@@ -6,6 +6,8 @@
 // virtual calls per batch and none per I/O. Per-I/O failures come back as
 // completions with res = -errno, never as exceptions or return values; only
 // the engine's own syscall failing (the ring refused the call) is returned.
+#include <sys/uio.h>
+
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -18,11 +20,12 @@ enum class IoOp : uint8_t { Read, Write };
 
 struct IoRequest {
   uint64_t offset;
-  void* buf;
+  void* buf;      // inside EngineOptions::buffers[tag] when buffers are registered
   uint32_t len;
   uint32_t file;  // index into EngineOptions::fds
-  uint32_t tag;   // handed back unchanged in the completion
+  uint32_t tag;   // handed back unchanged in the completion; < depth
   IoOp op;
+  bool may_block = false;  // a retry after EAGAIN under --nowait: submit without RWF_NOWAIT
 };
 
 struct IoCompletion {
@@ -32,9 +35,40 @@ struct IoCompletion {
 
 enum class EngineKind { Uring, Psync, Nop };
 
+// How a ring is waited on: sleep in io_uring_enter, busy-poll the CQ, or
+// busy-poll for a while and then sleep.
+enum class WaitMode { Sleep, Spin, Hybrid };
+
+// A ring setup flag ioacct asks for by default can be left to the default
+// (used if the kernel takes it, dropped if not), demanded (refusal is an
+// error) or refused.
+enum class FlagWish { Default, On, Off };
+
+// io_uring modes (ignored by psync; nop uses the ring ones).
+struct UringOptions {
+  bool sqpoll = false;
+  int sq_cpu = -1;           // IORING_SETUP_SQ_AFF
+  uint32_t sq_idle_ms = 0;   // sq_thread_idle; 0: the kernel's default (1 s)
+  int attach_wq_fd = -1;     // IORING_SETUP_ATTACH_WQ: share that ring's SQ thread
+  bool iopoll = false;
+  bool fixed_files = false;  // registered files, IOSQE_FIXED_FILE
+  bool fixed_bufs = false;   // registered buffers, READ_FIXED/WRITE_FIXED
+  bool register_ring = false;
+  bool vectored = false;     // READV/WRITEV
+  bool nowait = false;       // RWF_NOWAIT
+  bool force_async = false;  // IOSQE_ASYNC
+  bool no_iowait = false;    // IORING_ENTER_NO_IOWAIT (6.15+)
+  FlagWish single_issuer = FlagWish::Default, defer_taskrun = FlagWish::Default,
+           coop_taskrun = FlagWish::Default, no_sqarray = FlagWish::Default;
+  WaitMode wait = WaitMode::Sleep;
+  uint64_t hybrid_spin_ns = 0;  // WaitMode::Hybrid: spin this long, then sleep
+};
+
 struct EngineOptions {
   unsigned depth = 32;   // most requests in flight at once
   std::vector<int> fds;  // open files, indexed by IoRequest::file; not owned
+  std::vector<iovec> buffers;  // one per tag, for registered buffers; not owned
+  UringOptions uring;
 };
 
 // Counted by the engine itself: exact, no clock, no syscall of their own.
@@ -66,6 +100,8 @@ class Engine {
   virtual std::string describe() const = 0;
   // IORING_SETUP_* flags the kernel accepted (0 for engines without a ring).
   virtual uint32_t setup_flags() const noexcept { return 0; }
+  // The ring's fd, for ATTACH_WQ and for finding it in /proc (-1: no ring).
+  virtual int ring_fd() const noexcept { return -1; }
 };
 
 // What the conformance suite and the runner may rely on per engine.
@@ -83,7 +119,7 @@ std::unique_ptr<Engine> make_engine(EngineKind kind, const EngineOptions& opts);
 
 // Checks that the engine can run here at all (io_uring not disabled or
 // missing) before anything expensive is done. Throws NotAvailable.
-void check_engine_available(EngineKind kind);
+void check_engine_available(EngineKind kind, const UringOptions& uring, unsigned depth);
 
 // Names of IORING_SETUP_* bits, "COOP_TASKRUN|SINGLE_ISSUER" ("none" for 0).
 std::string setup_flag_names(uint32_t flags);

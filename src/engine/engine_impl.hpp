@@ -11,7 +11,7 @@ namespace ioacct {
 class UringEngine final : public Engine {
  public:
   // nop = true submits IORING_OP_NOP instead of reads and writes: the cost of
-  // the ring itself. Throws NotAvailable / RuntimeError.
+  // the ring itself. Throws NotAvailable / RuntimeError / UsageError.
   UringEngine(const EngineOptions& opts, bool nop);
   ~UringEngine() override;
   UringEngine(const UringEngine&) = delete;
@@ -22,13 +22,25 @@ class UringEngine final : public Engine {
   const EngineCounters& counters() const noexcept override { return counters_; }
   std::string describe() const override;
   uint32_t setup_flags() const noexcept override { return flags_; }
+  int ring_fd() const noexcept override { return ring_.ring_fd; }
 
  private:
+  void setup(const EngineOptions& opts);
+  void register_resources(const EngineOptions& opts);
+  unsigned flush_sq() noexcept;
+  int sys_enter(unsigned to_submit, unsigned min_complete, unsigned flags, uint64_t timeout_ns) noexcept;
+  bool spin_wait(unsigned wait_nr, uint64_t until_ns) noexcept;
+
   io_uring ring_{};
+  bool ring_ok_ = false;
   std::vector<int> fds_;
+  std::vector<iovec> iovs_;  // per tag, for READV/WRITEV
   EngineCounters counters_;
   uint32_t flags_ = 0;
+  uint32_t features_ = 0;
+  UringOptions o_;
   bool nop_;
+  bool registered_ring_ = false;
 };
 
 class PsyncEngine final : public Engine {

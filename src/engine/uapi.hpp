@@ -10,6 +10,12 @@
 #ifndef IORING_SETUP_SQE128
 #define IORING_SETUP_SQE128 (1U << 10)
 #endif
+#ifndef IORING_ENTER_NO_IOWAIT
+#define IORING_ENTER_NO_IOWAIT (1U << 7)  // 6.15: waiting does not count as iowait
+#endif
+#ifndef IORING_FEAT_NO_IOWAIT
+#define IORING_FEAT_NO_IOWAIT (1U << 17)  // 6.15
+#endif
 #ifndef IORING_FEAT_NODROP
 #define IORING_FEAT_NODROP (1U << 1)  // 5.5: a full CQ never drops completions
 #endif

@@ -1,25 +1,26 @@
 // io_uring engine (and nop, the same ring submitting IORING_OP_NOP).
+//
+// Submission and waiting go through our own io_uring_enter call rather than
+// liburing's helpers: the modes (SQPOLL wake-ups, NO_IOWAIT, registered ring,
+// spinning on the CQ) need flags liburing 2.3 cannot pass, and counting
+// syscalls exactly needs to know when one is made.
 #include <fmt/format.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <fstream>
 #include <string>
 
+#include "acct/clock.hpp"
 #include "common/errors.hpp"
 #include "engine/engine_impl.hpp"
 #include "engine/uapi.hpp"
+#include "workload/units.hpp"
 
 namespace ioacct {
 namespace {
-
-// Asked for by default, most wanted first dropped last: each one the kernel
-// rejects is dropped and the ring set up again (issue "modes" makes them
-// individually selectable). DEFER_TASKRUN needs SINGLE_ISSUER.
-constexpr uint32_t kDefaultFlags =
-    IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
-constexpr uint32_t kDropOrder[] = {IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_SINGLE_ISSUER,
-                                   IORING_SETUP_COOP_TASKRUN};
 
 std::string read_sysctl(const char* path) {
   std::ifstream f(path);
@@ -28,7 +29,7 @@ std::string read_sysctl(const char* path) {
   return v;
 }
 
-[[noreturn]] void throw_setup_error(int err) {
+[[noreturn]] void throw_setup_error(int err, const UringOptions& o) {
   const std::string disabled = read_sysctl("/proc/sys/kernel/io_uring_disabled");
   if ((err == -EPERM || err == -EACCES) && !disabled.empty() && disabled != "0")
     throw NotAvailable(fmt::format(
@@ -37,6 +38,9 @@ std::string read_sysctl(const char* path) {
         disabled, errno_text(err)));
   if (err == -ENOSYS)
     throw NotAvailable("io_uring is not available in this kernel (ENOSYS); use --engine psync");
+  if ((err == -EPERM || err == -EACCES) && o.sqpoll)
+    throw NotAvailable(fmt::format("--sqpoll: the kernel refused an SQ polling thread: {} (before 5.11 it "
+                                   "needs CAP_SYS_NICE or root)", errno_text(err)));
   if (err == -EPERM || err == -EACCES)
     throw NotAvailable(fmt::format("io_uring_setup refused: {}; use --engine psync", errno_text(err)));
   if (err == -EMFILE || err == -ENFILE) {
@@ -50,39 +54,136 @@ std::string read_sysctl(const char* path) {
     throw RuntimeError(fmt::format("io_uring_setup: {}; the ring may exceed RLIMIT_MEMLOCK "
                                    "(raise it with 'ulimit -l') or lower --iodepth",
                                    errno_text(err)));
+  if (err == -EINVAL && o.sq_cpu >= 0)
+    throw RuntimeError(fmt::format("--sq-cpu: the kernel refused CPU {} for the SQ thread ({})", o.sq_cpu, errno_text(err)));
   throw RuntimeError(fmt::format("io_uring_setup: {}", errno_text(err)));
 }
 
+struct FlagChoice {
+  uint32_t bit;
+  FlagWish wish;
+  bool by_default;  // asked for when the wish is Default
+  const char* option;
+};
+
 }  // namespace
 
-UringEngine::UringEngine(const EngineOptions& opts, bool nop) : fds_(opts.fds), nop_(nop) {
-  uint32_t flags = kDefaultFlags;
-  size_t drop = 0;
+UringEngine::UringEngine(const EngineOptions& opts, bool nop) : fds_(opts.fds), o_(opts.uring), nop_(nop) {
+  setup(opts);
+  try {
+    register_resources(opts);
+  } catch (...) {
+    io_uring_queue_exit(&ring_);
+    throw;
+  }
+}
+
+void UringEngine::setup(const EngineOptions& opts) {
+  if (o_.no_sqarray == FlagWish::On)
+    throw NotAvailable("--no-sqarray: this ioacct is built with liburing 2.3, which writes the SQ array "
+                       "at set-up; IORING_SETUP_NO_SQARRAY needs liburing 2.5 or later");
+  // Flags we want by default, each dropped if the kernel refuses it, unless
+  // it was asked for by name: then the refusal is the error. DEFER_TASKRUN
+  // cannot go with SQPOLL (the SQ thread, not us, would have to run it).
+  const FlagChoice choices[] = {
+      {IORING_SETUP_DEFER_TASKRUN, o_.defer_taskrun, !o_.sqpoll, "--defer-taskrun"},
+      {IORING_SETUP_SINGLE_ISSUER, o_.single_issuer, true, "--single-issuer"},
+      {IORING_SETUP_COOP_TASKRUN, o_.coop_taskrun, true, "--coop-taskrun"},
+  };
+  uint32_t base = IORING_SETUP_CQSIZE;
+  if (o_.sqpoll) base |= IORING_SETUP_SQPOLL | (o_.sq_cpu >= 0 ? IORING_SETUP_SQ_AFF : 0);
+  if (o_.sqpoll && o_.attach_wq_fd >= 0) base |= IORING_SETUP_ATTACH_WQ;
+  if (o_.iopoll) base |= IORING_SETUP_IOPOLL;
+  uint32_t wanted = 0, demanded = 0;
+  for (const auto& c : choices) {
+    if (c.wish == FlagWish::On) demanded |= c.bit;
+    if (c.wish == FlagWish::On || (c.wish == FlagWish::Default && c.by_default)) wanted |= c.bit;
+  }
+  // Spinning on the CQ needs to be told when completions wait for us to
+  // enter the kernel (COOP/DEFER task work): IORING_SQ_TASKRUN says so.
+  const bool spins = o_.wait != WaitMode::Sleep;
   for (;;) {
+    uint32_t flags = base | wanted;
+    if (spins && (flags & (IORING_SETUP_COOP_TASKRUN | IORING_SETUP_DEFER_TASKRUN))) flags |= IORING_SETUP_TASKRUN_FLAG;
     io_uring_params p{};
     p.flags = flags;
     // The CQ is twice the SQ (the kernel default, made explicit): in-flight
     // never exceeds depth <= SQ size, so the CQ cannot overflow, and with
     // FEAT_NODROP even an overflow would be kept by the kernel, not lost.
-    p.flags |= IORING_SETUP_CQSIZE;
     p.cq_entries = 2 * std::max(opts.depth, 1u);
-    int ret = io_uring_queue_init_params(std::max(opts.depth, 1u), &ring_, &p);
+    p.sq_thread_cpu = o_.sq_cpu >= 0 ? static_cast<uint32_t>(o_.sq_cpu) : 0;
+    p.sq_thread_idle = o_.sq_idle_ms;
+    p.wq_fd = o_.attach_wq_fd >= 0 ? static_cast<uint32_t>(o_.attach_wq_fd) : 0;
+    const int ret = io_uring_queue_init_params(std::max(opts.depth, 1u), &ring_, &p);
     if (ret == 0) {
       flags_ = flags;
-      if (!(p.features & IORING_FEAT_NODROP))
-        throw NotAvailable("this kernel's io_uring may drop completions (no FEAT_NODROP, "
-                           "before 5.5); use --engine psync");
-      return;
+      features_ = p.features;
+      ring_ok_ = true;
+      break;
     }
-    if (ret == -EINVAL && drop < std::size(kDropOrder)) {
-      flags &= ~kDropOrder[drop++];
-      continue;
+    if (ret == -EINVAL) {
+      // Drop the first flag we only wanted by default and try again.
+      bool dropped = false;
+      for (const auto& c : choices) {
+        if ((wanted & c.bit) && !(demanded & c.bit)) {
+          wanted &= ~c.bit;
+          dropped = true;
+          break;
+        }
+      }
+      if (dropped) continue;
+      if (demanded) {
+        std::string names;
+        for (const auto& c : choices)
+          if (demanded & c.bit) names += (names.empty() ? "" : ", ") + std::string(c.option);
+        throw NotAvailable(fmt::format("{}: the kernel refused the ring set-up flags asked for ({}) with "
+                                       "the rest of this configuration", names, errno_text(ret)));
+      }
     }
-    throw_setup_error(ret);
+    throw_setup_error(ret, o_);
+  }
+  if (!(features_ & IORING_FEAT_NODROP)) {
+    io_uring_queue_exit(&ring_);
+    throw NotAvailable("this kernel's io_uring may drop completions (no FEAT_NODROP, before 5.5); "
+                       "use --engine psync");
+  }
+  if (o_.no_iowait && !(features_ & IORING_FEAT_NO_IOWAIT)) {
+    io_uring_queue_exit(&ring_);
+    throw NotAvailable("--no-iowait: this kernel has no IORING_ENTER_NO_IOWAIT (added in 6.15)");
   }
 }
 
-UringEngine::~UringEngine() { io_uring_queue_exit(&ring_); }
+void UringEngine::register_resources(const EngineOptions& opts) {
+  if (o_.fixed_files && !nop_) {
+    const int ret = io_uring_register_files(&ring_, fds_.data(), static_cast<unsigned>(fds_.size()));
+    if (ret < 0) throw RuntimeError(fmt::format("--fixed-files: registering {} files: {}", fds_.size(), errno_text(ret)));
+  }
+  if (o_.fixed_bufs && !nop_) {
+    const int ret = io_uring_register_buffers(&ring_, opts.buffers.data(), static_cast<unsigned>(opts.buffers.size()));
+    if (ret == -ENOMEM || ret == -EPERM) {
+      rlimit rl{};
+      getrlimit(RLIMIT_MEMLOCK, &rl);
+      size_t bytes = 0;
+      for (const auto& b : opts.buffers) bytes += b.iov_len;
+      throw RuntimeError(fmt::format("--fixed-bufs: registering {} bytes of buffers: {}: registered buffers "
+                                     "are locked memory and RLIMIT_MEMLOCK is {} bytes; raise it with "
+                                     "'ulimit -l' or lower --iodepth or --bs",
+                                     bytes, errno_text(ret),
+                                     rl.rlim_cur == RLIM_INFINITY ? std::string("unlimited") : std::to_string(rl.rlim_cur)));
+    }
+    if (ret < 0) throw RuntimeError(fmt::format("--fixed-bufs: registering buffers: {}", errno_text(ret)));
+  }
+  if (o_.register_ring) {
+    const int ret = io_uring_register_ring_fd(&ring_);
+    if (ret < 0) throw NotAvailable(fmt::format("--register-ring: {} (needs 5.18+)", errno_text(ret)));
+    registered_ring_ = true;
+  }
+  if (o_.vectored) iovs_.resize(std::max(opts.depth, 1u));
+}
+
+UringEngine::~UringEngine() {
+  if (ring_ok_) io_uring_queue_exit(&ring_);
+}
 
 unsigned UringEngine::queue(std::span<const IoRequest> reqs) noexcept {
   // One look at the kernel's head for the whole batch, then SQEs filled by
@@ -98,43 +199,122 @@ unsigned UringEngine::queue(std::span<const IoRequest> reqs) noexcept {
       // NOP completes with res 0; carry the length so the completion can
       // report the request as whole (nop moves no data; the runner knows).
       sqe->user_data = (static_cast<uint64_t>(r.len) << 32) | r.tag;
-    } else {
-      const int fd = r.file < fds_.size() ? fds_[r.file] : -1;
-      if (r.op == IoOp::Read)
-        io_uring_prep_read(sqe, fd, r.buf, r.len, r.offset);
-      else
-        io_uring_prep_write(sqe, fd, r.buf, r.len, r.offset);
-      sqe->user_data = r.tag;
+      continue;
     }
+    const int fd = o_.fixed_files ? static_cast<int>(r.file) : (r.file < fds_.size() ? fds_[r.file] : -1);
+    const bool read = r.op == IoOp::Read;
+    if (o_.vectored) {
+      iovec& iov = iovs_[r.tag];
+      iov = {r.buf, r.len};
+      if (read) io_uring_prep_readv(sqe, fd, &iov, 1, r.offset);
+      else io_uring_prep_writev(sqe, fd, &iov, 1, r.offset);
+    } else if (o_.fixed_bufs) {
+      if (read) io_uring_prep_read_fixed(sqe, fd, r.buf, r.len, r.offset, static_cast<int>(r.tag));
+      else io_uring_prep_write_fixed(sqe, fd, r.buf, r.len, r.offset, static_cast<int>(r.tag));
+    } else {
+      if (read) io_uring_prep_read(sqe, fd, r.buf, r.len, r.offset);
+      else io_uring_prep_write(sqe, fd, r.buf, r.len, r.offset);
+    }
+    if (o_.fixed_files) sqe->flags |= IOSQE_FIXED_FILE;
+    if (o_.force_async) sqe->flags |= IOSQE_ASYNC;
+    if (o_.nowait && !r.may_block) sqe->rw_flags = RWF_NOWAIT;
+    sqe->user_data = r.tag;
   }
   sq.sqe_tail = tail + n;  // what a full SQ leaves out is not an error: the caller submits first
   return n;
 }
 
-int UringEngine::enter(unsigned wait_nr, std::span<IoCompletion> out, uint64_t timeout_ns) noexcept {
-  const unsigned to_submit = io_uring_sq_ready(&ring_);
-  // Completions already posted satisfy the wait without a syscall.
-  const bool need_call = to_submit > 0 || wait_nr > io_uring_cq_ready(&ring_) ||
-                         (wait_nr == 0 && (flags_ & IORING_SETUP_DEFER_TASKRUN));
-  if (need_call) {
-    int ret;
-    if (timeout_ns && wait_nr) {
-      __kernel_timespec ts{static_cast<long long>(timeout_ns / 1'000'000'000ull),
-                           static_cast<long long>(timeout_ns % 1'000'000'000ull)};
-      io_uring_cqe* cqe = nullptr;
-      ret = io_uring_submit_and_wait_timeout(&ring_, &cqe, wait_nr, &ts, nullptr);
-    } else if (wait_nr == 0 && (flags_ & IORING_SETUP_DEFER_TASKRUN)) {
-      // With DEFER_TASKRUN completions are only posted when we enter with
-      // GETEVENTS; a bare submit would never see them.
-      ret = io_uring_submit_and_get_events(&ring_);
-    } else {
-      ret = io_uring_submit_and_wait(&ring_, wait_nr);
+// Publishes the SQEs queued since the last call; returns how many the kernel
+// has not consumed yet. (What liburing's __io_uring_flush_sq does.)
+unsigned UringEngine::flush_sq() noexcept {
+  io_uring_sq& sq = ring_.sq;
+  const unsigned tail = sq.sqe_tail;
+  if (sq.sqe_head != tail) {
+    if (o_.sqpoll) counters_.submitted += tail - sq.sqe_head;  // the SQ thread takes all it is given
+    sq.sqe_head = tail;
+    if (o_.sqpoll) io_uring_smp_store_release(sq.ktail, tail);  // the SQ thread reads it concurrently
+    else IO_URING_WRITE_ONCE(*sq.ktail, tail);
+  }
+  return tail - IO_URING_READ_ONCE(*sq.khead);
+}
+
+int UringEngine::sys_enter(unsigned to_submit, unsigned min_complete, unsigned flags, uint64_t timeout_ns) noexcept {
+  int fd = ring_.ring_fd;
+  if (registered_ring_) {
+    fd = ring_.enter_ring_fd;
+    flags |= IORING_ENTER_REGISTERED_RING;
+  }
+  __kernel_timespec ts{};
+  io_uring_getevents_arg arg{};
+  const void* argp = nullptr;
+  size_t argsz = 0;
+  if (timeout_ns && min_complete && (features_ & IORING_FEAT_EXT_ARG)) {
+    ts.tv_sec = static_cast<long long>(timeout_ns / 1'000'000'000ull);
+    ts.tv_nsec = static_cast<long long>(timeout_ns % 1'000'000'000ull);
+    arg.ts = reinterpret_cast<uint64_t>(&ts);
+    argp = &arg;
+    argsz = sizeof(arg);
+    flags |= IORING_ENTER_EXT_ARG;
+  }
+  if (o_.no_iowait && min_complete) flags |= IORING_ENTER_NO_IOWAIT;
+  const long ret = syscall(__NR_io_uring_enter, fd, to_submit, min_complete, flags, argp, argsz);
+  ++counters_.syscalls;
+  if (to_submit) ++counters_.submit_syscalls;
+  if (min_complete) ++counters_.reap_syscalls;
+  if (ret < 0) return -errno;
+  if (!o_.sqpoll) counters_.submitted += static_cast<uint64_t>(ret);
+  return static_cast<int>(ret);
+}
+
+// Busy-polls the CQ until wait_nr completions are posted or `until_ns`.
+// Completions that wait for task work (COOP/DEFER_TASKRUN: the kernel sets
+// IORING_SQ_TASKRUN) or for polling (IOPOLL) need a non-blocking enter.
+bool UringEngine::spin_wait(unsigned wait_nr, uint64_t until_ns) noexcept {
+  for (unsigned spins = 0;; ++spins) {
+    if (io_uring_cq_ready(&ring_) >= wait_nr) return true;
+    const unsigned kflags = IO_URING_READ_ONCE(*ring_.sq.kflags);
+    if (o_.iopoll || (kflags & IORING_SQ_TASKRUN)) {
+      sys_enter(0, 0, IORING_ENTER_GETEVENTS, 0);
+      continue;
     }
-    ++counters_.syscalls;
-    if (to_submit) ++counters_.submit_syscalls;
-    if (wait_nr) ++counters_.reap_syscalls;
-    if (ret < 0 && ret != -EINTR && ret != -ETIME && ret != -EAGAIN && ret != -EBUSY) return ret;
-    counters_.submitted += to_submit - io_uring_sq_ready(&ring_);
+    if ((spins & 63) == 63 && now_ns() >= until_ns) return false;
+    __builtin_ia32_pause();
+  }
+}
+
+int UringEngine::enter(unsigned wait_nr, std::span<IoCompletion> out, uint64_t timeout_ns) noexcept {
+  const unsigned pending = flush_sq();
+  unsigned to_submit = 0, flags = 0;
+  if (o_.sqpoll) {
+    // The SQ thread submits; it only needs a kick once it has gone idle.
+    if (pending && (IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_NEED_WAKEUP)) flags |= IORING_ENTER_SQ_WAKEUP;
+  } else {
+    to_submit = pending;
+  }
+  const bool defer = flags_ & IORING_SETUP_DEFER_TASKRUN;
+  bool waited = false;
+  if (o_.wait != WaitMode::Sleep && wait_nr) {
+    if (to_submit || flags) {
+      const int ret = sys_enter(to_submit, 0, flags | (o_.iopoll || defer ? IORING_ENTER_GETEVENTS : 0), 0);
+      if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) return ret;
+      to_submit = 0;
+      flags = 0;
+    }
+    const uint64_t now = now_ns();
+    const uint64_t limit = o_.wait == WaitMode::Hybrid ? o_.hybrid_spin_ns : timeout_ns;
+    const bool got = spin_wait(wait_nr, limit ? now + limit : UINT64_MAX);
+    waited = got || o_.wait == WaitMode::Spin;  // a spinner that timed out returns what it has
+  }
+  if (!waited) {
+    const bool need_wait = wait_nr > io_uring_cq_ready(&ring_);
+    // With DEFER_TASKRUN (or IOPOLL) completions are only posted when we
+    // enter with GETEVENTS, even when we do not mean to wait.
+    const bool need_events = need_wait || ((defer || o_.iopoll) && wait_nr == 0 && (to_submit || !io_uring_cq_ready(&ring_)));
+    if (to_submit || flags || need_events) {
+      const int ret = sys_enter(to_submit, need_wait ? wait_nr : 0, flags | (need_events ? IORING_ENTER_GETEVENTS : 0),
+                                need_wait ? timeout_ns : 0);
+      if (ret < 0 && ret != -EINTR && ret != -ETIME && ret != -EAGAIN && ret != -EBUSY) return ret;
+    }
   }
 
   unsigned head, n = 0;
@@ -154,9 +334,26 @@ int UringEngine::enter(unsigned wait_nr, std::span<IoCompletion> out, uint64_t t
 }
 
 std::string UringEngine::describe() const {
-  return fmt::format("{} (setup flags {}, sq {}, cq {})", nop_ ? "nop on io_uring" : "io_uring",
+  std::string extras;
+  auto add = [&](bool on, const char* what) {
+    if (on) extras += fmt::format(", {}", what);
+  };
+  add(o_.fixed_files && !nop_, "registered files");
+  add(o_.fixed_bufs && !nop_, "registered buffers");
+  add(registered_ring_, "registered ring fd");
+  add(o_.vectored && !nop_, "vectored");
+  add(o_.nowait && !nop_, "RWF_NOWAIT");
+  add(o_.force_async, "IOSQE_ASYNC");
+  add(o_.no_iowait, "NO_IOWAIT");
+  if (o_.sqpoll)
+    extras += fmt::format(", SQ thread{}{}", o_.sq_cpu >= 0 ? fmt::format(" on CPU {}", o_.sq_cpu) : "",
+                          o_.sq_idle_ms ? fmt::format(" idle {} ms", o_.sq_idle_ms) : "");
+  if (o_.wait == WaitMode::Spin) extras += ", spin wait";
+  if (o_.wait == WaitMode::Hybrid)
+    extras += fmt::format(", hybrid wait (spin {})", format_duration_ns(static_cast<double>(o_.hybrid_spin_ns)));
+  return fmt::format("{} (setup flags {}, sq {}, cq {}{})", nop_ ? "nop on io_uring" : "io_uring",
                      setup_flag_names(flags_ & ~IORING_SETUP_CQSIZE), ring_.sq.ring_entries,
-                     ring_.cq.ring_entries);
+                     ring_.cq.ring_entries, extras);
 }
 
 }  // namespace ioacct

@@ -23,6 +23,30 @@ std::string cpu_model() {
   return {};
 }
 
+json uring_options_json(const JobSpec& job) {
+  if (job.engine == EngineKind::Psync) return nullptr;
+  const UringOptions& u = job.uring;
+  auto wish = [](FlagWish w) { return w == FlagWish::On ? "on" : w == FlagWish::Off ? "off" : "default"; };
+  return {{"sqpoll", u.sqpoll},
+          {"sq_cpu", u.sq_cpu >= 0 ? json(u.sq_cpu) : json(nullptr)},
+          {"sq_idle_ms", u.sq_idle_ms ? json(u.sq_idle_ms) : json(nullptr)},
+          {"sq_shared", job.sq_shared},
+          {"iopoll", u.iopoll},
+          {"fixed_files", u.fixed_files},
+          {"fixed_bufs", u.fixed_bufs},
+          {"register_ring", u.register_ring},
+          {"vectored", u.vectored},
+          {"nowait", u.nowait},
+          {"force_async", u.force_async},
+          {"no_iowait", u.no_iowait},
+          {"wait", u.wait == WaitMode::Sleep ? "sleep" : u.wait == WaitMode::Spin ? "spin" : "hybrid"},
+          {"hybrid_spin_ns", u.wait == WaitMode::Hybrid ? json(u.hybrid_spin_ns) : json(nullptr)},
+          {"single_issuer", wish(u.single_issuer)},
+          {"defer_taskrun", wish(u.defer_taskrun)},
+          {"coop_taskrun", wish(u.coop_taskrun)},
+          {"no_sqarray", wish(u.no_sqarray)}};
+}
+
 int cpus_allowed() {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -113,6 +137,7 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
       {"rate_iops_per_thread", job.rate_per_thread() > 0 ? json(job.rate_per_thread()) : json(nullptr)},
       {"seed", job.seed},
       {"max_errors", job.max_errors},
+      {"uring", uring_options_json(job)},
       {"verify", job.verify},
       {"verify_during", job.verify_during},
   };

@@ -23,6 +23,7 @@ namespace ioacct {
 namespace {
 
 constexpr Nanos kMaxWaitNs = 100'000'000;  // bound on any wait, so a stop is seen within 0.1 s
+constexpr uint32_t kMaxEagain = 1000;       // a request that keeps failing with EAGAIN is an error
 
 enum Stop : int { kRunning = 0, kInterrupted = 1, kErrors = 2, kFatal = 3 };
 
@@ -36,8 +37,11 @@ struct alignas(64) Published {
   std::atomic<bool> done{false};
 };
 
+constexpr int kWqPending = -2, kWqFailed = -1;
+
 struct Control {
   std::atomic<int> stop{kRunning};
+  std::atomic<int> shared_wq_fd{kWqPending};  // --sq-shared: thread 0's ring
   std::atomic<uint64_t> errors{0};
   std::atomic<unsigned> ready{0};
   std::atomic<bool> go{false};
@@ -62,6 +66,7 @@ struct Slot {
   IoOp op;
   Nanos t_submit;   // when the request was first submitted
   uint64_t start;   // the request's first byte (offset moves on with short transfers)
+  uint32_t eagains; // EAGAIN retries of this request so far
   uint64_t gen;     // --verify: the write's generation
 };
 
@@ -114,8 +119,25 @@ class Worker {
     }
     EngineOptions eo;
     eo.depth = plan_.depth;
+    eo.uring = job_.uring;
     for (const auto& t : targets_.list) eo.fds.push_back(t.fd);
-    engine_ = make_engine(job_.engine, eo);
+    allocate_buffers();
+    for (unsigned i = 0; i < plan_.depth; ++i) eo.buffers.push_back({slots_[i].buf, job_.bs});
+    if (job_.sq_shared && plan_.index > 0) {
+      // Attach to thread 0's SQ thread: wait for its ring to exist.
+      int fd;
+      while ((fd = ctl_.shared_wq_fd.load(std::memory_order_acquire)) == kWqPending)
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      if (fd < 0) throw RuntimeError("--sq-shared: the first thread's ring could not be set up");
+      eo.uring.attach_wq_fd = fd;
+    }
+    try {
+      engine_ = make_engine(job_.engine, eo);
+    } catch (...) {
+      if (job_.sq_shared && plan_.index == 0) ctl_.shared_wq_fd.store(kWqFailed, std::memory_order_release);
+      throw;
+    }
+    if (job_.sq_shared && plan_.index == 0) ctl_.shared_wq_fd.store(engine_->ring_fd(), std::memory_order_release);
     if (job_.faults.any()) {
       FaultSpec spec = job_.faults;
       spec.seed ^= 0x9e3779b97f4a7c15ull * (plan_.index + 1);
@@ -126,6 +148,21 @@ class Worker {
     moves_data_ = engine_traits(job_.engine).moves_data;
     if (job_.rw != RwMode::RandRw) fixed_op_ = op_for_next();
 
+    reqs_.resize(plan_.depth);
+    comps_.resize(plan_.depth);
+    for (size_t k = 0; k < plan_.files.size(); ++k) {
+      const Target& t = targets_.list[plan_.files[k]];
+      gens_.emplace_back(t.base, t.range, job_.bs, rw_random(job_.rw),
+                         job_.seed + 0x9e3779b97f4a7c15ull * (plan_.index * 131 + k + 1), plan_.start_block[k],
+                         plan_.stride[k], plan_.phase[k]);
+    }
+    mix_ = Rng(job_.seed ^ (0x2545f4914f6cdd1dull * (plan_.index + 1)));
+    out_.index = plan_.index;
+    out_.cpu = plan_.cpu;
+    out_.depth = plan_.depth;
+  }
+
+  void allocate_buffers() {
     // One aligned allocation for every slot's buffer: O_DIRECT needs the
     // memory aligned to the device, and page alignment satisfies any device.
     size_t align = 4096;
@@ -146,18 +183,6 @@ class Worker {
       free_[i] = plan_.depth - 1 - i;
     }
     nfree_ = plan_.depth;
-    reqs_.resize(plan_.depth);
-    comps_.resize(plan_.depth);
-    for (size_t k = 0; k < plan_.files.size(); ++k) {
-      const Target& t = targets_.list[plan_.files[k]];
-      gens_.emplace_back(t.base, t.range, job_.bs, rw_random(job_.rw),
-                         job_.seed + 0x9e3779b97f4a7c15ull * (plan_.index * 131 + k + 1), plan_.start_block[k],
-                         plan_.stride[k], plan_.phase[k]);
-    }
-    mix_ = Rng(job_.seed ^ (0x2545f4914f6cdd1dull * (plan_.index + 1)));
-    out_.index = plan_.index;
-    out_.cpu = plan_.cpu;
-    out_.depth = plan_.depth;
   }
 
   // Prepares up to `n` new requests stamped `t`; returns how many (fewer only
@@ -172,6 +197,7 @@ class Worker {
       const size_t k = nfiles == 1 ? 0 : (rw_random(job_.rw) ? mix_.below(nfiles) : rr_++ % nfiles);
       s.start = s.offset = moves_data_ ? gens_[k].next() : 0;  // nop looks at no offset
       s.left = s.len = bs;
+      s.eagains = 0;
       s.file = plan_.files[k];
       s.op = fixed_op_ ? *fixed_op_ : op_for_next();
       s.t_submit = t;
@@ -201,6 +227,7 @@ class Worker {
       Slot& s = slots_[idx];
       s.start = s.offset = off;
       s.left = s.len = bs;
+      s.eagains = 0;
       s.file = plan_.files[k];
       s.op = op_for_next();
       s.t_submit = t;
@@ -250,7 +277,7 @@ class Worker {
       ctl_.first_error = fmt::format("{} {} {} at offset {}{}",
                                      key == kErrEof ? "unexpected end of file" : errno_text(key),
                                      s.op == IoOp::Read ? "reading" : "writing",
-                                     targets_.list[s.file].path, s.offset, error_hint(key));
+                                     targets_.list[s.file].path, s.start, error_hint(key));
   }
 
   // What a person can do about the common errors.
@@ -404,9 +431,22 @@ class Worker {
           s.left -= static_cast<uint32_t>(c.res);
           ++out_.short_resubmits;
           reqs_[nreq_++] = {s.offset, s.buf + (s.len - s.left), s.left, s.file, c.tag, s.op};
-        } else if (c.res == -EAGAIN) {
+        } else if (c.res == -EAGAIN && ++s.eagains <= kMaxEagain) {
+          // Retried. Under --nowait the retry may block: EAGAIN there means
+          // "not possible inline", and the I/O still has to be done (what an
+          // application does); eagain_retries then counts the I/Os that
+          // could not complete inline.
           ++out_.eagain_retries;
-          reqs_[nreq_++] = {s.offset, s.buf + (s.len - s.left), s.left, s.file, c.tag, s.op};
+          reqs_[nreq_++] = {s.offset, s.buf + (s.len - s.left), s.left, s.file, c.tag, s.op, true};
+        } else if (c.res == -EOPNOTSUPP && job_.uring.iopoll) {
+          // Polled I/O on a device without poll queues: every I/O will fail
+          // the same way. Stop now rather than count them.
+          std::lock_guard lk(ctl_.first_error_mu);
+          ctl_.first_error = fmt::format("--iopoll: {} has no poll queues (the kernel answered EOPNOTSUPP); "
+                                         "leave out --iopoll", targets_.list[s.file].device.empty() ? targets_.list[s.file].path : targets_.list[s.file].device);
+          ctl_.stop.store(kFatal);
+          --inflight;
+          free_[nfree_++] = c.tag;
         } else {
           record_error(s, c.res == 0 ? kErrEof : -c.res);
           if (tables_) finish_verified(s, false);

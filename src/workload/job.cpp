@@ -85,6 +85,31 @@ void validate(JobSpec& job) {
           throw UsageError(fmt::format("--cpus: CPU {} is not available to this process (see 'nproc', 'taskset -p $$')", c));
     }
   }
+  const UringOptions& u = job.uring;
+  if (job.engine == EngineKind::Psync) {
+    const std::pair<bool, const char*> ring_only[] = {
+        {u.sqpoll, "--sqpoll"}, {u.iopoll, "--iopoll"}, {u.fixed_files, "--fixed-files"},
+        {u.fixed_bufs, "--fixed-bufs"}, {u.register_ring, "--register-ring"}, {u.vectored, "--vectored"},
+        {u.nowait, "--nowait"}, {u.force_async, "--force-async"}, {u.no_iowait, "--no-iowait"},
+        {u.wait != WaitMode::Sleep, "--wait"}, {u.single_issuer != FlagWish::Default, "--single-issuer"},
+        {u.defer_taskrun != FlagWish::Default, "--defer-taskrun"}, {u.coop_taskrun != FlagWish::Default, "--coop-taskrun"},
+        {u.no_sqarray != FlagWish::Default, "--no-sqarray"}};
+    for (const auto& [on, flag] : ring_only)
+      if (on) throw UsageError(fmt::format("{}: is an io_uring mode; --engine psync has no ring (use --engine uring)", flag));
+  }
+  if (!u.sqpoll) {
+    if (u.sq_cpu >= 0) throw UsageError("--sq-cpu: only applies with --sqpoll");
+    if (u.sq_idle_ms) throw UsageError("--sq-idle: only applies with --sqpoll");
+    if (job.sq_shared) throw UsageError("--sq-shared: only applies with --sqpoll");
+  }
+  if (u.sqpoll && u.defer_taskrun == FlagWish::On)
+    throw UsageError("--defer-taskrun: cannot be combined with --sqpoll (the SQ thread, not the submitter, runs the task work)");
+  if (u.iopoll && !job.direct)
+    throw UsageError("--iopoll: polled completions need O_DIRECT; leave out --buffered");
+  if (u.vectored && u.fixed_bufs)
+    throw UsageError("--vectored: cannot be combined with --fixed-bufs (READV/WRITEV take no registered buffer)");
+  if (u.wait == WaitMode::Hybrid && u.hybrid_spin_ns == 0)
+    throw UsageError("--wait: hybrid needs how long to spin first, e.g. hybrid:50us");
   if (job.verify_during) job.verify = true;
   if (job.verify_delay.count() && !job.verify) throw UsageError("--verify-delay: only applies with --verify");
   if (job.verify && !rw_writes(job.rw))

@@ -46,6 +46,8 @@ struct JobSpec {
   bool verify_during = false;           // ... and every read of a written block
   std::chrono::nanoseconds verify_delay{0};  // wait before the final pass
   FaultSpec faults;                     // test-only: --inject-faults
+  UringOptions uring;                   // io_uring modes (--sqpoll, --fixed-bufs, --wait ...)
+  bool sq_shared = false;               // all threads' rings share one SQ thread
   std::vector<std::string> targets;  // empty: a temporary file
   std::string dir;                   // where the temporary file goes
   uint64_t temp_size = 1ull << 30;   // temporary file size (--size, default 1 GiB)

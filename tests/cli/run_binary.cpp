@@ -89,9 +89,10 @@ Outcome run_ioacct(const std::vector<std::string>& args, const RunOptions& opts)
       ssize_t n = read(err_pipe[0], buf, sizeof(buf));
       if (n <= 0) err_open = false; else o.err.append(buf, static_cast<size_t>(n));
     }
-    if (opts.action && !acted && o.err.find(opts.action_after) != std::string::npos) {
+    if ((opts.action || opts.action_pid) && !acted && o.err.find(opts.action_after) != std::string::npos) {
       acted = true;
-      opts.action();
+      if (opts.action) opts.action();
+      if (opts.action_pid) opts.action_pid(pid);
     }
     if (opts.signal && signalled_at < 0) {
       if (seen_at < 0 && o.err.find(opts.signal_after) != std::string::npos) seen_at = now_s();

@@ -23,6 +23,7 @@ struct RunOptions {
   bool seccomp_deny_uring = false;  // io_uring_setup fails with ENOSYS in the child
   std::string action_after;         // once stderr contains this text ...
   std::function<void()> action;     // ... run this (once), while ioacct runs on
+  std::function<void(int pid)> action_pid;  // the same, told ioacct's pid
 };
 
 Outcome run_ioacct(const std::vector<std::string>& args, const RunOptions& opts = {});
