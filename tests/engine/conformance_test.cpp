@@ -261,3 +261,88 @@ TEST(EngineSetup, SetupFlagsAreReportedByName) {
 
 }  // namespace
 }  // namespace ioacct
+
+// The same contract through every io_uring mode that changes how requests
+// are built or completions found.
+namespace ioacct {
+namespace {
+
+struct ModeCase {
+  const char* name;
+  UringOptions uring;
+};
+
+class UringModes : public ::testing::TestWithParam<ModeCase> {};
+
+TEST_P(UringModes, ReadsKnownDataAndLosesNothing) {
+  TempFile f(256);
+  for (bool direct : {false, true}) {
+    SCOPED_TRACE(direct ? "O_DIRECT" : "buffered");
+    const int fd = f.open(O_RDONLY | (direct ? O_DIRECT : 0));
+    ASSERT_GE(fd, 0);
+    const unsigned depth = 16;
+    AlignedBuf buf(kBlock * depth);
+    EngineOptions o;
+    o.depth = depth;
+    o.fds = {fd};
+    o.uring = GetParam().uring;
+    for (unsigned i = 0; i < depth; ++i) o.buffers.push_back({buf.p + i * kBlock, kBlock});
+    auto e = make_engine(EngineKind::Uring, o);
+    std::vector<IoCompletion> out(depth);
+    std::vector<uint64_t> block_of(depth);
+    std::vector<bool> busy(depth, false);
+    uint64_t issued = 0, completed = 0;
+    const uint64_t total = 5000;
+    while (completed < total) {
+      for (uint32_t t = 0; t < depth && issued < total; ++t) {
+        if (busy[t]) continue;
+        block_of[t] = (issued * 37) % 256;
+        IoRequest r{block_of[t] * kBlock, buf.p + t * kBlock, kBlock, 0, t, IoOp::Read};
+        ASSERT_EQ(e->queue({&r, 1}), 1u);
+        busy[t] = true;
+        ++issued;
+      }
+      const int got = e->enter(1, {out.data(), out.size()}, 2'000'000'000ull);
+      ASSERT_GT(got, 0) << "no completion within 2 s";
+      for (int i = 0; i < got; ++i) {
+        const uint32_t t = out[i].tag;
+        ASSERT_TRUE(busy[t]);
+        ASSERT_EQ(out[i].res, static_cast<int32_t>(kBlock));
+        for (size_t j = 0; j < kBlock; j += 511)
+          ASSERT_EQ(buf.p[t * kBlock + j], pattern(block_of[t], j)) << "tag " << t << " byte " << j;
+        busy[t] = false;
+        ++completed;
+      }
+    }
+    EXPECT_EQ(e->counters().submitted, total);
+    EXPECT_EQ(e->counters().reaped, total);
+    close(fd);
+  }
+}
+
+UringOptions with(void (*f)(UringOptions&)) {
+  UringOptions o;
+  f(o);
+  return o;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, UringModes,
+    ::testing::Values(ModeCase{"plain", {}},
+                      ModeCase{"fixed_files", with([](UringOptions& o) { o.fixed_files = true; })},
+                      ModeCase{"fixed_bufs", with([](UringOptions& o) { o.fixed_bufs = true; })},
+                      ModeCase{"vectored", with([](UringOptions& o) { o.vectored = true; })},
+                      ModeCase{"register_ring", with([](UringOptions& o) { o.register_ring = true; })},
+                      ModeCase{"sqpoll", with([](UringOptions& o) { o.sqpoll = true; o.sq_idle_ms = 10; })},
+                      ModeCase{"spin", with([](UringOptions& o) { o.wait = WaitMode::Spin; })},
+                      ModeCase{"hybrid", with([](UringOptions& o) { o.wait = WaitMode::Hybrid; o.hybrid_spin_ns = 20'000; })},
+                      ModeCase{"no_defer_no_coop", with([](UringOptions& o) {
+                                 o.defer_taskrun = FlagWish::Off;
+                                 o.coop_taskrun = FlagWish::Off;
+                               })},
+                      ModeCase{"force_async", with([](UringOptions& o) { o.force_async = true; })},
+                      ModeCase{"no_iowait", with([](UringOptions& o) { o.no_iowait = true; })}),
+    [](const ::testing::TestParamInfo<ModeCase>& i) { return std::string(i.param.name); });
+
+}  // namespace
+}  // namespace ioacct
