@@ -6,6 +6,8 @@ print ratios and PASS/FAIL lines. Standard library only.
   benchlib.py fio FILE.json           -> the same four figures for fio's job 0
   benchlib.py table ROWS.tsv SCENARIO BASE PEER [PEER...]
                                       -> medians per tool and BASE/PEER ratios
+  benchlib.py grid ROWS.tsv CELLS.tsv -> one table, a row per cell (bench/modes.sh);
+                                         CELLS.tsv lines: scenario<TAB>tool<TAB>label
   benchlib.py ratio ROWS.tsv SCENARIO FIELD BASE PEER
                                       -> median(BASE.FIELD) / median(PEER.FIELD)
   benchlib.py median ROWS.tsv SCENARIO TOOL FIELD
@@ -17,6 +19,9 @@ print ratios and PASS/FAIL lines. Standard library only.
 ROWS.tsv lines: scenario tool rep iops cpu_us p50_us p99_us ("nan" = not known).
 Figures that a tool did not report (fio with --gtod_reduce=1 has no latency)
 are "nan" and print as "-".
+FIELD is one of iops, cpu_us, p50_us, p99_us, or the derived iops_per_cpu_s
+(= 1e6 / cpu_us of each run: I/Os per second of CPU time; its median is taken over
+the runs' values, not derived from the median of cpu_us).
 """
 import json
 import math
@@ -24,7 +29,9 @@ import statistics
 import sys
 
 FIELDS = ["iops", "cpu_us", "p50_us", "p99_us"]
-LABELS = {"iops": "IOPS", "cpu_us": "CPU us/IO", "p50_us": "lat p50 us", "p99_us": "lat p99 us"}
+LABELS = {"iops": "IOPS", "cpu_us": "CPU us/IO", "p50_us": "lat p50 us", "p99_us": "lat p99 us",
+          "iops_per_cpu_s": "IOPS/CPU-s"}
+TABLE_FIELDS = FIELDS + ["iops_per_cpu_s"]
 
 
 def num(x):
@@ -77,9 +84,18 @@ def load_rows(path):
     return rows
 
 
+def values_of(rows, scenario, tool, field):
+    if field == "iops_per_cpu_s":
+        i = FIELDS.index("cpu_us")
+        vals = [1e6 / f[i] for s, t, _, f in rows if s == scenario and t == tool and f[i] > 0]
+    else:
+        i = FIELDS.index(field)
+        vals = [f[i] for s, t, _, f in rows if s == scenario and t == tool]
+    return [v for v in vals if not math.isnan(v)]
+
+
 def median_of(rows, scenario, tool, field):
-    i = FIELDS.index(field)
-    vals = [f[i] for s, t, _, f in rows if s == scenario and t == tool and not math.isnan(f[i])]
+    vals = values_of(rows, scenario, tool, field)
     return statistics.median(vals) if vals else float("nan")
 
 
@@ -94,14 +110,32 @@ def cmd_table(rows_path, scenario, base, *peers):
     n = len({r for s, t, r, _ in rows if s == scenario and t == base})
     print(f"  medians over {n} repetition(s):")
     W = max(len(t) for t in (base,) + peers) + len(base) + 1
-    header = f"  {'':<{W}}" + "".join(f"{LABELS[f]:>14}" for f in FIELDS)
+    header = f"  {'':<{W}}" + "".join(f"{LABELS[f]:>14}" for f in TABLE_FIELDS)
     print(header)
     for tool in (base,) + peers:
-        print(f"  {tool:<{W}}" + "".join(f"{fmt(median_of(rows, scenario, tool, f), f):>14}" for f in FIELDS))
+        print(f"  {tool:<{W}}" + "".join(f"{fmt(median_of(rows, scenario, tool, f), 'iops' if f == 'iops_per_cpu_s' else f):>14}"
+                                         for f in TABLE_FIELDS))
     for peer in peers:
         cells = [fmt(ratio(median_of(rows, scenario, base, f), median_of(rows, scenario, peer, f)), "ratio")
-                 for f in FIELDS]
+                 for f in TABLE_FIELDS]
         print(f"  {base + '/' + peer:<{W}}" + "".join(f"{c:>14}" for c in cells))
+
+
+def cmd_grid(rows_path, cells_path):
+    """One table for bench/modes.sh: a row per cell, in the order of CELLS.tsv."""
+    rows = load_rows(rows_path)
+    cells = [line.rstrip("\n").split("\t") for line in open(cells_path) if line.strip()]
+    n = max((len(values_of(rows, s, t, "iops")) for s, t, _ in cells), default=0)
+    print(f"  medians over {n} repetition(s); IOPS range = lowest-highest single run")
+    LW = max(len(label) for _, _, label in cells)
+    cols = [("IOPS", 12), ("IOPS range", 23), ("CPU us/IO", 11), ("p99 us", 10)]
+    print(f"  {'':<{LW}}" + "".join(f"{c:>{w}}" for c, w in cols))
+    for s, t, label in cells:
+        iops = values_of(rows, s, t, "iops")
+        rng = f"{fmt(min(iops), 'iops')}-{fmt(max(iops), 'iops')}" if iops else "-"
+        vals = [fmt(median_of(rows, s, t, "iops"), "iops"), rng,
+                fmt(median_of(rows, s, t, "cpu_us")), fmt(median_of(rows, s, t, "p99_us"))]
+        print(f"  {label:<{LW}}" + "".join(f"{v:>{w}}" for v, (_, w) in zip(vals, cols)))
 
 
 def cmd_check(name, value, op, threshold, detail=""):
@@ -120,6 +154,8 @@ def main(argv):
         print(" ".join(repr(x) for x in fio_figures(args[0])))
     elif cmd == "table":
         cmd_table(*args)
+    elif cmd == "grid":
+        cmd_grid(*args)
     elif cmd == "ratio":
         rows = load_rows(args[0])
         print(repr(ratio(median_of(rows, args[1], args[3], args[2]), median_of(rows, args[1], args[4], args[2]))))

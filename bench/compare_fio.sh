@@ -7,6 +7,12 @@
 #        IOPS ioacct >= 1.1 x fio with its best io_uring options
 #   b) 4k randread, O_DIRECT, depth 32, 1 thread:
 #        CPU time per I/O of ioacct <= 1/3 of fio's (default options)
+#   e) 4k randread, O_DIRECT, depth 32, 1 thread, both tools at their best:
+#        ioacct --fixed-files --fixed-bufs --submit-batch 32 --complete-batch 32
+#        against fio with FIO_BEST_OPTS (--fixedbufs --registerfiles, batches of 32,
+#        --gtod_reduce=1): I/Os per CPU-second (IOPS / CPU seconds per second
+#        = 1e6 / CPU us per I/O) of ioacct >= fio's. The two alternate, and which
+#        one goes first alternates between repetitions.
 #
 # Usage: bench/compare_fio.sh [DIR]      (DIR: where the test files go)
 # Environment: RUNTIME (5s) REPS (3) BENCH_DIR IOACCT FIO OUT_DIR (see lib.sh), and
@@ -16,7 +22,7 @@
 #   FIO_LITERAL  1: also run fio with literally nothing but the default options in
 #                (a), which drops the file from the page cache (--invalidate=1);
 #                shown for information, no target                 (default 1)
-#   SCENARIOS    which of "a b" to run                            (default "a b")
+#   SCENARIOS    which of "a b e" to run                          (default "a b e")
 # Exit status: 0 when everything ran (whatever PASS/FAIL says), 2 when a run failed.
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -26,7 +32,7 @@ DIRECT_MIB=${DIRECT_MIB:-1024}
 CACHED_MIB=${CACHED_MIB:-512}
 FIO_BEST_OPTS=${FIO_BEST_OPTS:---iodepth_batch_submit=32 --iodepth_batch_complete_min=32 --fixedbufs --registerfiles --gtod_reduce=1 --hipri=0 --sqthread_poll=0}
 FIO_LITERAL=${FIO_LITERAL:-1}
-SCENARIOS=${SCENARIOS:-a b}
+SCENARIOS=${SCENARIOS:-a b e}
 need_ioacct
 need_fio
 
@@ -72,12 +78,17 @@ if [[ " $SCENARIOS " == *" a "* ]]; then
   $BL table "$ROWS" a ioacct "${peers[@]}"
   $BL check "a1 buffered IOPS ioacct/fio-default" "$($BL ratio "$ROWS" a iops ioacct fio-default)" ">=" 2.5
   $BL check "a2 buffered IOPS ioacct/fio-best" "$($BL ratio "$ROWS" a iops ioacct fio-best)" ">=" 1.1
-  rm -f -- "$FILE"
+  [ -n "${BENCH_SHARED_TAG:-}" ] || rm -f -- "$FILE"   # shared files: run_all.sh removes them
+fi
+
+# b) and e) share one O_DIRECT file.
+if [[ " $SCENARIOS " == *" b "* || " $SCENARIOS " == *" e "* ]]; then
+  make_test_file direct "$DIRECT_MIB"; DIRECT_FILE=$TEST_FILE
+  warm_direct "$DIRECT_FILE"
 fi
 
 if [[ " $SCENARIOS " == *" b "* ]]; then
-  make_test_file direct "$DIRECT_MIB"; FILE=$TEST_FILE
-  warm_direct "$FILE"
+  FILE=$DIRECT_FILE
   fio_job "$FILE"
   IOACCT_B=(--direct --rw randread --bs 4k --iodepth 32 --runtime "$RUNTIME" "$FILE")
   FIO_DEF_B=("${FIO_JOB[@]}" --direct=1)
@@ -97,4 +108,33 @@ if [[ " $SCENARIOS " == *" b "* ]]; then
   done
   $BL table "$ROWS" b ioacct fio-default fio-best
   $BL check "b  O_DIRECT CPU/IO ioacct/fio-default" "$($BL ratio "$ROWS" b cpu_us ioacct fio-default)" "<=" 0.3333
+fi
+
+if [[ " $SCENARIOS " == *" e "* ]]; then
+  FILE=$DIRECT_FILE
+  fio_job "$FILE"
+  IOACCT_E=(--direct --rw randread --bs 4k --iodepth 32 --fixed-files --fixed-bufs --submit-batch 32 --complete-batch 32
+            --runtime "$RUNTIME" "$FILE")
+  FIO_BEST_E=("${FIO_JOB[@]}" --direct=1 "${FIO_BEST[@]}")
+  echo
+  echo "== e) 4k randread, O_DIRECT ($DIRECT_MIB MiB file, host cache warmed), depth 32, 1 thread, both at their best"
+  echo "   ioacct-fixed: ioacct bench ${IOACCT_E[*]}"
+  echo "   fio-best:     fio ${FIO_BEST_E[*]}"
+  echo "   (odd repetitions run ioacct first, even ones fio first)"
+  for rep in $(seq 1 "$REPS"); do
+    if (( rep % 2 )); then order=(ioacct fio); else order=(fio ioacct); fi
+    for t in "${order[@]}"; do
+      if [ "$t" = ioacct ]; then
+        run_ioacct "$OUT_DIR/e.ioacct-fixed.$rep.json" "${IOACCT_E[@]}"
+        add_row "$ROWS" e ioacct-fixed "$rep" ioacct "$OUT_DIR/e.ioacct-fixed.$rep.json"
+      else
+        run_fio "$OUT_DIR/e.fio-best.$rep.json" "${FIO_BEST_E[@]}"
+        add_row "$ROWS" e fio-best "$rep" fio "$OUT_DIR/e.fio-best.$rep.json"
+      fi
+    done
+  done
+  $BL table "$ROWS" e ioacct-fixed fio-best
+  $BL check "e  O_DIRECT IOPS per CPU-second ioacct-fixed/fio-best" \
+    "$($BL ratio "$ROWS" e iops_per_cpu_s ioacct-fixed fio-best)" ">=" 1.0 \
+    "(median IOPS/CPU-s: ioacct $($BL fmt "$($BL median "$ROWS" e ioacct-fixed iops_per_cpu_s)" iops), fio $($BL fmt "$($BL median "$ROWS" e fio-best iops_per_cpu_s)" iops))"
 fi

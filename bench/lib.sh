@@ -54,11 +54,27 @@ fi
 
 # make_test_file NAME SIZE_MIB : sets TEST_FILE to a new file of random data,
 # synced to disk, removed at exit.
+# With BENCH_SHARED_TAG set (run_all.sh sets it), the file is $BENCH_DIR/NAME-SIZE_MIB.TAG
+# instead: a later script reuses it, and whoever set the tag removes it.
 make_test_file() {
   local name=$1 mib=$2 path
   if [ ! -d "$BENCH_DIR" ]; then
     mkdir -p -- "$BENCH_DIR" || die "cannot create $BENCH_DIR"
     _MADE_BENCH_DIR=1
+  fi
+  if [ -n "${BENCH_SHARED_TAG:-}" ]; then
+    path=$BENCH_DIR/$name-$mib.$BENCH_SHARED_TAG
+    if [ -f "$path" ] && [ "$(stat -c %s -- "$path")" = $((mib * 1048576)) ]; then
+      echo "# reusing $path ($mib MiB, made by an earlier script of this run)"
+      TEST_FILE=$path
+      return 0
+    fi
+    echo "# creating $path ($mib MiB of random data; kept for the next scripts of this run)"
+    dd if=/dev/urandom of="$path" bs=1M count="$mib" iflag=fullblock conv=fsync status=none \
+      || { rm -f -- "$path"; die "cannot write $path"; }
+    _MADE_BENCH_DIR=0   # run_all.sh removes the directory
+    TEST_FILE=$path
+    return 0
   fi
   path=$BENCH_DIR/$name.$$
   _CLEANUP_FILES+=("$path")

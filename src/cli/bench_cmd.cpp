@@ -120,6 +120,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_flag("--no-iowait", a.no_iowait, "Waiting is not iowait (IORING_ENTER_NO_IOWAIT, 6.15+)");
   b->add_flag("--nowait", a.nowait, "RWF_NOWAIT: fail instead of blocking inline");
   b->add_flag("--force-async", a.force_async, "IOSQE_ASYNC: always through the io-wq workers");
+  b->add_option("--acct", a.acct, "off (completions only), basic (+ CPU, SQ threads, devices at the window's edges) or full (+ per-I/O latency; default)")->type_name("LEVEL");
   b->add_flag("--destroy-data", a.destroy_data, "Allow writes to block devices (destroys their contents)");
   b->add_flag("--verify", a.verify, "Write checkable blocks and re-read them all after the run");
   b->add_flag("--verify-during", a.verify_during, "--verify, and also check every read of a written block");
@@ -215,6 +216,10 @@ JobSpec to_job(const BenchArgs& a) {
   } else {
     throw UsageError(fmt::format("--wait: '{}' is not sleep, spin or hybrid:DURATION", a.wait));
   }
+  if (a.acct == "off") j.acct = AcctLevel::Off;
+  else if (a.acct == "basic") j.acct = AcctLevel::Basic;
+  else if (a.acct == "full") j.acct = AcctLevel::Full;
+  else throw UsageError(fmt::format("--acct: '{}' is not one of off, basic, full", a.acct));
   if (!a.inject_faults.empty()) j.faults = parse_fault_spec("--inject-faults", a.inject_faults);
   j.verify = a.verify;
   j.verify_during = a.verify_during;
@@ -310,6 +315,12 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
     throw RuntimeError(fmt::format("--verify: {} block{} did not read back as written (first: offset {}, {})",
                                    r.verify->mismatches, r.verify->mismatches == 1 ? "" : "s", f.offset, f.kind));
   }
+  if (r.accounting)
+    for (const auto& sq : r.accounting->sq_threads)
+      if (sq.work_s && sq.cpu_s > 0.05 && *sq.work_s < 0.5 * sq.cpu_s)
+        fmt::print(stderr, "warning: SQ thread {} spent {:.0f}% of its {:.2f} CPU-seconds spinning without work; "
+                   "a shorter --sq-idle, or leaving --sqpoll off, gives that CPU back\n",
+                   sq.tid, 100.0 * (1 - *sq.work_s / sq.cpu_s), sq.cpu_s);
   if (r.error_count())
     fmt::print(stderr, "warning: {} I/O errors were tolerated (--max-errors {}); the results count "
                "only completed I/Os; check the device ('dmesg') before trusting them\n",

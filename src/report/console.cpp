@@ -28,6 +28,43 @@ void latency_lines(std::string& out, const Histogram& h, const char* indent) {
                      d(h.quantile(0.9)), d(h.quantile(0.99)), d(h.quantile(0.999)), d(h.quantile(0.9999)));
 }
 
+void accounting_lines(std::string& out, const Accounting& a, uint64_t ios) {
+  const auto& c = a.cpu;
+  out += fmt::format("             by thread (schedstat): submitters {:.2f} s, SQ threads {:.2f} s, io-wq {:.2f} s, "
+                     "other {:.2f} s\n", c.submitters_s, c.sq_threads_s, c.iowq_s, c.other_s);
+  for (const auto& sq : a.sq_threads) {
+    out += fmt::format("  sq thread  tid {}{}: {:.2f} CPU-s = {:.0f}% of a core", sq.tid,
+                       sq.rings > 1 ? fmt::format(" ({} rings)", sq.rings) : "", sq.cpu_s,
+                       a.interval_s > 0 ? 100.0 * sq.cpu_s / a.interval_s : 0.0);
+    if (sq.work_s)
+      out += fmt::format(", useful work {:.2f} s ({:.0f}%)", *sq.work_s, sq.cpu_s > 0 ? 100.0 * *sq.work_s / sq.cpu_s : 0.0);
+    else
+      out += ", useful work not available (this kernel's fdinfo has no SqWorkTime)";
+    if (ios) out += fmt::format(", {} CPU per I/O", format_duration_ns(sq.cpu_s * 1e9 / static_cast<double>(ios)));
+    out += fmt::format("  [{}]\n", sq.source);
+  }
+  for (const auto& d : a.devices) {
+    const auto& x = d.row;
+    out += fmt::format("  device     {}{}: r/s {:.1f}  w/s {:.1f}  rkB/s {:.1f}  wkB/s {:.1f}  r_await {:.2f}  "
+                       "w_await {:.2f}  aqu-sz {:.2f}  areq-sz {:.2f}  %util {:.1f}  (diskstats, iostat -x formulas)\n",
+                       x.device, d.role == "target" ? "" : " (underlying)", x.r_s, x.w_s, x.rkB_s, x.wkB_s, x.r_await,
+                       x.w_await, x.aqu_sz, x.areq_sz, x.util);
+  }
+  if (a.devices.empty()) out += "  device     not available: no target sits on a block device\n";
+  out += "  system    ";
+  if (a.system.iowait_pct)
+    out += fmt::format(" iowait {:.1f}%, idle {:.1f}% of all CPUs;", *a.system.iowait_pct, *a.system.idle_pct);
+  else
+    out += " iowait and idle not available (/proc/stat unreadable);";
+  if (a.system.cpuidle_s) {
+    out += " CPU idle states:";
+    for (const auto& [state, s] : *a.system.cpuidle_s) out += fmt::format(" {} {:.2f} s", state, s);
+    out += "\n";
+  } else {
+    out += " CPU idle states not available (no cpuidle in sysfs)\n";
+  }
+}
+
 }  // namespace
 
 std::string format_start_line(const JobSpec& job, const RunResult& r) {
@@ -72,11 +109,12 @@ std::string format_console(const JobSpec& job, const RunResult& r) {
     latency_lines(out, *t.latency, "             ");
   }
   const auto& e = t.engine;
-  out += fmt::format("  syscalls   {} in all; {} submitting ({:.1f} I/Os each), {} reaping ({:.1f} I/Os each)\n",
-                     e.syscalls, e.submit_syscalls,
-                     e.submit_syscalls ? static_cast<double>(e.submitted) / static_cast<double>(e.submit_syscalls) : 0.0,
-                     e.reap_syscalls,
-                     e.reap_syscalls ? static_cast<double>(e.reaped) / static_cast<double>(e.reap_syscalls) : 0.0);
+  auto each = [](uint64_t ios, uint64_t calls, const char* none) {
+    return calls ? fmt::format("{:.1f} I/Os each", static_cast<double>(ios) / static_cast<double>(calls)) : std::string(none);
+  };
+  out += fmt::format("  syscalls   {} in all; {} submitting ({}), {} reaping ({})\n", e.syscalls, e.submit_syscalls,
+                     each(e.submitted, e.submit_syscalls, job.uring.sqpoll ? "the SQ thread submits" : "none"),
+                     e.reap_syscalls, each(e.reaped, e.reap_syscalls, "completions found without waiting"));
   if (r.cpu) {
     const double cpu_s = r.cpu->user_s + r.cpu->sys_s;
     out += fmt::format("  cpu        user {:.2f} s  sys {:.2f} s  ({:.0f}% of one CPU)  {} per I/O;  "
@@ -84,9 +122,12 @@ std::string format_console(const JobSpec& job, const RunResult& r) {
                        r.cpu->user_s, r.cpu->sys_s, r.window_ns ? 100.0 * cpu_s * 1e9 / static_cast<double>(r.window_ns) : 0.0,
                        t.ios ? format_duration_ns(cpu_s * 1e9 / static_cast<double>(t.ios)) : "n/a (no I/O)",
                        r.cpu->vol_ctxsw, r.cpu->invol_ctxsw);
+  } else if (job.acct == AcctLevel::Off) {
+    out += "  cpu        not measured (--acct off)\n";
   } else {
     out += "  cpu        not measured: the run stopped before its measured window opened\n";
   }
+  if (r.accounting) accounting_lines(out, *r.accounting, t.ios);
   if (t.errors.empty()) {
     out += "  errors     none\n";
   } else {

@@ -138,6 +138,7 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
       {"seed", job.seed},
       {"max_errors", job.max_errors},
       {"uring", uring_options_json(job)},
+      {"acct", job.acct == AcctLevel::Off ? "off" : job.acct == AcctLevel::Basic ? "basic" : "full"},
       {"verify", job.verify},
       {"verify_during", job.verify_during},
   };
@@ -201,6 +202,39 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
   if (job.faults.any()) {
     const auto& f = r->total.faults;
     results["faults_injected"] = {{"EIO", f.eio}, {"short", f.short_io}, {"EAGAIN", f.eagain}, {"delayed", f.delayed}};
+  }
+  if (r->accounting) {
+    const Accounting& a = *r->accounting;
+    results["cpu"]["breakdown"] = {{"submitters_s", a.cpu.submitters_s}, {"sq_threads_s", a.cpu.sq_threads_s},
+                                   {"iowq_s", a.cpu.iowq_s}, {"other_s", a.cpu.other_s}, {"total_s", a.cpu.total_s}};
+    json sq = json::array();
+    for (const auto& t : a.sq_threads)
+      sq.push_back({{"tid", t.tid}, {"rings", t.rings}, {"cpu_s", t.cpu_s},
+                    {"cpu_fraction", a.interval_s > 0 ? json(t.cpu_s / a.interval_s) : json(nullptr)},
+                    {"work_s", t.work_s ? json(*t.work_s) : json(nullptr)},
+                    {"work_ratio", t.work_s && t.cpu_s > 0 ? json(*t.work_s / t.cpu_s) : json(nullptr)},
+                    {"cpu_per_io_us", r->total.ios ? json(t.cpu_s * 1e6 / static_cast<double>(r->total.ios)) : json(nullptr)},
+                    {"source", t.source}});
+    results["sq_threads"] = sq;
+    json devs = json::array();
+    for (const auto& d : a.devices) {
+      const auto& x = d.row;
+      devs.push_back({{"device", x.device}, {"role", d.role}, {"reads", x.reads}, {"writes", x.writes},
+                      {"r_s", x.r_s}, {"w_s", x.w_s}, {"rkB_s", x.rkB_s}, {"wkB_s", x.wkB_s},
+                      {"r_await_ms", x.r_await}, {"w_await_ms", x.w_await}, {"aqu_sz", x.aqu_sz},
+                      {"areq_sz_kB", x.areq_sz}, {"util_pct", x.util}});
+    }
+    results["devices"] = devs;
+    json idle = nullptr;
+    if (a.system.cpuidle_s) idle = *a.system.cpuidle_s;
+    results["system"] = {{"interval_s", a.interval_s},
+                         {"iowait_pct", a.system.iowait_pct ? json(*a.system.iowait_pct) : json(nullptr)},
+                         {"idle_pct", a.system.idle_pct ? json(*a.system.idle_pct) : json(nullptr)},
+                         {"cpuidle_s", idle}};
+  } else {
+    results["sq_threads"] = nullptr;
+    results["devices"] = nullptr;
+    results["system"] = nullptr;
   }
   results["first_error"] = r->first_error.empty() ? json(nullptr) : json(r->first_error);
   json hist = json::array();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "acct/histogram.hpp"
+#include "acct/accounting.hpp"
 #include "engine/engine.hpp"
 #include "engine/fault_engine.hpp"
 #include "workload/verify.hpp"
@@ -21,6 +22,7 @@ std::string error_key_name(int key);  // "EIO", "EOF"
 
 struct ThreadResult {
   unsigned index = 0;
+  int tid = 0;                  // the worker thread's id
   int cpu = -1;                 // pinned CPU, -1 if not pinned
   unsigned depth = 0;
   uint64_t ios = 0;             // completed in the measured window
@@ -56,7 +58,8 @@ struct RunResult {
   std::vector<ThreadResult> threads;
   ThreadResult total;           // merged over threads
   uint64_t window_ns = 0;       // from the window's start to the last thread's end
-  std::optional<CpuUsage> cpu;  // none when the window never opened
+  std::optional<CpuUsage> cpu;  // none when the window never opened, or --acct off
+  std::optional<Accounting> accounting;  // the kernel's view at the window's edges (--acct basic/full)
   bool interrupted = false;
   std::string stop_reason;      // "runtime", "ios", "interrupted", "errors", "fatal"
   std::string first_error;      // "EIO reading /dev/x at offset 4096", if any

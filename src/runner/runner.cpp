@@ -1,6 +1,7 @@
 #include "runner/runner.hpp"
 
 #include <pthread.h>
+#include <unistd.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 
 #include "acct/clock.hpp"
 #include "acct/cpu.hpp"
+#include "acct/system.hpp"
 #include "common/errors.hpp"
 #include "workload/offsets.hpp"
 
@@ -53,6 +55,11 @@ struct Control {
   std::atomic<bool> window_opened{false};
   std::atomic<unsigned> windows_open{0};
   CpuSample cpu_a, cpu_b;
+  // The kernel's view at the same edges (--acct basic/full).
+  bool sample_system = false;
+  std::vector<std::string> disks;
+  std::vector<int> ring_fds;
+  SystemSample sys_a, sys_b;
   std::mutex first_error_mu;
   std::string first_error;
 };
@@ -91,6 +98,8 @@ class Worker {
       setup();
     } catch (...) {
       setup_error_ = std::current_exception();
+      window_closed_ = true;
+      ctl_.windows_open.fetch_sub(1);  // the others wait for every window to close
       ctl_.ready.fetch_add(1, std::memory_order_release);
       pub_.done.store(true);
       return;
@@ -99,6 +108,10 @@ class Worker {
     while (!ctl_.go.load(std::memory_order_acquire)) std::this_thread::sleep_for(std::chrono::microseconds(50));
     if (ctl_.stop.load() == kRunning) loop();
     close_window(now_ns(), false);
+    // Stay alive until the last window closes: the closing sample reads every
+    // thread's schedstat, and an exited thread's time would vanish from it.
+    while (ctl_.windows_open.load(std::memory_order_acquire) > 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
     out_.engine = engine_->counters();
     if (faults_) out_.faults = faults_->injected();
     pub_.done.store(true, std::memory_order_release);
@@ -146,6 +159,7 @@ class Worker {
       engine_ = std::move(fe);
     }
     moves_data_ = engine_traits(job_.engine).moves_data;
+    acct_full_ = job_.acct == AcctLevel::Full;
     if (job_.rw != RwMode::RandRw) fixed_op_ = op_for_next();
 
     reqs_.resize(plan_.depth);
@@ -158,6 +172,7 @@ class Worker {
     }
     mix_ = Rng(job_.seed ^ (0x2545f4914f6cdd1dull * (plan_.index + 1)));
     out_.index = plan_.index;
+    out_.tid = static_cast<int>(gettid());
     out_.cpu = plan_.cpu;
     out_.depth = plan_.depth;
   }
@@ -294,7 +309,10 @@ class Worker {
   void open_window(Nanos now) {
     counting_ = true;
     window_start_ = ctl_.measure_start;
-    if (!ctl_.window_opened.exchange(true)) ctl_.cpu_a = sample_cpu();
+    if (!ctl_.window_opened.exchange(true) && job_.acct != AcctLevel::Off) {
+      if (ctl_.sample_system) ctl_.sys_a = sample_system(ctl_.disks, ctl_.ring_fds);
+      ctl_.cpu_a = sample_cpu();
+    }
     (void)now;
   }
 
@@ -305,7 +323,10 @@ class Worker {
       counting_ = false;
       out_.window_ns = now - window_start_;
     }
-    if (ctl_.windows_open.fetch_sub(1) == 1) ctl_.cpu_b = sample_cpu();
+    if (ctl_.windows_open.fetch_sub(1) == 1 && job_.acct != AcctLevel::Off) {
+      ctl_.cpu_b = sample_cpu();
+      if (ctl_.sample_system) ctl_.sys_b = sample_system(ctl_.disks, ctl_.ring_fds);
+    }
   }
 
   void loop() noexcept {
@@ -415,13 +436,15 @@ class Worker {
             ++out_.ios;
             if (s.op == IoOp::Read) { ++out_.reads; out_.bytes_read += moved; }
             else { ++out_.writes; out_.bytes_written += moved; }
-            const uint64_t l = now - s.t_submit;
-            if (l == run_lat) {
-              ++run_n;
-            } else {
-              if (run_n) lat.record_n(run_lat, run_n);
-              run_lat = l;
-              run_n = 1;
+            if (acct_full_) {
+              const uint64_t l = now - s.t_submit;
+              if (l == run_lat) {
+                ++run_n;
+              } else {
+                if (run_n) lat.record_n(run_lat, run_n);
+                run_lat = l;
+                run_n = 1;
+              }
             }
           }
         } else if (c.res > 0 && moves_data_) {
@@ -498,6 +521,7 @@ class Worker {
   std::unique_ptr<Engine> engine_;
   FaultEngine* faults_ = nullptr;  // engine_ itself, when faults are injected
   bool moves_data_ = true;
+  bool acct_full_ = true;  // record per-I/O latency
   std::unique_ptr<char, FreeDeleter> buffers_;
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_;
@@ -598,6 +622,22 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
     }
   }
   result.engine_desc = workers[0]->engine()->describe();
+  std::vector<std::string> target_disks;
+  if (job.acct != AcctLevel::Off) {
+    ctl.sample_system = true;
+    for (const auto& w : workers)
+      if (w->engine()->ring_fd() >= 0) ctl.ring_fds.push_back(w->engine()->ring_fd());
+    for (const auto& t : targets.list) {
+      const DeviceChain c = resolve_device(t.dev_major, t.dev_minor);
+      if (c.disk.empty()) continue;
+      auto add = [&](const std::string& d) {
+        if (std::find(ctl.disks.begin(), ctl.disks.end(), d) == ctl.disks.end()) ctl.disks.push_back(d);
+      };
+      add(c.disk);
+      target_disks.push_back(c.disk);
+      for (const auto& u : c.underlying) add(u);
+    }
+  }
   result.setup_flags = workers[0]->engine()->setup_flags();
   if (hooks.on_start) hooks.on_start(result);
 
@@ -654,7 +694,14 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
 
   result.merge_threads();
   result.window_ns = result.total.window_ns;
-  if (ctl.window_opened && ctl.cpu_a.valid && ctl.cpu_b.valid) result.cpu = cpu_delta(ctl.cpu_a, ctl.cpu_b);
+  if (ctl.window_opened && ctl.cpu_a.valid && ctl.cpu_b.valid) {
+    result.cpu = cpu_delta(ctl.cpu_a, ctl.cpu_b);
+    if (ctl.sample_system) {
+      std::vector<int> tids;
+      for (const auto& t : result.threads) tids.push_back(t.tid);
+      result.accounting = account(ctl.sys_a, ctl.sys_b, tids, target_disks);
+    }
+  }
   result.first_error = ctl.first_error;
   if (job.verify) {
     result.verify.emplace();

@@ -15,6 +15,11 @@ namespace ioacct {
 
 enum class RwMode { RandRead, RandWrite, Read, Write, RandRw };
 
+// How much accounting a run does (--acct): off counts completions only; basic
+// adds CPU, SQ threads, devices and system at the window's edges; full adds
+// per-I/O latency.
+enum class AcctLevel { Off, Basic, Full };
+
 const char* rw_name(RwMode rw) noexcept;
 inline bool rw_writes(RwMode rw) { return rw == RwMode::RandWrite || rw == RwMode::Write || rw == RwMode::RandRw; }
 inline bool rw_reads(RwMode rw) { return rw == RwMode::RandRead || rw == RwMode::Read || rw == RwMode::RandRw; }
@@ -47,6 +52,7 @@ struct JobSpec {
   std::chrono::nanoseconds verify_delay{0};  // wait before the final pass
   FaultSpec faults;                     // test-only: --inject-faults
   UringOptions uring;                   // io_uring modes (--sqpoll, --fixed-bufs, --wait ...)
+  AcctLevel acct = AcctLevel::Full;
   bool sq_shared = false;               // all threads' rings share one SQ thread
   std::vector<std::string> targets;  // empty: a temporary file
   std::string dir;                   // where the temporary file goes

@@ -1,0 +1,53 @@
+#pragma once
+// Turns the two window-edge samples into what bench reports: the CPU broken
+// down by kind of thread, each SQ thread's CPU and useful work, the devices'
+// iostat columns, and the system's iowait and idle. Pure: no I/O here.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "acct/system.hpp"
+
+namespace ioacct {
+
+struct CpuBreakdown {
+  double submitters_s = 0;  // ioacct's worker threads
+  double sq_threads_s = 0;  // iou-sqp-*: SQPOLL threads
+  double iowq_s = 0;        // iou-wrk-*: io-wq workers
+  double other_s = 0;       // the rest that lived through the window (main thread)
+  double total_s = 0;       // sum of the above (schedstat)
+};
+
+struct SqThreadStat {
+  uint64_t tid = 0;
+  unsigned rings = 0;                 // rings sharing it
+  double cpu_s = 0;                   // CPU it used in the window
+  std::optional<double> work_s;       // of which useful work (SqWorkTime); none if the kernel lacks it
+  std::string source;                 // "fdinfo SqTotalTime" or "schedstat"
+};
+
+struct DeviceStat {
+  IostatRow row;
+  std::string role;  // "target", "underlying"
+};
+
+struct SystemStat {
+  std::optional<double> iowait_pct, idle_pct;  // of all CPUs' time
+  std::optional<std::map<std::string, double>> cpuidle_s;  // residency per state; none: no cpuidle
+};
+
+struct Accounting {
+  double interval_s = 0;  // between the two samples, as measured
+  CpuBreakdown cpu;
+  std::vector<SqThreadStat> sq_threads;
+  std::vector<DeviceStat> devices;
+  SystemStat system;
+};
+
+// `workers` are the submitter threads' tids; `target_disks` the devices the
+// targets sit on (others in the samples are "underlying").
+Accounting account(const SystemSample& a, const SystemSample& b, const std::vector<int>& workers,
+                   const std::vector<std::string>& target_disks);
+
+}  // namespace ioacct

@@ -1,0 +1,154 @@
+#include "acct/system.hpp"
+
+#include <dirent.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "acct/clock.hpp"
+
+namespace ioacct {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string first_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string l;
+  std::getline(f, l);
+  return l;
+}
+
+}  // namespace
+
+DeviceChain resolve_device(unsigned major, unsigned minor) {
+  DeviceChain c;
+  if (major == 0) return c;  // anonymous: tmpfs, overlay, btrfs subvolumes
+  std::error_code ec;
+  const fs::path p = fs::canonical(fmt::format("/sys/dev/block/{}:{}", major, minor), ec);
+  if (ec) return c;
+  c.device = p.filename().string();
+  // A partition's directory sits inside its disk's.
+  c.disk = fs::exists(p / "partition", ec) ? p.parent_path().filename().string() : c.device;
+  std::set<std::string> seen{c.disk};
+  std::vector<std::string> todo{c.disk};
+  while (!todo.empty()) {
+    const std::string d = todo.back();
+    todo.pop_back();
+    const fs::path sys = "/sys/class/block/" + d;
+    for (const auto& e : fs::directory_iterator(sys / "slaves", ec)) {
+      std::string s = e.path().filename().string();
+      const fs::path sp = fs::canonical(e.path(), ec);
+      if (!ec && fs::exists(sp / "partition", ec)) s = sp.parent_path().filename().string();
+      if (seen.insert(s).second) {
+        c.underlying.push_back(s);
+        todo.push_back(s);
+      }
+    }
+    // A loop device's I/O lands on the disk holding its backing file.
+    const std::string backing = first_line((sys / "loop" / "backing_file").string());
+    struct stat st {};
+    if (!backing.empty() && stat(backing.c_str(), &st) == 0) {
+      const DeviceChain under = resolve_device(major(st.st_dev), minor(st.st_dev));
+      for (const std::string& s : {under.disk}) {
+        if (!s.empty() && seen.insert(s).second) {
+          c.underlying.push_back(s);
+          todo.push_back(s);
+        }
+      }
+    }
+  }
+  return c;
+}
+
+SystemSample sample_system(const std::vector<std::string>& disks, const std::vector<int>& ring_fds) {
+  SystemSample s;
+  s.stamp_ns = now_ns();
+  // Devices.
+  std::istringstream ds(slurp("/proc/diskstats"));
+  for (std::string line; std::getline(ds, line);)
+    if (auto d = parse_diskstats_line(line))
+      for (const auto& want : disks)
+        if (d->name == want) s.disks[want] = *d;
+  // Every thread of this process, SQ threads and io-wq workers included.
+  if (DIR* dir = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(dir)) {
+      if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+      const std::string base = std::string("/proc/self/task/") + e->d_name;
+      std::istringstream st(first_line(base + "/schedstat"));
+      TaskTime t;
+      if (!(st >> t.runtime_ns)) continue;  // exited meanwhile
+      t.comm = first_line(base + "/comm");
+      s.tasks[std::atoi(e->d_name)] = t;
+    }
+    closedir(dir);
+  }
+  // The rings' own view of their SQ threads.
+  for (int fd : ring_fds) {
+    const FdInfo info = parse_fdinfo(slurp(fmt::format("/proc/self/fdinfo/{}", fd)));
+    RingTime r;
+    r.fd = fd;
+    r.sq_thread = fdinfo_number(info, "SqThread");
+    if (r.sq_thread && (*r.sq_thread == 0 || *r.sq_thread == static_cast<uint64_t>(-1))) r.sq_thread.reset();
+    r.sq_total_us = fdinfo_number(info, "SqTotalTime");
+    r.sq_work_us = fdinfo_number(info, "SqWorkTime");
+    s.rings.push_back(r);
+  }
+  // The whole machine.
+  std::istringstream cpu(first_line("/proc/stat"));
+  std::string label;
+  cpu >> label;
+  for (uint64_t v; cpu >> v;) s.cpu_ticks.push_back(v);
+  std::error_code ec;
+  if (fs::exists("/sys/devices/system/cpu/cpu0/cpuidle", ec)) {
+    std::map<std::string, uint64_t> idle;
+    for (const auto& cpu_dir : fs::directory_iterator("/sys/devices/system/cpu", ec)) {
+      const fs::path states = cpu_dir.path() / "cpuidle";
+      for (const auto& st : fs::directory_iterator(states, ec)) {
+        const std::string name = first_line((st.path() / "name").string());
+        std::istringstream t(first_line((st.path() / "time").string()));
+        uint64_t us = 0;
+        if (!name.empty() && t >> us) idle[name] += us;
+      }
+    }
+    s.cpuidle_us = idle;
+  }
+  return s;
+}
+
+IostatRow iostat_row(const DiskStats& a, const DiskStats& b, double itv) {
+  // sysstat's iostat -x (rd_common.c, compute_ext_disk_stats) on deltas.
+  IostatRow r;
+  r.device = b.name;
+  const double reads = static_cast<double>(b.reads - a.reads), writes = static_cast<double>(b.writes - a.writes);
+  const double rsec = static_cast<double>(b.sectors_read - a.sectors_read);
+  const double wsec = static_cast<double>(b.sectors_written - a.sectors_written);
+  r.reads = b.reads - a.reads;
+  r.writes = b.writes - a.writes;
+  if (itv <= 0) return r;
+  r.r_s = reads / itv;
+  r.w_s = writes / itv;
+  r.rkB_s = rsec / 2 / itv;
+  r.wkB_s = wsec / 2 / itv;
+  r.r_await = reads ? static_cast<double>(b.read_ms - a.read_ms) / reads : 0;
+  r.w_await = writes ? static_cast<double>(b.write_ms - a.write_ms) / writes : 0;
+  r.aqu_sz = static_cast<double>(b.weighted_ms - a.weighted_ms) / (itv * 1000);
+  r.areq_sz = reads + writes ? (rsec + wsec) / 2 / (reads + writes) : 0;
+  r.util = std::min(100.0, static_cast<double>(b.io_ms - a.io_ms) / (itv * 1000) * 100);
+  return r;
+}
+
+}  // namespace ioacct

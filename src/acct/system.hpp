@@ -1,0 +1,57 @@
+#pragma once
+// What the kernel says about the run, sampled at the measured window's edges
+// only: /proc/diskstats for the targets' devices, /proc/self/task/*/schedstat
+// for every thread (ours, the SQ threads, io-wq workers), the rings' fdinfo
+// (SQ thread CPU and work time), /proc/stat and cpuidle. Two samples per run,
+// so nothing here is on the hot path.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "acct/procfs.hpp"
+
+namespace ioacct {
+
+// The block devices under a path: the whole disk holding it and, for stacked
+// devices (dm, md, loop), what is underneath. Names as in /sys/class/block.
+struct DeviceChain {
+  std::string device;                // "vda1", "loop0", "" if none (tmpfs)
+  std::string disk;                  // the whole disk: "vda"
+  std::vector<std::string> underlying;  // slaves / a loop device's backing disk, recursively
+};
+DeviceChain resolve_device(unsigned major, unsigned minor);
+
+struct TaskTime {
+  std::string comm;
+  uint64_t runtime_ns = 0;  // schedstat: time on CPU
+};
+
+struct RingTime {
+  int fd = -1;
+  std::optional<uint64_t> sq_thread;       // tid of the SQ thread, when there is one
+  std::optional<uint64_t> sq_total_us;     // SqTotalTime (6.x)
+  std::optional<uint64_t> sq_work_us;      // SqWorkTime
+};
+
+struct SystemSample {
+  uint64_t stamp_ns = 0;
+  std::map<std::string, DiskStats> disks;   // by name, the devices asked for
+  std::map<int, TaskTime> tasks;            // by tid, every thread of this process
+  std::vector<RingTime> rings;
+  std::vector<uint64_t> cpu_ticks;          // /proc/stat "cpu" line: user nice system idle iowait irq softirq steal
+  std::optional<std::map<std::string, uint64_t>> cpuidle_us;  // state name -> residency, all CPUs; none if no cpuidle
+};
+
+SystemSample sample_system(const std::vector<std::string>& disks, const std::vector<int>& ring_fds);
+
+// iostat -x columns for one device over an interval, with iostat's formulas.
+struct IostatRow {
+  std::string device;
+  double r_s = 0, w_s = 0, rkB_s = 0, wkB_s = 0, r_await = 0, w_await = 0, aqu_sz = 0, areq_sz = 0, util = 0;
+  uint64_t reads = 0, writes = 0;  // completed in the interval
+};
+IostatRow iostat_row(const DiskStats& a, const DiskStats& b, double interval_s);
+
+}  // namespace ioacct

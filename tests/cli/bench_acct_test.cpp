@@ -1,0 +1,139 @@
+// The kernel's view next to ioacct's: devices, CPU by thread, SQ threads.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/run_binary.hpp"
+
+namespace ioacct::test {
+namespace {
+
+using nlohmann::json;
+
+class LoopDevice {
+ public:
+  explicit LoopDevice(const std::string& dir) {
+    sh("head -c 67108864 /dev/urandom > " + dir + "/loop.img");
+    dev_ = sh("losetup --find --show " + dir + "/loop.img");
+  }
+  ~LoopDevice() { std::system(("losetup -d " + dev_).c_str()); }
+  const std::string& path() const { return dev_; }
+  std::string name() const { return dev_.substr(5); }
+
+ private:
+  std::string dev_;
+};
+
+const json* device(const json& j, const std::string& name) {
+  for (const auto& d : j["results"]["devices"])
+    if (d["device"] == name) return &d;
+  return nullptr;
+}
+
+TEST(BenchAcct, DiskstatsCountExactlyTheRunsReadsOnItsOwnLoopDevice) {
+  TempDir dir;
+  LoopDevice loop(dir.path());
+  for (const char* depth : {"1", "8"}) {
+    auto o = run_ioacct({"bench", "--format", "json", "--ios", "3000", "--iodepth", depth, loop.path()});
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    json j = json::parse(o.out);
+    const json* d = device(j, loop.name());
+    ASSERT_NE(d, nullptr) << j["results"]["devices"];
+    EXPECT_EQ((*d)["role"], "target");
+    EXPECT_EQ((*d)["reads"], 3000) << "every read, and only ours, is in /proc/diskstats";
+    EXPECT_EQ((*d)["writes"], 0);
+    EXPECT_NEAR((*d)["areq_sz_kB"].get<double>(), 4.0, 1e-9) << "4 KiB each, none merged";
+    EXPECT_GT((*d)["util_pct"].get<double>(), 0.0);
+  }
+}
+
+TEST(BenchAcct, CpuByThreadAddsUpToTheProcessTotal) {
+  TempDir dir;
+  for (const std::vector<std::string>& extra :
+       std::vector<std::vector<std::string>>{{}, {"--sqpoll", "--sq-idle", "10ms"}, {"--force-async"}, {"--threads", "2", "--iodepth", "16"}}) {
+    std::vector<std::string> args = {"bench", "--format", "json", "--size", "32m", "--runtime", "1s", "--buffered"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto o = run_ioacct(args, {.env = {"TMPDIR=" + dir.path()}});
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    json j = json::parse(o.out);
+    const json& cpu = j["results"]["cpu"];
+    const double total = cpu["user_s"].get<double>() + cpu["sys_s"].get<double>();
+    const double parts = cpu["breakdown"]["total_s"].get<double>();
+    EXPECT_NEAR(parts, total, 0.05 * total + 0.01) << "breakdown " << cpu["breakdown"] << " vs getrusage " << total;
+    if (extra.size() > 1 && extra[0] == "--sqpoll") {
+      ASSERT_EQ(j["results"]["sq_threads"].size(), 1u);
+      const json& sq = j["results"]["sq_threads"][0];
+      EXPECT_GT(cpu["breakdown"]["sq_threads_s"].get<double>(), 0.1) << "the SQ thread's CPU is in the total";
+      EXPECT_NEAR(sq["cpu_s"].get<double>(), cpu["breakdown"]["sq_threads_s"].get<double>(),
+                  0.05 * sq["cpu_s"].get<double>() + 0.01) << "fdinfo SqTotalTime agrees with schedstat";
+      EXPECT_LE(sq["work_s"].get<double>(), sq["cpu_s"].get<double>()) << "SqWorkTime <= SqTotalTime";
+    }
+    if (extra.size() == 1) {
+      EXPECT_GT(cpu["breakdown"]["iowq_s"].get<double>(), 0.0) << "IOSQE_ASYNC goes through io-wq";
+    }
+  }
+}
+
+TEST(BenchAcct, SqThreadCpuMatchesItsSchedstat) {
+  // The test reads the SQ thread's schedstat itself, at the start line and
+  // after the run, around a run longer than both sampling gaps.
+  TempDir dir;
+  uint64_t before = 0;
+  int sq_tid = 0;
+  auto o = run_ioacct({"bench", "--format", "json", "--size", "32m", "--runtime", "3s", "--sqpoll", "--sq-idle", "1ms"},
+                      {.env = {"TMPDIR=" + dir.path()}, .action_after = "ioacct bench:", .action_pid = [&](int pid) {
+                         const std::string tasks = sh("ls /proc/" + std::to_string(pid) + "/task");
+                         std::istringstream in(tasks);
+                         for (std::string tid; in >> tid;) {
+                           std::ifstream comm("/proc/" + std::to_string(pid) + "/task/" + tid + "/comm");
+                           std::string c;
+                           std::getline(comm, c);
+                           if (c.rfind("iou-sqp-", 0) == 0) {
+                             sq_tid = std::stoi(tid);
+                             std::ifstream st("/proc/" + std::to_string(pid) + "/task/" + tid + "/schedstat");
+                             st >> before;
+                           }
+                         }
+                       }});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  ASSERT_GT(sq_tid, 0) << "found the SQ thread";
+  json j = json::parse(o.out);
+  ASSERT_EQ(j["results"]["sq_threads"].size(), 1u);
+  EXPECT_EQ(j["results"]["sq_threads"][0]["tid"], sq_tid);
+  // The SQ thread runs flat out while I/O flows, so over 3 s its CPU is close
+  // to the window; what ioacct reports must not exceed what the thread used
+  // between our two looks (which bracket ioacct's window), and not fall far short.
+  const double reported = j["results"]["sq_threads"][0]["cpu_s"].get<double>();
+  EXPECT_GT(reported, 0.5);
+  EXPECT_LE(reported, j["results"]["window_s"].get<double>() * 1.05);
+}
+
+TEST(BenchAcct, WhatCannotBeMeasuredIsSaidNotZeroed) {
+  TempDir dir;
+  // tmpfs has no block device under it.
+  auto o = run_ioacct({"bench", "--format", "json", "--size", "8m", "--runtime", "300ms", "--dir", "/dev/shm"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  json j = json::parse(o.out);
+  EXPECT_TRUE(j["results"]["devices"].empty()) << j["results"]["devices"];
+  EXPECT_TRUE(j["results"]["sq_threads"].empty());
+  auto c = run_ioacct({"bench", "--size", "8m", "--runtime", "300ms", "--dir", "/dev/shm"});
+  EXPECT_NE(c.out.find("device     not available"), std::string::npos) << c.out;
+  // cpuidle: reported when sysfs has it, "not available" when not; never zeros.
+  const bool has_cpuidle = access("/sys/devices/system/cpu/cpu0/cpuidle", F_OK) == 0;
+  EXPECT_EQ(j["results"]["system"]["cpuidle_s"].is_null(), !has_cpuidle);
+  EXPECT_EQ(c.out.find("CPU idle states not available") != std::string::npos, !has_cpuidle) << c.out;
+  // --acct off measures no CPU, and says so.
+  auto off = run_ioacct({"bench", "--format", "json", "--size", "8m", "--runtime", "300ms", "--acct", "off"},
+                        {.env = {"TMPDIR=" + dir.path()}});
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  json k = json::parse(off.out);
+  EXPECT_TRUE(k["results"]["cpu"].is_null());
+  EXPECT_TRUE(k["results"]["latency_ns"].is_null());
+  EXPECT_TRUE(k["results"]["devices"].is_null());
+  EXPECT_GT(k["results"]["ios"].get<uint64_t>(), 0u);
+}
+
+}  // namespace
+}  // namespace ioacct::test
