@@ -131,6 +131,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_flag("--progress", a.progress, "Print progress every second even when stderr is not a terminal");
   // Test-only, so not in --help (docs/cli.md describes it).
   b->add_option("--inject-faults", a.inject_faults, "")->group("");
+  b->add_option("--dump-intervals", a.dump_intervals, "")->group("");
   for (CLI::Option* o : b->get_options())
     if (o->get_type_size() != 0) o->check(not_empty);  // every option that takes a value
   return b;
@@ -216,6 +217,7 @@ JobSpec to_job(const BenchArgs& a) {
   } else {
     throw UsageError(fmt::format("--wait: '{}' is not sleep, spin or hybrid:DURATION", a.wait));
   }
+  j.dump_intervals = a.dump_intervals;
   if (a.acct == "off") j.acct = AcctLevel::Off;
   else if (a.acct == "basic") j.acct = AcctLevel::Basic;
   else if (a.acct == "full") j.acct = AcctLevel::Full;
@@ -300,6 +302,12 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   if (r.verify_skipped && signals.received()) r.interrupted = true;
 
   emit(json_out ? to_json(job, &r, argv).dump(2) + "\n" : format_console(job, r));
+  if (!job.dump_intervals.empty()) {
+    std::string text;
+    for (const auto& t : r.threads)
+      for (const auto& [a0, b0] : t.intervals) text += fmt::format("{} {}\n", a0, b0);
+    write_atomically(job.dump_intervals, text);
+  }
 
   if (r.interrupted) {
     fmt::print(stderr, "ioacct: interrupted; the results above cover the time until the stop\n");

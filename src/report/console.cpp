@@ -65,6 +65,29 @@ void accounting_lines(std::string& out, const Accounting& a, uint64_t ios) {
   }
 }
 
+void inflight_lines(std::string& out, const InflightResult& f, const Accounting* a) {
+  if (!f.window_ns) return;
+  const double w = static_cast<double>(f.window_ns);
+  out += fmt::format("  in flight  busy {:.3f} s = {:.2f}% of the window (exact: the union of every I/O's "
+                     "submission-to-reaping interval)", static_cast<double>(f.busy_ns) / 1e9,
+                     100.0 * static_cast<double>(f.busy_ns) / w);
+  if (a)
+    for (const auto& d : a->devices)
+      if (d.role == "target")
+        out += fmt::format("; kernel %util on {} {:.1f}% ({:+.1f} points)", d.row.device, d.row.util,
+                           d.row.util - 100.0 * static_cast<double>(f.busy_ns) / w);
+  out += "\n             time with N in flight:";
+  for (int b = 0; b < InflightResult::kBuckets; ++b) {
+    if (!f.by_depth_ns[b]) continue;
+    const uint64_t lo = InflightResult::bucket_low(b);
+    const std::string label = b <= 1 ? std::to_string(lo) : fmt::format("{}-{}", lo, 2 * lo - 1);
+    out += fmt::format("  {}: {:.1f}%", label, 100.0 * static_cast<double>(f.by_depth_ns[b]) / w);
+  }
+  out += "\n";
+  if (f.log_waits)
+    out += fmt::format("             (workers waited {} times for the in-flight log to drain)\n", f.log_waits);
+}
+
 }  // namespace
 
 std::string format_start_line(const JobSpec& job, const RunResult& r) {
@@ -128,6 +151,7 @@ std::string format_console(const JobSpec& job, const RunResult& r) {
     out += "  cpu        not measured: the run stopped before its measured window opened\n";
   }
   if (r.accounting) accounting_lines(out, *r.accounting, t.ios);
+  if (r.inflight) inflight_lines(out, *r.inflight, r.accounting ? &*r.accounting : nullptr);
   if (t.errors.empty()) {
     out += "  errors     none\n";
   } else {

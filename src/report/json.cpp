@@ -236,6 +236,22 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
     results["devices"] = nullptr;
     results["system"] = nullptr;
   }
+  if (r->inflight && r->inflight->window_ns) {
+    const InflightResult& f = *r->inflight;
+    json by = json::array();
+    for (int b = 0; b < InflightResult::kBuckets; ++b) {
+      const uint64_t lo = InflightResult::bucket_low(b);
+      by.push_back({{"min", lo}, {"max", b <= 1 ? json(lo) : b == InflightResult::kBuckets - 1 ? json(nullptr) : json(2 * lo - 1)},
+                    {"s", static_cast<double>(f.by_depth_ns[b]) / 1e9}});
+    }
+    results["inflight"] = {{"window_s", static_cast<double>(f.window_ns) / 1e9},
+                           {"busy_s", static_cast<double>(f.busy_ns) / 1e9},
+                           {"busy_pct", 100.0 * static_cast<double>(f.busy_ns) / static_cast<double>(f.window_ns)},
+                           {"by_depth", by},
+                           {"log_waits", f.log_waits}};
+  } else {
+    results["inflight"] = nullptr;
+  }
   results["first_error"] = r->first_error.empty() ? json(nullptr) : json(r->first_error);
   json hist = json::array();
   for (const auto& b : r->total.latency->buckets()) hist.push_back({b.lo, b.hi, b.count});

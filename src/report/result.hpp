@@ -10,6 +10,7 @@
 
 #include "acct/histogram.hpp"
 #include "acct/accounting.hpp"
+#include "acct/inflight.hpp"
 #include "engine/engine.hpp"
 #include "engine/fault_engine.hpp"
 #include "workload/verify.hpp"
@@ -35,6 +36,7 @@ struct ThreadResult {
   uint64_t short_resubmits = 0; // short transfers finished by resubmitting the rest
   uint64_t eagain_retries = 0;
   FaultCounts faults;           // injected by --inject-faults (test-only), whole run
+  std::vector<std::pair<uint64_t, uint64_t>> intervals;  // test-only --dump-intervals: (submitted, reaped) ns
 };
 
 struct CpuUsage {
@@ -60,6 +62,7 @@ struct RunResult {
   uint64_t window_ns = 0;       // from the window's start to the last thread's end
   std::optional<CpuUsage> cpu;  // none when the window never opened, or --acct off
   std::optional<Accounting> accounting;  // the kernel's view at the window's edges (--acct basic/full)
+  std::optional<InflightResult> inflight;  // exact time with I/O in flight (--acct full)
   bool interrupted = false;
   std::string stop_reason;      // "runtime", "ios", "interrupted", "errors", "fatal"
   std::string first_error;      // "EIO reading /dev/x at offset 4096", if any

@@ -17,6 +17,7 @@
 
 #include "acct/clock.hpp"
 #include "acct/cpu.hpp"
+#include "acct/inflight.hpp"
 #include "acct/system.hpp"
 #include "common/errors.hpp"
 #include "workload/offsets.hpp"
@@ -90,14 +91,16 @@ struct Plan {
 class Worker {
  public:
   Worker(const JobSpec& job, const Targets& targets, Plan plan, Control& ctl, Published& pub,
-         ThreadResult& out, std::vector<VerifyTable>* tables)
-      : job_(job), targets_(targets), plan_(std::move(plan)), ctl_(ctl), pub_(pub), out_(out), tables_(tables) {}
+         ThreadResult& out, std::vector<VerifyTable>* tables, InflightLog* log)
+      : job_(job), targets_(targets), plan_(std::move(plan)), ctl_(ctl), pub_(pub), out_(out), tables_(tables),
+        log_(log) {}
 
   void operator()() noexcept {
     try {
       setup();
     } catch (...) {
       setup_error_ = std::current_exception();
+      if (log_) log_->finish();
       window_closed_ = true;
       ctl_.windows_open.fetch_sub(1);  // the others wait for every window to close
       ctl_.ready.fetch_add(1, std::memory_order_release);
@@ -108,6 +111,7 @@ class Worker {
     while (!ctl_.go.load(std::memory_order_acquire)) std::this_thread::sleep_for(std::chrono::microseconds(50));
     if (ctl_.stop.load() == kRunning) loop();
     close_window(now_ns(), false);
+    if (log_) log_->finish();
     // Stay alive until the last window closes: the closing sample reads every
     // thread's schedstat, and an exited thread's time would vanish from it.
     while (ctl_.windows_open.load(std::memory_order_acquire) > 0)
@@ -160,6 +164,8 @@ class Worker {
     }
     moves_data_ = engine_traits(job_.engine).moves_data;
     acct_full_ = job_.acct == AcctLevel::Full;
+    dump_ = !job_.dump_intervals.empty();
+    if (dump_) out_.intervals.reserve(1 << 20);
     if (job_.rw != RwMode::RandRw) fixed_op_ = op_for_next();
 
     reqs_.resize(plan_.depth);
@@ -346,6 +352,7 @@ class Worker {
     uint64_t pace_k = 0;
     Nanos next_due = now;
     unsigned inflight = 0;  // prepared or submitted, not yet finished
+    unsigned inflight_logged = 0;  // last count sent to the in-flight log
     if (now >= ctl_.measure_start) open_window(now);  // no ramp: the first I/O counts
     if (quota == 0) {  // this thread's share of --ios is nothing
       close_window(now, true);
@@ -357,6 +364,7 @@ class Worker {
     for (;;) {
       // 1. New requests: fill the free depth, a submit batch at a time.
       bool starved = false;  // --verify: the blocks picked were all in flight
+      Nanos t_prep = 0;      // the submission stamp of this batch
       if (!stopping) {
         unsigned n = std::min(depth - inflight, sb);
         if (counting_ && quota != UINT64_MAX)
@@ -377,12 +385,18 @@ class Worker {
           }
           n = due ? prepare(due, t) : 0;
           starved = n < due;
+          t_prep = t;
         } else if (n) {
           const unsigned asked = n;
-          n = prepare(n, now_ns());
+          t_prep = now_ns();
+          n = prepare(n, t_prep);
           starved = n < asked;
         }
         inflight += n;
+        if (n && log_) {
+          log_->push(t_prep, inflight);
+          inflight_logged = inflight;
+        }
       }
       if (nreq_) {
         const unsigned q = engine_->queue({reqs_.data(), nreq_});
@@ -436,6 +450,7 @@ class Worker {
             ++out_.ios;
             if (s.op == IoOp::Read) { ++out_.reads; out_.bytes_read += moved; }
             else { ++out_.writes; out_.bytes_written += moved; }
+            if (dump_) out_.intervals.emplace_back(s.t_submit, now);
             if (acct_full_) {
               const uint64_t l = now - s.t_submit;
               if (l == run_lat) {
@@ -478,6 +493,11 @@ class Worker {
         }
       }
       if (run_n) lat.record_n(run_lat, run_n);
+      if (log_) {
+        if (inflight != inflight_logged) log_->push(now, inflight);
+        log_->watermark(now);
+        inflight_logged = inflight;
+      }
       pub_.completed.store(completed, std::memory_order_relaxed);
       pub_.bytes.store(bytes_all, std::memory_order_relaxed);
       pub_.inflight.store(inflight, std::memory_order_relaxed);
@@ -515,6 +535,7 @@ class Worker {
   ThreadResult& out_;
   std::exception_ptr setup_error_;
   std::vector<VerifyTable>* tables_;  // null without --verify
+  InflightLog* log_;                  // null unless --acct full
   VerifyResult verify_;
   uint64_t generation_ = 0;
   std::optional<IoOp> fixed_op_;  // every request's op, unless --rw randrw mixes them
@@ -522,6 +543,7 @@ class Worker {
   FaultEngine* faults_ = nullptr;  // engine_ itself, when faults are injected
   bool moves_data_ = true;
   bool acct_full_ = true;  // record per-I/O latency
+  bool dump_ = false;      // test-only: keep every counted I/O's interval
   std::unique_ptr<char, FreeDeleter> buffers_;
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_;
@@ -598,11 +620,17 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
       const size_t blocks = static_cast<size_t>(t.range / job.bs);
       tables.push_back({std::vector<uint8_t>(blocks, 0), std::vector<uint8_t>(blocks, 0)});
     }
+  // The exact in-flight tracker (--acct full): one log per worker, merged here.
+  std::vector<std::unique_ptr<InflightLog>> log_store;
+  std::vector<InflightLog*> logs;
+  if (job.acct == AcctLevel::Full)
+    for (unsigned i = 0; i < T; ++i) logs.push_back(log_store.emplace_back(std::make_unique<InflightLog>()).get());
+  InflightMerger merger(T);
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<std::thread> threads;
   for (unsigned i = 0; i < T; ++i)
     workers.push_back(std::make_unique<Worker>(job, targets, plans[i], ctl, pub[i], result.threads[i],
-                                               job.verify ? &tables : nullptr));
+                                               job.verify ? &tables : nullptr, logs.empty() ? nullptr : logs[i]));
   auto join_all = [&] {
     for (auto& th : threads)
       if (th.joinable()) th.join();
@@ -645,6 +673,7 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
   ctl.measure_start = t0 + static_cast<Nanos>(job.ramp.count());
   if (job.runtime) ctl.deadline = ctl.measure_start + static_cast<Nanos>(job.runtime->count());
   if (interrupted) ctl.stop = kInterrupted;  // a signal while the rings were set up
+  merger.start_at(ctl.measure_start);
   ctl.go.store(true, std::memory_order_release);
 
   // Supervise: progress once a second, stop on a signal.
@@ -656,7 +685,10 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
     for (unsigned i = 0; i < T; ++i) all_done &= pub[i].done.load(std::memory_order_acquire);
     if (all_done) break;
     const Nanos t = now_ns();
-    const int wait_ms = static_cast<int>(std::clamp<int64_t>((static_cast<int64_t>(next_tick) - static_cast<int64_t>(t)) / 1'000'000, 1, 50));
+    // Wake often enough to drain the in-flight logs long before they fill.
+    const int wait_ms = static_cast<int>(std::clamp<int64_t>((static_cast<int64_t>(next_tick) - static_cast<int64_t>(t)) / 1'000'000, 1,
+                                                             logs.empty() ? 50 : 5));
+    if (!logs.empty()) merger.poll(logs);
     if (hooks.wait_stop_signal && hooks.wait_stop_signal(wait_ms) && !interrupted) {
       interrupted = true;
       int expected = kRunning;  // a stop for errors came first and stays the reason
@@ -694,6 +726,7 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
 
   result.merge_threads();
   result.window_ns = result.total.window_ns;
+  if (!logs.empty() && ctl.window_opened) result.inflight = merger.finish(logs, ctl.measure_start + result.window_ns);
   if (ctl.window_opened && ctl.cpu_a.valid && ctl.cpu_b.valid) {
     result.cpu = cpu_delta(ctl.cpu_a, ctl.cpu_b);
     if (ctl.sample_system) {

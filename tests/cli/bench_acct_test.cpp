@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -133,6 +134,69 @@ TEST(BenchAcct, WhatCannotBeMeasuredIsSaidNotZeroed) {
   EXPECT_TRUE(k["results"]["latency_ns"].is_null());
   EXPECT_TRUE(k["results"]["devices"].is_null());
   EXPECT_GT(k["results"]["ios"].get<uint64_t>(), 0u);
+}
+
+}  // namespace
+}  // namespace ioacct::test
+
+namespace ioacct::test {
+namespace {
+
+double by_depth_total(const json& f) {
+  double s = 0;
+  for (const auto& b : f["by_depth"]) s += b["s"].get<double>();
+  return s;
+}
+
+TEST(BenchInflight, AtDepthOneBusyTimeIsTheSumOfLatencies) {
+  TempDir dir;
+  auto o = run_ioacct({"bench", "--format", "json", "--size", "32m", "--ios", "3000", "--iodepth", "1"},
+                      {.env = {"TMPDIR=" + dir.path()}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  json j = json::parse(o.out);
+  const json& f = j["results"]["inflight"];
+  const json& lat = j["results"]["latency_ns"];
+  const double sum_s = lat["mean"].get<double>() * lat["count"].get<double>() / 1e9;
+  EXPECT_NEAR(f["busy_s"].get<double>(), sum_s, 0.01 * sum_s) << "one I/O at a time: the union is the sum";
+  EXPECT_NEAR(by_depth_total(f), f["window_s"].get<double>(), 0.01 * f["window_s"].get<double>());
+  EXPECT_EQ(f["by_depth"][2]["s"], 0.0) << "never 2 in flight at depth 1";
+}
+
+TEST(BenchInflight, TwoThreadsMatchTheUnionOfEveryInterval) {
+  TempDir dir;
+  const std::string dump = dir.path() + "/intervals";
+  auto o = run_ioacct({"bench", "--format", "json", "--size", "32m", "--ios", "20000", "--threads", "2",
+                       "--iodepth", "16", "--dump-intervals", dump},
+                      {.env = {"TMPDIR=" + dir.path()}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  json j = json::parse(o.out);
+  const json& f = j["results"]["inflight"];
+  // Offline: sort the logged intervals and take their union.
+  std::vector<std::pair<uint64_t, uint64_t>> iv;
+  std::ifstream in(dump);
+  for (uint64_t a, b; in >> a >> b;) iv.emplace_back(a, b);
+  ASSERT_EQ(iv.size(), 20000u) << "every counted I/O logged";
+  std::sort(iv.begin(), iv.end());
+  uint64_t union_ns = 0, cur_a = iv[0].first, cur_b = iv[0].second, longest = 0, sum = 0;
+  for (const auto& [a, b] : iv) {
+    longest = std::max(longest, b - a);
+    sum += b - a;
+    if (a > cur_b) {
+      union_ns += cur_b - cur_a;
+      cur_a = a;
+      cur_b = b;
+    } else {
+      cur_b = std::max(cur_b, b);
+    }
+  }
+  union_ns += cur_b - cur_a;
+  const double busy = f["busy_s"].get<double>() * 1e9;
+  EXPECT_LE(busy, static_cast<double>(sum) * 1.0001);
+  EXPECT_GE(busy, static_cast<double>(longest));
+  EXPECT_NEAR(busy, static_cast<double>(union_ns), 1e-4 * static_cast<double>(union_ns) + 1000)
+      << "the tracker is the exact union, to the clock's resolution";
+  EXPECT_NEAR(by_depth_total(f), f["window_s"].get<double>(), 0.01 * f["window_s"].get<double>());
+  EXPECT_EQ(f["log_waits"], 0);
 }
 
 }  // namespace
