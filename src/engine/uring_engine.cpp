@@ -110,11 +110,15 @@ void UringEngine::setup(const EngineOptions& opts) {
     // The CQ is twice the SQ (the kernel default, made explicit): in-flight
     // never exceeds depth <= SQ size, so the CQ cannot overflow, and with
     // FEAT_NODROP even an overflow would be kept by the kernel, not lost.
-    p.cq_entries = 2 * std::max(opts.depth, 1u);
+    p.cq_entries = 2 * std::max(opts.depth, 1u) * (o_.sqpoll ? 2 : 1);
     p.sq_thread_cpu = o_.sq_cpu >= 0 ? static_cast<uint32_t>(o_.sq_cpu) : 0;
     p.sq_thread_idle = o_.sq_idle_ms;
     p.wq_fd = o_.attach_wq_fd >= 0 ? static_cast<uint32_t>(o_.attach_wq_fd) : 0;
-    const int ret = io_uring_queue_init_params(std::max(opts.depth, 1u), &ring_, &p);
+    // With SQPOLL the SQ thread publishes its head only after a whole batch,
+    // so a completion can be seen before its SQE slot is given back: twice
+    // the depth in SQ entries means the ring is never full for that reason.
+    const unsigned entries = std::max(opts.depth, 1u) * (o_.sqpoll ? 2 : 1);
+    const int ret = io_uring_queue_init_params(entries, &ring_, &p);
     if (ret == 0) {
       flags_ = flags;
       features_ = p.features;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -54,7 +55,19 @@ std::vector<Ring> run_and_look(const std::vector<std::string>& extra, json* repo
   auto o = run_ioacct(args, {.env = {"TMPDIR=" + dir.path()}, .action_after = "ioacct bench:",
                              .action_pid = [&](int pid) {
                                usleep(300'000);  // let the run get going
-                               rings = rings_of(pid);
+                               // fdinfo may show SqThread -1 for a moment (the kernel's
+                               // comment: "might be NULL if we raced"); look again then.
+                               const bool sqpoll = std::find(extra.begin(), extra.end(), "--sqpoll") != extra.end();
+                               for (int tries = 0; tries < (sqpoll ? 20 : 1); ++tries) {
+                                 rings = rings_of(pid);
+                                 bool settled = true;
+                                 for (const auto& r : rings) {
+                                   auto it = r.info.find("SqThread");
+                                   if (it != r.info.end() && it->second == "-1") settled = false;
+                                 }
+                                 if (settled) break;
+                                 usleep(50'000);
+                               }
                              }});
   EXPECT_EQ(o.exit_code, 0) << o.err;
   if (report && o.exit_code == 0) *report = json::parse(o.out);
