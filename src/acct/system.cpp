@@ -1,6 +1,7 @@
 #include "acct/system.hpp"
 
 #include <dirent.h>
+#include <sched.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -74,7 +75,7 @@ DeviceChain resolve_device(unsigned major, unsigned minor) {
   return c;
 }
 
-SystemSample sample_system(const std::vector<std::string>& disks, const std::vector<int>& ring_fds) {
+SystemSample sample_system(const std::vector<std::string>& disks, const std::vector<int>& ring_fds, bool sqpoll) {
   SystemSample s;
   s.stamp_ns = now_ns();
   // Devices.
@@ -98,7 +99,16 @@ SystemSample sample_system(const std::vector<std::string>& disks, const std::vec
   }
   // The rings' own view of their SQ threads.
   for (int fd : ring_fds) {
-    const FdInfo info = parse_fdinfo(slurp(fmt::format("/proc/self/fdinfo/{}", fd)));
+    // fdinfo prints the SQ thread's figures only if it can take the ring's
+    // lock at that instant (a trylock); a busy SQ thread holds it most of the
+    // time, and the line then reads -1. Look again, briefly, before giving up.
+    FdInfo info;
+    for (int attempt = 0; attempt < (sqpoll ? 2000 : 1); ++attempt) {
+      info = parse_fdinfo(slurp(fmt::format("/proc/self/fdinfo/{}", fd)));
+      auto it = info.find("SqThread");
+      if (it == info.end() || it->second != "-1") break;  // the lock was had
+      sched_yield();
+    }
     RingTime r;
     r.fd = fd;
     r.sq_thread = fdinfo_number(info, "SqThread");

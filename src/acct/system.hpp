@@ -44,7 +44,8 @@ struct SystemSample {
   std::optional<std::map<std::string, uint64_t>> cpuidle_us;  // state name -> residency, all CPUs; none if no cpuidle
 };
 
-SystemSample sample_system(const std::vector<std::string>& disks, const std::vector<int>& ring_fds);
+// `sqpoll`: the rings have SQ threads, whose fdinfo lines may need a retry.
+SystemSample sample_system(const std::vector<std::string>& disks, const std::vector<int>& ring_fds, bool sqpoll);
 
 // iostat -x columns for one device over an interval, with iostat's formulas.
 struct IostatRow {

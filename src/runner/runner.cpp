@@ -316,7 +316,7 @@ class Worker {
     counting_ = true;
     window_start_ = ctl_.measure_start;
     if (!ctl_.window_opened.exchange(true) && job_.acct != AcctLevel::Off) {
-      if (ctl_.sample_system) ctl_.sys_a = sample_system(ctl_.disks, ctl_.ring_fds);
+      if (ctl_.sample_system) ctl_.sys_a = sample_system(ctl_.disks, ctl_.ring_fds, job_.uring.sqpoll);
       ctl_.cpu_a = sample_cpu();
     }
     (void)now;
@@ -331,7 +331,7 @@ class Worker {
     }
     if (ctl_.windows_open.fetch_sub(1) == 1 && job_.acct != AcctLevel::Off) {
       ctl_.cpu_b = sample_cpu();
-      if (ctl_.sample_system) ctl_.sys_b = sample_system(ctl_.disks, ctl_.ring_fds);
+      if (ctl_.sample_system) ctl_.sys_b = sample_system(ctl_.disks, ctl_.ring_fds, job_.uring.sqpoll);
     }
   }
 

@@ -29,8 +29,10 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-// Every io_uring the process holds, with its fdinfo.
-std::vector<Ring> rings_of(int pid) {
+// Every io_uring the process holds, with its fdinfo. fdinfo shows SqThread
+// -1 when it cannot take the ring's lock at that instant (an SQ thread holds
+// it while it submits), so with `sqpoll` each ring is read until it can.
+std::vector<Ring> rings_of(int pid, bool sqpoll) {
   std::vector<Ring> out;
   const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
   if (DIR* d = opendir(dir.c_str())) {
@@ -38,8 +40,17 @@ std::vector<Ring> rings_of(int pid) {
       char target[256] = {};
       if (readlink((dir + "/" + e->d_name).c_str(), target, sizeof(target) - 1) <= 0) continue;
       if (std::string(target) != "anon_inode:[io_uring]") continue;
-      out.push_back({std::atoi(e->d_name),
-                     parse_fdinfo(slurp("/proc/" + std::to_string(pid) + "/fdinfo/" + e->d_name))});
+      FdInfo info;
+      for (int tries = 0; tries < 2000; ++tries) {
+        info = parse_fdinfo(slurp("/proc/" + std::to_string(pid) + "/fdinfo/" + e->d_name));
+        // Lines printed only under the lock: UserFiles (6.x), and the SQ
+        // thread's, which read -1 without it.
+        const bool locked = info.count("UserFiles") > 0;
+        const bool sq_ok = !sqpoll || (info.count("SqThread") && info.at("SqThread") != "-1");
+        if (locked && sq_ok) break;
+        usleep(200);
+      }
+      out.push_back({std::atoi(e->d_name), info});
     }
     closedir(d);
   }
@@ -55,19 +66,7 @@ std::vector<Ring> run_and_look(const std::vector<std::string>& extra, json* repo
   auto o = run_ioacct(args, {.env = {"TMPDIR=" + dir.path()}, .action_after = "ioacct bench:",
                              .action_pid = [&](int pid) {
                                usleep(300'000);  // let the run get going
-                               // fdinfo may show SqThread -1 for a moment (the kernel's
-                               // comment: "might be NULL if we raced"); look again then.
-                               const bool sqpoll = std::find(extra.begin(), extra.end(), "--sqpoll") != extra.end();
-                               for (int tries = 0; tries < (sqpoll ? 20 : 1); ++tries) {
-                                 rings = rings_of(pid);
-                                 bool settled = true;
-                                 for (const auto& r : rings) {
-                                   auto it = r.info.find("SqThread");
-                                   if (it != r.info.end() && it->second == "-1") settled = false;
-                                 }
-                                 if (settled) break;
-                                 usleep(50'000);
-                               }
+                               rings = rings_of(pid, std::find(extra.begin(), extra.end(), "--sqpoll") != extra.end());
                              }});
   EXPECT_EQ(o.exit_code, 0) << o.err;
   if (report && o.exit_code == 0) *report = json::parse(o.out);
