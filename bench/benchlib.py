@@ -4,10 +4,18 @@ print ratios and PASS/FAIL lines. Standard library only.
 
   benchlib.py ioacct FILE.json        -> "iops cpu_us_per_io p50_us p99_us"
   benchlib.py fio FILE.json           -> the same four figures for fio's job 0
+  benchlib.py ioacct-thread FILE.json -> the same, but CPU us/IO counts only the
+                                         submitting threads (results.cpu.breakdown.
+                                         submitters_s), like fio's RUSAGE_THREAD figure;
+                                         "nan" when the build has no breakdown
+  benchlib.py breakdown FILE.json     -> "submitters_us sq_threads_us iowq_us other_us",
+                                         each CPU us per I/O ("nan" without a breakdown)
   benchlib.py table ROWS.tsv SCENARIO BASE PEER [PEER...]
                                       -> medians per tool and BASE/PEER ratios
-  benchlib.py grid ROWS.tsv CELLS.tsv -> one table, a row per cell (bench/modes.sh);
-                                         CELLS.tsv lines: scenario<TAB>tool<TAB>label
+  benchlib.py grid ROWS.tsv CELLS.tsv [EXTRA]
+                                      -> one table, a row per cell (bench/modes.sh);
+                                         CELLS.tsv lines: scenario<TAB>tool<TAB>label;
+                                         EXTRA lines: scenario tool rep + `breakdown`
   benchlib.py ratio ROWS.tsv SCENARIO FIELD BASE PEER
                                       -> median(BASE.FIELD) / median(PEER.FIELD)
   benchlib.py median ROWS.tsv SCENARIO TOOL FIELD
@@ -58,6 +66,23 @@ def ioacct_figures(path):
     cpu = r.get("cpu") or {}
     return [num(r.get("iops")), num(cpu.get("per_io_us")),
             num(lat.get("p50")) / 1e3, num(lat.get("p99")) / 1e3]
+
+
+def ioacct_breakdown(path):
+    """CPU us per I/O of each kind of thread, from results.cpu.breakdown (newer builds)."""
+    r = json.load(open(path))["results"]
+    b = (r.get("cpu") or {}).get("breakdown") or {}
+    ios = r.get("ios") or 0
+    keys = ["submitters_s", "sq_threads_s", "iowq_s", "other_s"]
+    if not ios or not all(isinstance(b.get(k), (int, float)) for k in keys):
+        return [float("nan")] * len(keys)
+    return [b[k] * 1e6 / ios for k in keys]
+
+
+def ioacct_thread_figures(path):
+    f = ioacct_figures(path)
+    f[1] = ioacct_breakdown(path)[0]
+    return f
 
 
 def fio_figures(path):
@@ -121,20 +146,40 @@ def cmd_table(rows_path, scenario, base, *peers):
         print(f"  {base + '/' + peer:<{W}}" + "".join(f"{c:>14}" for c in cells))
 
 
-def cmd_grid(rows_path, cells_path):
-    """One table for bench/modes.sh: a row per cell, in the order of CELLS.tsv."""
+def cmd_grid(rows_path, cells_path, extra_path=None):
+    """One table for bench/modes.sh: a row per cell, in the order of CELLS.tsv.
+    EXTRA (optional) lines: scenario tool rep submitters_us sq_threads_us iowq_us other_us;
+    when given, two more columns show how much of CPU us/IO was the SQ thread and
+    the rest of the process besides the submitting thread (main thread, io-wq)."""
     rows = load_rows(rows_path)
     cells = [line.rstrip("\n").split("\t") for line in open(cells_path) if line.strip()]
+    extra = []
+    if extra_path:
+        for line in open(extra_path):
+            p = line.split()
+            if len(p) == 7:
+                extra.append((p[0], p[1], [float(x) for x in p[3:]]))
+
+    def emed(s, t, i):
+        vals = [f[i] for es, et, f in extra if es == s and et == t and not math.isnan(f[i])]
+        return statistics.median(vals) if vals else float("nan")
+
+    show_extra = any(not math.isnan(f[0]) for _, _, f in extra)
     n = max((len(values_of(rows, s, t, "iops")) for s, t, _ in cells), default=0)
     print(f"  medians over {n} repetition(s); IOPS range = lowest-highest single run")
     LW = max(len(label) for _, _, label in cells)
     cols = [("IOPS", 12), ("IOPS range", 23), ("CPU us/IO", 11), ("p99 us", 10)]
+    if show_extra:
+        cols += [("SQ thr us/IO", 14), ("other us/IO", 13)]
     print(f"  {'':<{LW}}" + "".join(f"{c:>{w}}" for c, w in cols))
     for s, t, label in cells:
         iops = values_of(rows, s, t, "iops")
         rng = f"{fmt(min(iops), 'iops')}-{fmt(max(iops), 'iops')}" if iops else "-"
         vals = [fmt(median_of(rows, s, t, "iops"), "iops"), rng,
                 fmt(median_of(rows, s, t, "cpu_us")), fmt(median_of(rows, s, t, "p99_us"))]
+        if show_extra:
+            sq = emed(s, t, 1)
+            vals += [fmt(sq) if sq > 0 else "-", fmt(emed(s, t, 2) + emed(s, t, 3))]
         print(f"  {label:<{LW}}" + "".join(f"{v:>{w}}" for v, (_, w) in zip(vals, cols)))
 
 
@@ -150,6 +195,10 @@ def main(argv):
     cmd, args = argv[1], argv[2:]
     if cmd == "ioacct":
         print(" ".join(repr(x) for x in ioacct_figures(args[0])))
+    elif cmd == "ioacct-thread":
+        print(" ".join(repr(x) for x in ioacct_thread_figures(args[0])))
+    elif cmd == "breakdown":
+        print(" ".join(repr(x) for x in ioacct_breakdown(args[0])))
     elif cmd == "fio":
         print(" ".join(repr(x) for x in fio_figures(args[0])))
     elif cmd == "table":

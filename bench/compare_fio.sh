@@ -11,8 +11,9 @@
 #        ioacct --fixed-files --fixed-bufs --submit-batch 32 --complete-batch 32
 #        against fio with FIO_BEST_OPTS (--fixedbufs --registerfiles, batches of 32,
 #        --gtod_reduce=1): I/Os per CPU-second (IOPS / CPU seconds per second
-#        = 1e6 / CPU us per I/O) of ioacct >= fio's. The two alternate, and which
-#        one goes first alternates between repetitions.
+#        = 1e6 / CPU us per I/O) of ioacct >= fio's. The runs alternate, and the
+#        order rotates between repetitions. ioacct's CPU is the whole process
+#        (results.cpu.per_io_us); fio's is its job thread's getrusage(RUSAGE_THREAD).
 #
 # Usage: bench/compare_fio.sh [DIR]      (DIR: where the test files go)
 # Environment: RUNTIME (5s) REPS (3) BENCH_DIR IOACCT FIO OUT_DIR (see lib.sh), and
@@ -23,6 +24,9 @@
 #                (a), which drops the file from the page cache (--invalidate=1);
 #                shown for information, no target                 (default 1)
 #   SCENARIOS    which of "a b e" to run                          (default "a b e")
+#                (with e, b leaves out its fio-best runs: e runs the same command)
+#   E_ACCT_BASIC 1: in (e), also run ioacct with --acct basic (no per-I/O latency,
+#                like fio's --gtod_reduce=1), information only    (default 1)
 # Exit status: 0 when everything ran (whatever PASS/FAIL says), 2 when a run failed.
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -33,6 +37,7 @@ CACHED_MIB=${CACHED_MIB:-512}
 FIO_BEST_OPTS=${FIO_BEST_OPTS:---iodepth_batch_submit=32 --iodepth_batch_complete_min=32 --fixedbufs --registerfiles --gtod_reduce=1 --hipri=0 --sqthread_poll=0}
 FIO_LITERAL=${FIO_LITERAL:-1}
 SCENARIOS=${SCENARIOS:-a b e}
+E_ACCT_BASIC=${E_ACCT_BASIC:-1}
 need_ioacct
 need_fio
 
@@ -97,16 +102,25 @@ if [[ " $SCENARIOS " == *" b "* ]]; then
   echo "== b) 4k randread, O_DIRECT ($DIRECT_MIB MiB file, host cache warmed), depth 32, 1 thread"
   echo "   ioacct bench ${IOACCT_B[*]}"
   echo "   fio-default: fio ${FIO_DEF_B[*]}"
-  echo "   fio-best:    fio ${FIO_BEST_B[*]}   (information only)"
+  # e) runs the very same fio-best command; b) runs it only when e) does not.
+  B_BEST=1
+  [[ " $SCENARIOS " == *" e "* ]] && B_BEST=0
+  if [ "$B_BEST" = 1 ]; then
+    echo "   fio-best:    fio ${FIO_BEST_B[*]}   (information only)"
+  else
+    echo "   (fio-best with O_DIRECT: see e) below)"
+  fi
   for rep in $(seq 1 "$REPS"); do
     run_ioacct "$OUT_DIR/b.ioacct.$rep.json" "${IOACCT_B[@]}"
     add_row "$ROWS" b ioacct "$rep" ioacct "$OUT_DIR/b.ioacct.$rep.json"
     run_fio "$OUT_DIR/b.fio-default.$rep.json" "${FIO_DEF_B[@]}"
     add_row "$ROWS" b fio-default "$rep" fio "$OUT_DIR/b.fio-default.$rep.json"
-    run_fio "$OUT_DIR/b.fio-best.$rep.json" "${FIO_BEST_B[@]}"
-    add_row "$ROWS" b fio-best "$rep" fio "$OUT_DIR/b.fio-best.$rep.json"
+    if [ "$B_BEST" = 1 ]; then
+      run_fio "$OUT_DIR/b.fio-best.$rep.json" "${FIO_BEST_B[@]}"
+      add_row "$ROWS" b fio-best "$rep" fio "$OUT_DIR/b.fio-best.$rep.json"
+    fi
   done
-  $BL table "$ROWS" b ioacct fio-default fio-best
+  if [ "$B_BEST" = 1 ]; then $BL table "$ROWS" b ioacct fio-default fio-best; else $BL table "$ROWS" b ioacct fio-default; fi
   $BL check "b  O_DIRECT CPU/IO ioacct/fio-default" "$($BL ratio "$ROWS" b cpu_us ioacct fio-default)" "<=" 0.3333
 fi
 
@@ -120,20 +134,44 @@ if [[ " $SCENARIOS " == *" e "* ]]; then
   echo "== e) 4k randread, O_DIRECT ($DIRECT_MIB MiB file, host cache warmed), depth 32, 1 thread, both at their best"
   echo "   ioacct-fixed: ioacct bench ${IOACCT_E[*]}"
   echo "   fio-best:     fio ${FIO_BEST_E[*]}"
-  echo "   (odd repetitions run ioacct first, even ones fio first)"
+  # Information only: the same ioacct command with --acct basic (no per-I/O latency,
+  # like fio's --gtod_reduce=1), where the build has --acct.
+  RUNS_E=(ioacct-fixed fio-best)
+  if [ "$E_ACCT_BASIC" = 1 ] && [[ "$("$IOACCT" bench --help 2>/dev/null)" == *"--acct "* ]]; then
+    RUNS_E+=(ioacct-basic)
+    echo "   ioacct-basic: ioacct bench ${IOACCT_E[*]} --acct basic   (information only)"
+  fi
+  echo "   (the run order rotates between repetitions; ioacct-fixed-thr is ioacct-fixed's own runs with"
+  echo "    CPU counted for the submitting thread only, as fio counts its job thread: information only)"
+  nr=${#RUNS_E[@]}
   for rep in $(seq 1 "$REPS"); do
-    if (( rep % 2 )); then order=(ioacct fio); else order=(fio ioacct); fi
-    for t in "${order[@]}"; do
-      if [ "$t" = ioacct ]; then
-        run_ioacct "$OUT_DIR/e.ioacct-fixed.$rep.json" "${IOACCT_E[@]}"
-        add_row "$ROWS" e ioacct-fixed "$rep" ioacct "$OUT_DIR/e.ioacct-fixed.$rep.json"
-      else
-        run_fio "$OUT_DIR/e.fio-best.$rep.json" "${FIO_BEST_E[@]}"
-        add_row "$ROWS" e fio-best "$rep" fio "$OUT_DIR/e.fio-best.$rep.json"
-      fi
+    for k in $(seq 0 $((nr - 1))); do
+      t=${RUNS_E[$(( (k + rep - 1) % nr ))]}
+      out=$OUT_DIR/e.$t.$rep.json
+      case $t in
+        ioacct-fixed)
+          run_ioacct "$out" "${IOACCT_E[@]}"
+          add_row "$ROWS" e ioacct-fixed "$rep" ioacct "$out"
+          # fio's usr_cpu/sys_cpu come from getrusage(RUSAGE_THREAD) of its job thread.
+          if [ "$($BL breakdown "$out" | cut -d' ' -f1)" != nan ]; then
+            add_row "$ROWS" e ioacct-fixed-thr "$rep" ioacct-thread "$out"
+          fi ;;
+        ioacct-basic)
+          run_ioacct "$out" "${IOACCT_E[@]}" --acct basic
+          add_row "$ROWS" e ioacct-basic "$rep" ioacct "$out" ;;
+        fio-best)
+          run_fio "$out" "${FIO_BEST_E[@]}"
+          add_row "$ROWS" e fio-best "$rep" fio "$out" ;;
+      esac
     done
   done
-  $BL table "$ROWS" e ioacct-fixed fio-best
+  peers=(fio-best)
+  grep -q ' ioacct-fixed-thr ' "$ROWS" && peers+=(ioacct-fixed-thr)
+  [[ " ${RUNS_E[*]} " == *" ioacct-basic "* ]] && peers+=(ioacct-basic)
+  $BL table "$ROWS" e ioacct-fixed "${peers[@]}"
+  for v in "${peers[@]:1}"; do
+    echo "  info  e  IOPS per CPU-second $v/fio-best: $($BL fmt "$($BL ratio "$ROWS" e iops_per_cpu_s "$v" fio-best)" ratio)"
+  done
   $BL check "e  O_DIRECT IOPS per CPU-second ioacct-fixed/fio-best" \
     "$($BL ratio "$ROWS" e iops_per_cpu_s ioacct-fixed fio-best)" ">=" 1.0 \
     "(median IOPS/CPU-s: ioacct $($BL fmt "$($BL median "$ROWS" e ioacct-fixed iops_per_cpu_s)" iops), fio $($BL fmt "$($BL median "$ROWS" e fio-best iops_per_cpu_s)" iops))"

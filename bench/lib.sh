@@ -117,7 +117,7 @@ add_row() {
   figs=$($BL "$kind" "$json") || die "cannot read $kind JSON $json"
   echo "$scen $tool $rep $figs" >>"$rows"
   read -r iops cpu p50 p99 <<<"$figs"
-  printf '  rep %d  %-13s %12s IOPS  %7s us CPU/IO  p50 %7s us  p99 %7s us\n' "$rep" "$tool" \
+  printf '  rep %d  %-16s %12s IOPS  %7s us CPU/IO  p50 %7s us  p99 %7s us\n' "$rep" "$tool" \
     "$($BL fmt "$iops" iops)" "$($BL fmt "$cpu")" "$($BL fmt "$p50")" "$($BL fmt "$p99")"
 }
 

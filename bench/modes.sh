@@ -38,8 +38,10 @@ need_ioacct
 
 ROWS=$OUT_DIR/modes.rows
 CELLS=$OUT_DIR/modes.cells
+EXTRA=$OUT_DIR/modes.extra
 : >"$ROWS"
 : >"$CELLS"
+: >"$EXTRA"
 print_context
 
 # mode_args MODE DEPTH : sets MARGS (ioacct options) and MLABEL; returns 1 when
@@ -99,13 +101,17 @@ for rep in $(seq 1 "$REPS"); do
     read -r -a args <<<"${CELL_ARGS[$id]}"
     out=$OUT_DIR/modes.$id.$rep.json
     run_ioacct "$out" "${args[@]}"
-    add_row "$ROWS" "${id%.*}" "${id##*.}" "$rep" ioacct "$out" | sed "s/^  rep $rep  [^ ]*/  rep $rep  $(printf '%-20s' "$id")/"
+    add_row "$ROWS" "${id%.*}" "${id##*.}" "$rep" ioacct "$out" | sed "s/^  rep $rep  [^ ]*/  rep $rep  $(printf '%-17s' "$id")/"
+    echo "${id%.*} ${id##*.} $rep $($BL breakdown "$out")" >>"$EXTRA"
   done
 done
 
 echo
 echo "== mode matrix: medians (4k randread, 1 thread, $RUNTIME per cell)"
-$BL grid "$ROWS" "$CELLS"
-echo "  CPU us/IO = (user + sys CPU of the whole process) / I/Os over the measured window."
-echo "  With --sqpoll that includes the kernel SQ thread, which belongs to the process;"
-echo "  it spins while it waits for work (up to sq_thread_idle, 1 s by default)."
+$BL grid "$ROWS" "$CELLS" "$EXTRA"
+echo "  CPU us/IO = (user + sys CPU of the whole process) / I/Os over the measured window"
+echo "  (results.cpu.per_io_us). With --sqpoll that includes the kernel SQ thread, which"
+echo "  belongs to the process; it spins while it waits for work (up to sq_thread_idle,"
+echo "  1 s by default). Where the build reports results.cpu.breakdown, 'SQ thr us/IO' is"
+echo "  the SQ thread's part and 'other us/IO' that of the threads that neither submit nor"
+echo "  poll (ioacct's main thread, io-wq workers); both are included in CPU us/IO."

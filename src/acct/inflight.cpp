@@ -26,10 +26,23 @@ int InflightResult::bucket(uint64_t n) noexcept {
 
 void InflightMerger::advance(uint64_t t) {
   t = std::min(t, end_);
+  while (next_b_ < bounds_.size() && bounds_[next_b_] <= t) {
+    step(bounds_[next_b_]);
+    done_busy_.push_back(cur_busy_);
+    cur_busy_ = 0;
+    ++next_b_;
+  }
+  step(t);
+}
+
+void InflightMerger::step(uint64_t t) {
   if (t <= last_) return;
   const uint64_t dt = t - last_;
   r_.by_depth_ns[InflightResult::bucket(total_)] += dt;
-  if (total_) r_.busy_ns += dt;
+  if (total_) {
+    r_.busy_ns += dt;
+    cur_busy_ += dt;
+  }
   last_ = t;
 }
 

@@ -75,9 +75,14 @@ class InflightMerger {
   void poll(const std::vector<InflightLog*>& logs);
   // After the workers are done: merges the rest, up to `end`.
   InflightResult finish(const std::vector<InflightLog*>& logs, uint64_t end);
+  // The time series: busy time is also split at these instants (increasing).
+  void add_boundary(uint64_t t) { bounds_.push_back(t); }
+  // Busy ns of the intervals that end at the boundaries merged past so far.
+  const std::vector<uint64_t>& interval_busy() const { return done_busy_; }
 
  private:
   void advance(uint64_t t);
+  void step(uint64_t t);
   void merge_until(uint64_t safe);
 
   std::vector<std::deque<InflightEvent>> pending_;
@@ -85,6 +90,9 @@ class InflightMerger {
   uint64_t total_ = 0;
   uint64_t start_ = 0, last_ = 0, end_ = UINT64_MAX;
   InflightResult r_;
+  std::vector<uint64_t> bounds_, done_busy_;
+  size_t next_b_ = 0;
+  uint64_t cur_busy_ = 0;
 };
 
 }  // namespace ioacct

@@ -75,7 +75,8 @@ DeviceChain resolve_device(unsigned major, unsigned minor) {
   return c;
 }
 
-SystemSample sample_system(const std::vector<std::string>& disks, const std::vector<int>& ring_fds, bool sqpoll) {
+SystemSample sample_system(const std::vector<std::string>& disks, const std::vector<int>& ring_fds, bool sqpoll,
+                           bool tasks) {
   SystemSample s;
   s.stamp_ns = now_ns();
   // Devices.
@@ -85,7 +86,7 @@ SystemSample sample_system(const std::vector<std::string>& disks, const std::vec
       for (const auto& want : disks)
         if (d->name == want) s.disks[want] = *d;
   // Every thread of this process, SQ threads and io-wq workers included.
-  if (DIR* dir = opendir("/proc/self/task")) {
+  if (DIR* dir = tasks ? opendir("/proc/self/task") : nullptr) {
     while (dirent* e = readdir(dir)) {
       if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
       const std::string base = std::string("/proc/self/task/") + e->d_name;
@@ -117,6 +118,7 @@ SystemSample sample_system(const std::vector<std::string>& disks, const std::vec
     r.sq_work_us = fdinfo_number(info, "SqWorkTime");
     s.rings.push_back(r);
   }
+  if (!tasks) return s;
   // The whole machine.
   std::istringstream cpu(first_line("/proc/stat"));
   std::string label;

@@ -45,7 +45,10 @@ struct SystemSample {
 };
 
 // `sqpoll`: the rings have SQ threads, whose fdinfo lines may need a retry.
-SystemSample sample_system(const std::vector<std::string>& disks, const std::vector<int>& ring_fds, bool sqpoll);
+// `tasks`: also every thread's schedstat, /proc/stat and cpuidle (the window's
+// edges); without, only devices and rings (the time series, each interval).
+SystemSample sample_system(const std::vector<std::string>& disks, const std::vector<int>& ring_fds, bool sqpoll,
+                           bool tasks = true);
 
 // iostat -x columns for one device over an interval, with iostat's formulas.
 struct IostatRow {

@@ -120,6 +120,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_flag("--no-iowait", a.no_iowait, "Waiting is not iowait (IORING_ENTER_NO_IOWAIT, 6.15+)");
   b->add_flag("--nowait", a.nowait, "RWF_NOWAIT: fail instead of blocking inline");
   b->add_flag("--force-async", a.force_async, "IOSQE_ASYNC: always through the io-wq workers");
+  b->add_option("--log-interval", a.log_interval, "Time series interval, in the JSON (default 1s; 0s: none)")->type_name("DURATION");
   b->add_option("--acct", a.acct, "off (completions only), basic (+ CPU, SQ threads, devices at the window's edges) or full (+ per-I/O latency; default)")->type_name("LEVEL");
   b->add_flag("--destroy-data", a.destroy_data, "Allow writes to block devices (destroys their contents)");
   b->add_flag("--verify", a.verify, "Write checkable blocks and re-read them all after the run");
@@ -218,6 +219,9 @@ JobSpec to_job(const BenchArgs& a) {
     throw UsageError(fmt::format("--wait: '{}' is not sleep, spin or hybrid:DURATION", a.wait));
   }
   j.dump_intervals = a.dump_intervals;
+  j.log_interval = parse_duration("--log-interval", a.log_interval);
+  if (j.log_interval.count() && j.log_interval < std::chrono::milliseconds(10))
+    throw UsageError(fmt::format("--log-interval: {} is too short; at least 10ms (or 0s for no time series)", a.log_interval));
   if (a.acct == "off") j.acct = AcctLevel::Off;
   else if (a.acct == "basic") j.acct = AcctLevel::Basic;
   else if (a.acct == "full") j.acct = AcctLevel::Full;

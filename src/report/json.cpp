@@ -138,6 +138,7 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
       {"seed", job.seed},
       {"max_errors", job.max_errors},
       {"uring", uring_options_json(job)},
+      {"log_interval_s", static_cast<double>(job.log_interval.count()) / 1e9},
       {"acct", job.acct == AcctLevel::Off ? "off" : job.acct == AcctLevel::Basic ? "basic" : "full"},
       {"verify", job.verify},
       {"verify_during", job.verify_during},
@@ -251,6 +252,22 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
                            {"log_waits", f.log_waits}};
   } else {
     results["inflight"] = nullptr;
+  }
+  if (r->series) {
+    json samples = json::array();
+    auto opt = [](const auto& o) { return o ? json(*o) : json(nullptr); };
+    for (const auto& x : r->series->samples())
+      samples.push_back({{"t_s", x.t_s}, {"dur_s", x.dur_s}, {"iops", x.iops},
+                         {"bytes_per_s", moves_data ? json(x.bytes_per_s) : json(nullptr)},
+                         {"p50_ns", opt(x.p50_ns)}, {"p99_ns", opt(x.p99_ns)}, {"inflight", x.inflight},
+                         {"busy_pct", opt(x.busy_pct)}, {"cpu_pct", opt(x.cpu_pct)}, {"sq_cpu_pct", opt(x.sq_cpu_pct)},
+                         {"sq_work_pct", opt(x.sq_work_pct)}, {"util_pct", opt(x.util_pct)}});
+    results["series"] = {{"interval_s", static_cast<double>(job.log_interval.count()) / 1e9},
+                         {"keep_every", r->series->keep_every()},
+                         {"max_samples", Series::kMaxSamples},
+                         {"samples", samples}};
+  } else {
+    results["series"] = nullptr;
   }
   results["first_error"] = r->first_error.empty() ? json(nullptr) : json(r->first_error);
   json hist = json::array();

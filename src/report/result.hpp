@@ -11,6 +11,7 @@
 #include "acct/histogram.hpp"
 #include "acct/accounting.hpp"
 #include "acct/inflight.hpp"
+#include "acct/series.hpp"
 #include "engine/engine.hpp"
 #include "engine/fault_engine.hpp"
 #include "workload/verify.hpp"
@@ -63,6 +64,7 @@ struct RunResult {
   std::optional<CpuUsage> cpu;  // none when the window never opened, or --acct off
   std::optional<Accounting> accounting;  // the kernel's view at the window's edges (--acct basic/full)
   std::optional<InflightResult> inflight;  // exact time with I/O in flight (--acct full)
+  std::optional<Series> series;            // per --log-interval (--acct full)
   bool interrupted = false;
   std::string stop_reason;      // "runtime", "ios", "interrupted", "errors", "fatal"
   std::string first_error;      // "EIO reading /dev/x at offset 4096", if any

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <fmt/format.h>
 #include <mutex>
@@ -17,7 +18,9 @@
 
 #include "acct/clock.hpp"
 #include "acct/cpu.hpp"
+#include "acct/accounting.hpp"
 #include "acct/inflight.hpp"
+#include "acct/series.hpp"
 #include "acct/system.hpp"
 #include "common/errors.hpp"
 #include "workload/offsets.hpp"
@@ -37,6 +40,7 @@ struct alignas(64) Published {
   std::atomic<uint64_t> bytes{0};
   std::atomic<uint64_t> inflight{0};
   std::atomic<uint64_t> measured{0};
+  std::atomic<uint32_t> epoch_ack{0};  // --log-interval: the epoch whose histogram it now fills
   std::atomic<bool> done{false};
 };
 
@@ -45,6 +49,9 @@ constexpr int kWqPending = -2, kWqFailed = -1;
 struct Control {
   std::atomic<int> stop{kRunning};
   std::atomic<int> shared_wq_fd{kWqPending};  // --sq-shared: thread 0's ring
+  // The time series: the main thread bumps the epoch at each interval's end;
+  // a worker then fills the other of its two interval histograms and says so.
+  std::atomic<uint32_t> epoch{0};
   std::atomic<uint64_t> errors{0};
   std::atomic<unsigned> ready{0};
   std::atomic<bool> go{false};
@@ -123,6 +130,9 @@ class Worker {
 
   std::exception_ptr setup_error() const { return setup_error_; }
   const VerifyResult& verify_result() const { return verify_; }
+  // The interval histogram of `epoch`; read it only once the worker has
+  // acknowledged a later epoch (or is done).
+  Histogram* interval_hist(uint32_t epoch) { return ihist_[epoch & 1].get(); }
   const Engine* engine() const { return engine_.get(); }
 
  private:
@@ -165,6 +175,10 @@ class Worker {
     moves_data_ = engine_traits(job_.engine).moves_data;
     acct_full_ = job_.acct == AcctLevel::Full;
     dump_ = !job_.dump_intervals.empty();
+    if (acct_full_ && job_.log_interval.count()) {
+      ihist_[0] = std::make_unique<Histogram>();
+      ihist_[1] = std::make_unique<Histogram>();
+    }
     if (dump_) out_.intervals.reserve(1 << 20);
     if (job_.rw != RwMode::RandRw) fixed_op_ = op_for_next();
 
@@ -456,7 +470,10 @@ class Worker {
               if (l == run_lat) {
                 ++run_n;
               } else {
-                if (run_n) lat.record_n(run_lat, run_n);
+                if (run_n) {
+                  lat.record_n(run_lat, run_n);
+                  if (ihist_[0]) ihist_[epoch_ & 1]->record_n(run_lat, run_n);
+                }
                 run_lat = l;
                 run_n = 1;
               }
@@ -492,7 +509,17 @@ class Worker {
           free_[nfree_++] = c.tag;
         }
       }
-      if (run_n) lat.record_n(run_lat, run_n);
+      if (run_n) {
+        lat.record_n(run_lat, run_n);
+        if (ihist_[0]) ihist_[epoch_ & 1]->record_n(run_lat, run_n);
+      }
+      if (ihist_[0]) {
+        const uint32_t e = ctl_.epoch.load(std::memory_order_relaxed);
+        if (e != epoch_) {  // an interval ended: fill the other histogram from now on
+          epoch_ = e;
+          pub_.epoch_ack.store(e, std::memory_order_release);
+        }
+      }
       if (log_) {
         if (inflight != inflight_logged) log_->push(now, inflight);
         log_->watermark(now);
@@ -544,6 +571,8 @@ class Worker {
   bool moves_data_ = true;
   bool acct_full_ = true;  // record per-I/O latency
   bool dump_ = false;      // test-only: keep every counted I/O's interval
+  std::unique_ptr<Histogram> ihist_[2];  // --log-interval with --acct full
+  uint32_t epoch_ = 0;
   std::unique_ptr<char, FreeDeleter> buffers_;
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_;
@@ -556,6 +585,133 @@ class Worker {
   uint64_t rr_ = 0;
   bool counting_ = false, window_closed_ = false;
   Nanos window_start_ = 0;
+};
+
+// The time series (--log-interval, with --acct full): at each interval's end
+// the main thread snapshots the counters and the kernel's figures, bumps the
+// epoch so that workers switch histograms, and emits the interval once every
+// worker has switched (its old histogram is then the main thread's to read)
+// and the in-flight merge has passed the interval's end.
+class SeriesCollector {
+ public:
+  SeriesCollector(const JobSpec& job, Control& ctl, Published* pub, std::vector<std::unique_ptr<Worker>>& workers,
+                  InflightMerger& merger, std::string disk)
+      : job_(job), ctl_(ctl), pub_(pub), workers_(workers), merger_(merger), disk_(std::move(disk)),
+        interval_(static_cast<Nanos>(job.log_interval.count())), next_(ctl.measure_start) {}
+
+  void tick(Nanos now) {
+    if (now < next_ || ctl_.windows_open.load(std::memory_order_acquire) == 0) return;
+    const uint32_t e = ctl_.epoch.load(std::memory_order_relaxed);
+    if (!all_acked(e)) return;  // a worker still fills the histogram we would hand back: later
+    Snap s = snap(now);
+    merger_.add_boundary(now);
+    if (have_prev_) pending_.push_back({prev_, s, e, boundaries_});
+    ++boundaries_;
+    prev_ = std::move(s);
+    have_prev_ = true;
+    ctl_.epoch.store(e + 1, std::memory_order_release);
+    next_ = now + interval_;
+  }
+
+  void collect(bool final) {
+    while (!pending_.empty()) {
+      Pending& p = pending_.front();
+      if (!all_acked(p.epoch + 1)) return;
+      const auto& busy = merger_.interval_busy();
+      if (!final && busy.size() <= p.boundary) return;
+      emit(p, busy.size() > p.boundary ? std::optional<uint64_t>(busy[p.boundary]) : std::nullopt);
+      pending_.pop_front();
+    }
+  }
+
+  Series series;
+
+ private:
+  struct Snap {
+    Nanos t = 0;
+    uint64_t ios = 0, bytes = 0, inflight = 0;
+    CpuSample cpu;
+    SystemSample sys;
+  };
+  struct Pending {
+    Snap a, b;
+    uint32_t epoch;   // the epoch whose histograms hold this interval
+    size_t boundary;  // index into the merger's interval_busy()
+  };
+
+  bool all_acked(uint32_t e) const {
+    for (size_t i = 0; i < workers_.size(); ++i)
+      if (!pub_[i].done.load(std::memory_order_acquire) && pub_[i].epoch_ack.load(std::memory_order_acquire) < e)
+        return false;
+    return true;
+  }
+
+  Snap snap(Nanos now) {
+    Snap s;
+    s.t = now;
+    for (size_t i = 0; i < workers_.size(); ++i) {
+      s.ios += pub_[i].measured.load(std::memory_order_relaxed);
+      s.bytes += pub_[i].bytes.load(std::memory_order_relaxed);
+      s.inflight += pub_[i].inflight.load(std::memory_order_relaxed);
+    }
+    s.cpu = sample_cpu();
+    s.sys = sample_system(disk_.empty() ? std::vector<std::string>{} : std::vector<std::string>{disk_},
+                          job_.uring.sqpoll ? ctl_.ring_fds : std::vector<int>{}, job_.uring.sqpoll, false);
+    return s;
+  }
+
+  void emit(const Pending& p, std::optional<uint64_t> busy_ns) {
+    SeriesSample x;
+    const double dur = static_cast<double>(p.b.t - p.a.t) / 1e9;
+    x.t_s = static_cast<double>(p.b.t - ctl_.measure_start) / 1e9;
+    x.dur_s = dur;
+    x.iops = static_cast<double>(p.b.ios - p.a.ios) / dur;
+    x.bytes_per_s = static_cast<double>(p.b.bytes - p.a.bytes) / dur;
+    x.inflight = p.b.inflight;
+    Histogram merged;
+    for (auto& w : workers_) {
+      if (Histogram* h = w->interval_hist(p.epoch)) {
+        merged.merge(*h);
+        h->reset();
+      }
+    }
+    if (merged.count()) {
+      x.p50_ns = merged.quantile(0.5);
+      x.p99_ns = merged.quantile(0.99);
+    }
+    if (busy_ns) x.busy_pct = 100.0 * static_cast<double>(*busy_ns) / (dur * 1e9);
+    if (p.a.cpu.valid && p.b.cpu.valid) {
+      const CpuUsage c = cpu_delta(p.a.cpu, p.b.cpu);
+      x.cpu_pct = 100.0 * (c.user_s + c.sys_s) / dur;
+    }
+    if (job_.uring.sqpoll) {
+      const Accounting acc = account(p.a.sys, p.b.sys, {}, {});
+      double cpu = 0, work = 0;
+      bool has_work = !acc.sq_threads.empty();
+      for (const auto& t : acc.sq_threads) {
+        cpu += t.cpu_s;
+        if (t.work_s) work += *t.work_s; else has_work = false;
+      }
+      if (!acc.sq_threads.empty()) x.sq_cpu_pct = 100.0 * cpu / dur;
+      if (has_work) x.sq_work_pct = 100.0 * work / dur;
+    }
+    auto da = p.a.sys.disks.find(disk_), db = p.b.sys.disks.find(disk_);
+    if (da != p.a.sys.disks.end() && db != p.b.sys.disks.end()) x.util_pct = iostat_row(da->second, db->second, dur).util;
+    series.add(x);
+  }
+
+  const JobSpec& job_;
+  Control& ctl_;
+  Published* pub_;
+  std::vector<std::unique_ptr<Worker>>& workers_;
+  InflightMerger& merger_;
+  std::string disk_;
+  Nanos interval_;
+  Nanos next_;
+  Snap prev_;
+  bool have_prev_ = false;
+  size_t boundaries_ = 0;
+  std::deque<Pending> pending_;
 };
 
 std::vector<Plan> make_plans(const JobSpec& job, const Targets& targets) {
@@ -674,6 +830,9 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
   if (job.runtime) ctl.deadline = ctl.measure_start + static_cast<Nanos>(job.runtime->count());
   if (interrupted) ctl.stop = kInterrupted;  // a signal while the rings were set up
   merger.start_at(ctl.measure_start);
+  std::optional<SeriesCollector> series;
+  if (!logs.empty() && job.log_interval.count())
+    series.emplace(job, ctl, pub.get(), workers, merger, target_disks.empty() ? std::string() : target_disks[0]);
   ctl.go.store(true, std::memory_order_release);
 
   // Supervise: progress once a second, stop on a signal.
@@ -689,6 +848,10 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
     const int wait_ms = static_cast<int>(std::clamp<int64_t>((static_cast<int64_t>(next_tick) - static_cast<int64_t>(t)) / 1'000'000, 1,
                                                              logs.empty() ? 50 : 5));
     if (!logs.empty()) merger.poll(logs);
+    if (series) {
+      series->tick(now_ns());
+      series->collect(false);
+    }
     if (hooks.wait_stop_signal && hooks.wait_stop_signal(wait_ms) && !interrupted) {
       interrupted = true;
       int expected = kRunning;  // a stop for errors came first and stays the reason
@@ -727,6 +890,10 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
   result.merge_threads();
   result.window_ns = result.total.window_ns;
   if (!logs.empty() && ctl.window_opened) result.inflight = merger.finish(logs, ctl.measure_start + result.window_ns);
+  if (series) {
+    series->collect(true);
+    result.series = std::move(series->series);
+  }
   if (ctl.window_opened && ctl.cpu_a.valid && ctl.cpu_b.valid) {
     result.cpu = cpu_delta(ctl.cpu_a, ctl.cpu_b);
     if (ctl.sample_system) {

@@ -201,3 +201,51 @@ TEST(BenchInflight, TwoThreadsMatchTheUnionOfEveryInterval) {
 
 }  // namespace
 }  // namespace ioacct::test
+
+namespace ioacct::test {
+namespace {
+
+TEST(BenchSeries, IntervalsAddUpToTheRun) {
+  TempDir dir;
+  auto o = run_ioacct({"bench", "--format", "json", "--size", "32m", "--runtime", "3200ms", "--log-interval", "500ms",
+                       "--buffered"},
+                      {.env = {"TMPDIR=" + dir.path()}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  json j = json::parse(o.out);
+  const json& s = j["results"]["series"];
+  EXPECT_EQ(s["keep_every"], 1);
+  ASSERT_GE(s["samples"].size(), 5u);
+  ASSERT_LE(s["samples"].size(), 7u);
+  double ios = 0, prev_t = 0;
+  for (const auto& x : s["samples"]) {
+    EXPECT_NEAR(x["dur_s"].get<double>(), 0.5, 0.2) << x;  // measured, not assumed
+    EXPECT_GT(x["t_s"].get<double>(), prev_t);
+    prev_t = x["t_s"].get<double>();
+    ios += x["iops"].get<double>() * x["dur_s"].get<double>();
+    ASSERT_FALSE(x["p50_ns"].is_null());
+    EXPECT_LE(x["p50_ns"].get<uint64_t>(), x["p99_ns"].get<uint64_t>());
+    EXPECT_GE(x["busy_pct"].get<double>(), 0.0);
+    EXPECT_LE(x["busy_pct"].get<double>(), 100.0);
+    EXPECT_FALSE(x["cpu_pct"].is_null());
+  }
+  // The samples cover the window but its last partial interval.
+  const double total = j["results"]["ios"].get<double>();
+  EXPECT_GT(ios, 0.75 * total);
+  EXPECT_LE(ios, 1.01 * total);
+}
+
+TEST(BenchSeries, ALongSeriesIsDecimatedNotUnbounded) {
+  TempDir dir;
+  auto o = run_ioacct({"bench", "--format", "json", "--size", "16m", "--runtime", "8s", "--log-interval", "10ms",
+                       "--buffered", "--rate-iops", "2000"},
+                      {.env = {"TMPDIR=" + dir.path()}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  json j = json::parse(o.out);
+  const json& s = j["results"]["series"];
+  EXPECT_GE(s["keep_every"].get<unsigned>(), 2u) << "over 600 intervals: every other one kept";
+  EXPECT_LE(s["samples"].size(), s["max_samples"].get<size_t>());
+  EXPECT_GT(s["samples"].size(), 150u);
+}
+
+}  // namespace
+}  // namespace ioacct::test
