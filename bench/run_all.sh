@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every benchmark (compare_fio.sh: a b e, nop.sh: c, memory.sh: d, then the
 # mode matrix modes.sh) one after the other, then repeats their PASS/FAIL lines and
-# the mode matrix as a summary. Defaults take about 7 minutes on 2 vCPUs.
+# the mode matrix as a summary. Defaults take about 8 minutes on 2 vCPUs (464 s).
 #
 # Usage: bench/run_all.sh [DIR]      (DIR: where the test files go)
 # Environment: passed through to each script (RUNTIME, REPS, BENCH_DIR, MEM_SHORT,

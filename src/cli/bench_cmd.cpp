@@ -327,6 +327,13 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
     throw RuntimeError(fmt::format("--verify: {} block{} did not read back as written (first: offset {}, {})",
                                    r.verify->mismatches, r.verify->mismatches == 1 ? "" : "s", f.offset, f.kind));
   }
+  if (job.runtime && r.stop_reason == "runtime" &&
+      static_cast<double>(r.window_ns) > 1.1 * static_cast<double>(job.runtime->count()))
+    fmt::print(stderr, "warning: the measured window is {} for --runtime {}: the last batch took that much longer "
+               "to complete (a stalled device, or a busy machine); rates are over the window as measured, "
+               "but check the latency maximum before trusting them\n",
+               format_duration_ns(static_cast<double>(r.window_ns)),
+               format_duration_ns(static_cast<double>(job.runtime->count())));
   if (r.accounting)
     for (const auto& sq : r.accounting->sq_threads)
       if (sq.work_s && sq.cpu_s > 0.05 && *sq.work_s < 0.5 * sq.cpu_s)

@@ -279,6 +279,7 @@ bool UringEngine::spin_wait(unsigned wait_nr, uint64_t until_ns) noexcept {
     const unsigned kflags = IO_URING_READ_ONCE(*ring_.sq.kflags);
     if (o_.iopoll || (kflags & IORING_SQ_TASKRUN)) {
       sys_enter(0, 0, IORING_ENTER_GETEVENTS, 0);
+      ++counters_.reap_syscalls;  // it reaps, though it does not wait
       continue;
     }
     if ((spins & 63) == 63 && now_ns() >= until_ns) return false;
@@ -290,7 +291,11 @@ int UringEngine::enter(unsigned wait_nr, std::span<IoCompletion> out, uint64_t t
   const unsigned pending = flush_sq();
   unsigned to_submit = 0, flags = 0;
   if (o_.sqpoll) {
-    // The SQ thread submits; it only needs a kick once it has gone idle.
+    // The SQ thread submits; it only needs a kick once it has gone idle. The
+    // full barrier orders our tail store before the flags load (x86 may
+    // reorder a store after a later load): without it we can miss a thread
+    // that is just going to sleep, and stall until the next wake-up.
+    io_uring_smp_mb();
     if (pending && (IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_NEED_WAKEUP)) flags |= IORING_ENTER_SQ_WAKEUP;
   } else {
     to_submit = pending;

@@ -77,6 +77,7 @@ Outcome run_ioacct(const std::vector<std::string>& args, const RunOptions& opts)
   const double start = now_s();
   double seen_at = -1, signalled_at = -1;
   bool out_open = true, err_open = true, acted = false;
+  std::vector<bool> steps_done;
   while (out_open || err_open) {
     pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
     poll(fds, 2, 20);
@@ -93,6 +94,13 @@ Outcome run_ioacct(const std::vector<std::string>& args, const RunOptions& opts)
       acted = true;
       if (opts.action) opts.action();
       if (opts.action_pid) opts.action_pid(pid);
+    }
+    for (size_t k = 0; k < opts.steps.size(); ++k) {
+      if (steps_done.size() < opts.steps.size()) steps_done.resize(opts.steps.size(), false);
+      if (!steps_done[k] && o.err.find(opts.steps[k].first) != std::string::npos) {
+        steps_done[k] = true;
+        opts.steps[k].second(pid);
+      }
     }
     if (opts.signal && signalled_at < 0) {
       if (seen_at < 0 && o.err.find(opts.signal_after) != std::string::npos) seen_at = now_s();

@@ -24,6 +24,8 @@ struct RunOptions {
   std::string action_after;         // once stderr contains this text ...
   std::function<void()> action;     // ... run this (once), while ioacct runs on
   std::function<void(int pid)> action_pid;  // the same, told ioacct's pid
+  // More of the same: each runs once, when stderr first contains its text.
+  std::vector<std::pair<std::string, std::function<void(int pid)>>> steps;
 };
 
 Outcome run_ioacct(const std::vector<std::string>& args, const RunOptions& opts = {});
