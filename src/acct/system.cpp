@@ -1,12 +1,12 @@
 #include "acct/system.hpp"
 
-#include <dirent.h>
 #include <sched.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -86,17 +86,19 @@ SystemSample sample_system(const std::vector<std::string>& disks, const std::vec
       for (const auto& want : disks)
         if (d->name == want) s.disks[want] = *d;
   // Every thread of this process, SQ threads and io-wq workers included.
-  if (DIR* dir = tasks ? opendir("/proc/self/task") : nullptr) {
-    while (dirent* e = readdir(dir)) {
-      if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-      const std::string base = std::string("/proc/self/task/") + e->d_name;
-      std::istringstream st(first_line(base + "/schedstat"));
+  std::error_code ec;
+  if (tasks) {
+    for (const auto& e : fs::directory_iterator("/proc/self/task", ec)) {
+      const std::string name = e.path().filename().string();
+      int tid = 0;
+      auto [p, err] = std::from_chars(name.data(), name.data() + name.size(), tid);
+      if (err != std::errc{} || p != name.data() + name.size()) continue;
+      std::istringstream st(first_line(e.path().string() + "/schedstat"));
       TaskTime t;
       if (!(st >> t.runtime_ns)) continue;  // exited meanwhile
-      t.comm = first_line(base + "/comm");
-      s.tasks[std::atoi(e->d_name)] = t;
+      t.comm = first_line(e.path().string() + "/comm");
+      s.tasks[tid] = t;
     }
-    closedir(dir);
   }
   // The rings' own view of their SQ threads.
   for (int fd : ring_fds) {
@@ -124,7 +126,6 @@ SystemSample sample_system(const std::vector<std::string>& disks, const std::vec
   std::string label;
   cpu >> label;
   for (uint64_t v; cpu >> v;) s.cpu_ticks.push_back(v);
-  std::error_code ec;
   if (fs::exists("/sys/devices/system/cpu/cpu0/cpuidle", ec)) {
     std::map<std::string, uint64_t> idle;
     for (const auto& cpu_dir : fs::directory_iterator("/sys/devices/system/cpu", ec)) {

@@ -62,6 +62,7 @@ struct Control {
   // last one to close it samples B.
   std::atomic<bool> window_opened{false};
   std::atomic<unsigned> windows_open{0};
+  std::atomic<bool> edges_done{false};  // the closing sample is taken
   CpuSample cpu_a, cpu_b;
   // The kernel's view at the same edges (--acct basic/full).
   bool sample_system = false;
@@ -109,7 +110,7 @@ class Worker {
       setup_error_ = std::current_exception();
       if (log_) log_->finish();
       window_closed_ = true;
-      ctl_.windows_open.fetch_sub(1);  // the others wait for every window to close
+      if (ctl_.windows_open.fetch_sub(1) == 1) ctl_.edges_done.store(true, std::memory_order_release);
       ctl_.ready.fetch_add(1, std::memory_order_release);
       pub_.done.store(true);
       return;
@@ -119,9 +120,9 @@ class Worker {
     if (ctl_.stop.load() == kRunning) loop();
     close_window(now_ns(), false);
     if (log_) log_->finish();
-    // Stay alive until the last window closes: the closing sample reads every
-    // thread's schedstat, and an exited thread's time would vanish from it.
-    while (ctl_.windows_open.load(std::memory_order_acquire) > 0)
+    // Stay alive until the closing sample is taken: it reads every thread's
+    // schedstat, and an exited thread's time would vanish from it.
+    while (!ctl_.edges_done.load(std::memory_order_acquire))
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     out_.engine = engine_->counters();
     if (faults_) out_.faults = faults_->injected();
@@ -343,9 +344,12 @@ class Worker {
       counting_ = false;
       out_.window_ns = now - window_start_;
     }
-    if (ctl_.windows_open.fetch_sub(1) == 1 && job_.acct != AcctLevel::Off) {
-      ctl_.cpu_b = sample_cpu();
-      if (ctl_.sample_system) ctl_.sys_b = sample_system(ctl_.disks, ctl_.ring_fds, job_.uring.sqpoll);
+    if (ctl_.windows_open.fetch_sub(1) == 1) {
+      if (job_.acct != AcctLevel::Off) {
+        ctl_.cpu_b = sample_cpu();
+        if (ctl_.sample_system) ctl_.sys_b = sample_system(ctl_.disks, ctl_.ring_fds, job_.uring.sqpoll);
+      }
+      ctl_.edges_done.store(true, std::memory_order_release);  // now the others may exit
     }
   }
 
