@@ -1,4 +1,5 @@
 #include "acct/system.hpp"
+#include "common/files.hpp"
 
 #include <sched.h>
 #include <fmt/format.h>
@@ -18,20 +19,6 @@ namespace ioacct {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::string first_line(const std::string& path) {
-  std::ifstream f(path);
-  std::string l;
-  std::getline(f, l);
-  return l;
-}
 
 }  // namespace
 
@@ -60,7 +47,7 @@ DeviceChain resolve_device(unsigned major, unsigned minor) {
       }
     }
     // A loop device's I/O lands on the disk holding its backing file.
-    const std::string backing = first_line((sys / "loop" / "backing_file").string());
+    const std::string backing = read_first_line((sys / "loop" / "backing_file").string());
     struct stat st {};
     if (!backing.empty() && stat(backing.c_str(), &st) == 0) {
       const DeviceChain under = resolve_device(major(st.st_dev), minor(st.st_dev));
@@ -80,7 +67,7 @@ SystemSample sample_system(const std::vector<std::string>& disks, const std::vec
   SystemSample s;
   s.stamp_ns = now_ns();
   // Devices.
-  std::istringstream ds(slurp("/proc/diskstats"));
+  std::istringstream ds(read_file("/proc/diskstats"));
   for (std::string line; std::getline(ds, line);)
     if (auto d = parse_diskstats_line(line))
       for (const auto& want : disks)
@@ -93,10 +80,10 @@ SystemSample sample_system(const std::vector<std::string>& disks, const std::vec
       int tid = 0;
       auto [p, err] = std::from_chars(name.data(), name.data() + name.size(), tid);
       if (err != std::errc{} || p != name.data() + name.size()) continue;
-      std::istringstream st(first_line(e.path().string() + "/schedstat"));
+      std::istringstream st(read_first_line(e.path().string() + "/schedstat"));
       TaskTime t;
       if (!(st >> t.runtime_ns)) continue;  // exited meanwhile
-      t.comm = first_line(e.path().string() + "/comm");
+      t.comm = read_first_line(e.path().string() + "/comm");
       s.tasks[tid] = t;
     }
   }
@@ -107,7 +94,7 @@ SystemSample sample_system(const std::vector<std::string>& disks, const std::vec
     // time, and the line then reads -1. Look again, briefly, before giving up.
     FdInfo info;
     for (int attempt = 0; attempt < (sqpoll ? 2000 : 1); ++attempt) {
-      info = parse_fdinfo(slurp(fmt::format("/proc/self/fdinfo/{}", fd)));
+      info = parse_fdinfo(read_file(fmt::format("/proc/self/fdinfo/{}", fd)));
       auto it = info.find("SqThread");
       if (it == info.end() || it->second != "-1") break;  // the lock was had
       sched_yield();
@@ -122,7 +109,7 @@ SystemSample sample_system(const std::vector<std::string>& disks, const std::vec
   }
   if (!tasks) return s;
   // The whole machine.
-  std::istringstream cpu(first_line("/proc/stat"));
+  std::istringstream cpu(read_first_line("/proc/stat"));
   std::string label;
   cpu >> label;
   for (uint64_t v; cpu >> v;) s.cpu_ticks.push_back(v);
@@ -131,8 +118,8 @@ SystemSample sample_system(const std::vector<std::string>& disks, const std::vec
     for (const auto& cpu_dir : fs::directory_iterator("/sys/devices/system/cpu", ec)) {
       const fs::path states = cpu_dir.path() / "cpuidle";
       for (const auto& st : fs::directory_iterator(states, ec)) {
-        const std::string name = first_line((st.path() / "name").string());
-        std::istringstream t(first_line((st.path() / "time").string()));
+        const std::string name = read_first_line((st.path() / "name").string());
+        std::istringstream t(read_first_line((st.path() / "time").string()));
         uint64_t us = 0;
         if (!name.empty() && t >> us) idle[name] += us;
       }

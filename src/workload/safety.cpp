@@ -14,19 +14,13 @@
 #include <sstream>
 
 #include "acct/procfs.hpp"
+#include "common/files.hpp"
 #include "common/errors.hpp"
 
 namespace ioacct {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 struct Dev {
   std::string name;  // sysfs name: "loop0", "vda1", "dm-0"
@@ -36,7 +30,7 @@ struct Dev {
 std::optional<dev_t> sysfs_dev(const fs::path& dir) {
   unsigned maj = 0, min = 0;
   char colon = 0;
-  std::istringstream in(slurp((dir / "dev").string()));
+  std::istringstream in(read_file((dir / "dev").string()));
   if (in >> maj >> colon >> min && colon == ':') return makedev(maj, min);
   return std::nullopt;
 }
@@ -107,10 +101,10 @@ DeviceFindings inspect_block_device(const std::string& path) {
       if (x.dev == d) return &x;
     return nullptr;
   };
-  for (const auto& m : parse_mountinfo(slurp("/proc/self/mountinfo")))
+  for (const auto& m : parse_mountinfo(read_file("/proc/self/mountinfo")))
     if (const Dev* d = named(makedev(m.major, m.minor)))
       f.in_use.push_back(fmt::format("{} is mounted on {} ({})", d->name, m.mount_point, m.fs_type));
-  for (const auto& s : parse_swaps(slurp("/proc/swaps"))) {
+  for (const auto& s : parse_swaps(read_file("/proc/swaps"))) {
     struct stat ss {};
     if (stat(s.c_str(), &ss) == 0 && S_ISBLK(ss.st_mode))
       if (const Dev* d = named(ss.st_rdev)) f.in_use.push_back(fmt::format("{} is used as swap", d->name));
