@@ -13,20 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-class LoopDevice {
- public:
-  explicit LoopDevice(const std::string& dir) {
-    sh("head -c 67108864 /dev/urandom > " + dir + "/loop.img");
-    dev_ = sh("losetup --find --show " + dir + "/loop.img");
-  }
-  ~LoopDevice() { std::system(("losetup -d " + dev_).c_str()); }
-  const std::string& path() const { return dev_; }
-  std::string name() const { return dev_.substr(5); }
-
- private:
-  std::string dev_;
-};
-
 const json* device(const json& j, const std::string& name) {
   for (const auto& d : j["results"]["devices"])
     if (d["device"] == name) return &d;
@@ -35,7 +21,7 @@ const json* device(const json& j, const std::string& name) {
 
 TEST(BenchAcct, DiskstatsCountExactlyTheRunsReadsOnItsOwnLoopDevice) {
   TempDir dir;
-  LoopDevice loop(dir.path());
+  LoopDevice loop(dir.path(), {.random_data = true});
   for (const char* depth : {"1", "8"}) {
     auto o = run_ioacct({"bench", "--format", "json", "--ios", "3000", "--iodepth", depth, loop.path()});
     ASSERT_EQ(o.exit_code, 0) << o.err;

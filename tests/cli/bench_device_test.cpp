@@ -13,22 +13,6 @@
 namespace ioacct::test {
 namespace {
 
-class LoopDevice {
- public:
-  explicit LoopDevice(const std::string& backing_dir, unsigned sector_size = 512) {
-    backing_ = backing_dir + "/loop.img";
-    sh("truncate -s 64m " + backing_);
-    dev_ = sh("losetup --find --show --sector-size " + std::to_string(sector_size) + " " + backing_);
-  }
-  ~LoopDevice() {
-    if (!dev_.empty()) std::system(("losetup -d " + dev_).c_str());
-  }
-  const std::string& path() const { return dev_; }
-
- private:
-  std::string backing_, dev_;
-};
-
 TEST(BenchDevice, ReadsNeedNoFlagAndNameTheDevice) {
   TempDir dir;
   LoopDevice loop(dir.path());
@@ -133,7 +117,7 @@ TEST(BenchDevice, WritesAreRefusedWithoutDestroyData) {
 
 TEST(BenchDevice, DirectBlockSizeMustMatchTheDevice) {
   TempDir dir;
-  LoopDevice loop(dir.path(), 4096);
+  LoopDevice loop(dir.path(), {.sector_size = 4096});
   auto o = run_ioacct({"bench", "--bs", "512", "--runtime", "300ms", loop.path()});
   EXPECT_EQ(o.exit_code, 2) << o.err;
   EXPECT_NE(o.err.find("--bs"), std::string::npos) << o.err;

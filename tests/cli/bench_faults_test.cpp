@@ -155,22 +155,6 @@ TEST(BenchFaults, TooManyErrorsStopTheRunWithTheReport) {
 // ---------------------------------------------------------------------------
 // c. ENOSPC: a small filesystem on a loop device, a file that writes grow.
 
-class LoopDevice {
- public:
-  LoopDevice(const std::string& backing_dir, const std::string& size) {
-    backing_ = backing_dir + "/loop.img";
-    sh("truncate -s " + size + " " + backing_);
-    dev_ = sh("losetup --find --show " + backing_);
-  }
-  ~LoopDevice() {
-    if (!dev_.empty()) std::system(("losetup -d " + dev_ + " 2>/dev/null").c_str());
-  }
-  const std::string& path() const { return dev_; }
-
- private:
-  std::string backing_, dev_;
-};
-
 // An ext4 filesystem made on `dev` and mounted on `dir`; unmounted on destruction.
 class Ext4Mount {
  public:
@@ -190,7 +174,7 @@ class Ext4Mount {
 
 TEST(BenchFaults, FullFilesystemIsAnErrorNamingENOSPCAndSize) {
   TempDir dir, mnt;
-  LoopDevice loop(dir.path(), "16m");
+  LoopDevice loop(dir.path(), {.size = "16m"});
   ASSERT_FALSE(loop.path().empty());
   Ext4Mount fs(loop.path(), mnt.path());
   ASSERT_FALSE(HasFailure());

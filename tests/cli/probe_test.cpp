@@ -59,22 +59,6 @@ const json* device_entry(const json& j, const std::string& name) {
   return nullptr;
 }
 
-class LoopDevice {
- public:
-  LoopDevice(const std::string& backing_dir, unsigned sector_size) {
-    backing_ = backing_dir + "/loop.img";
-    sh("truncate -s 16m " + backing_);
-    dev_ = sh("losetup --find --show --sector-size " + std::to_string(sector_size) + " " + backing_);
-  }
-  ~LoopDevice() {
-    if (!dev_.empty()) std::system(("losetup -d " + dev_).c_str());
-  }
-  std::string name() const { return dev_.substr(5); }  // "loopN"
-
- private:
-  std::string backing_, dev_;
-};
-
 TEST(Probe, ContextAndSystemMatchTheKernel) {
   const json j = probe_json();
   const std::string release = sh("uname -r");
@@ -239,7 +223,7 @@ TEST(Probe, BlockDevicesMatchSysfs) {
 TEST(Probe, LoopDeviceShowsItsSectorSizeAndNoPolling) {
   TempDir dir;
   for (unsigned sector : {512u, 4096u}) {
-    LoopDevice loop(dir.path(), sector);
+    LoopDevice loop(dir.path(), {.size = "16m", .sector_size = sector});
     const json j = probe_json();
     const json* d = device_entry(j, loop.name());
     ASSERT_NE(d, nullptr) << loop.name() << " (" << sector << ") missing: " << j["block_devices"].dump();

@@ -142,6 +142,19 @@ std::vector<std::string> TempDir::entries() const {
   return names;
 }
 
+LoopDevice::LoopDevice(const std::string& dir, const LoopOptions& o) {
+  const std::string backing = dir + "/loop.img";
+  if (o.random_data)
+    sh("head -c " + o.size + " /dev/urandom > " + backing);
+  else
+    sh("truncate -s " + o.size + " " + backing);
+  dev_ = sh("losetup --find --show --sector-size " + std::to_string(o.sector_size) + " " + backing);
+}
+
+LoopDevice::~LoopDevice() {
+  if (!dev_.empty()) std::system(("losetup -d " + dev_ + " 2>/dev/null").c_str());
+}
+
 std::string sh(const std::string& cmd) {
   std::string out;
   FILE* p = popen(cmd.c_str(), "r");

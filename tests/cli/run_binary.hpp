@@ -42,6 +42,26 @@ class TempDir {
   std::string path_;
 };
 
+// A loop device over a file in `dir` that only the test uses; detached when
+// it goes out of scope.
+struct LoopOptions {
+  std::string size = "64m";
+  unsigned sector_size = 512;
+  bool random_data = false;  // fill the backing file (else sparse zeros)
+};
+class LoopDevice {
+ public:
+  explicit LoopDevice(const std::string& dir, const LoopOptions& o = {});
+  ~LoopDevice();
+  LoopDevice(const LoopDevice&) = delete;
+  LoopDevice& operator=(const LoopDevice&) = delete;
+  const std::string& path() const { return dev_; }    // "/dev/loopN"
+  std::string name() const { return dev_.substr(5); }  // "loopN"
+
+ private:
+  std::string dev_;
+};
+
 // Runs a shell command, returns its stdout (trailing newline stripped); fails the test on non-zero exit.
 std::string sh(const std::string& cmd);
 
