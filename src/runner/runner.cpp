@@ -411,6 +411,9 @@ class Worker {
           starved = n < asked;
         }
         inflight += n;
+        // Published after the refill: after the reap it would read 0 whenever
+        // a whole batch had just completed.
+        pub_.inflight.store(inflight, std::memory_order_relaxed);
         if (n && log_) {
           log_->push(t_prep, inflight);
           inflight_logged = inflight;
@@ -531,7 +534,6 @@ class Worker {
       }
       pub_.completed.store(completed, std::memory_order_relaxed);
       pub_.bytes.store(bytes_all, std::memory_order_relaxed);
-      pub_.inflight.store(inflight, std::memory_order_relaxed);
       pub_.measured.store(out_.ios, std::memory_order_relaxed);
 
       // 4. The window closes at the deadline, at the quota, or on a stop.
