@@ -619,6 +619,8 @@ class SeriesCollector {
     next_ = now + interval_;
   }
 
+  Nanos next_due() const { return next_; }
+
   void collect(bool final) {
     while (!pending_.empty()) {
       Pending& p = pending_.front();
@@ -849,11 +851,12 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
     bool all_done = true;
     for (unsigned i = 0; i < T; ++i) all_done &= pub[i].done.load(std::memory_order_acquire);
     if (all_done) break;
-    const Nanos t = now_ns();
+    Nanos t = now_ns();
     // Wake often enough to drain the in-flight logs long before they fill
     // (16k events each: 80 ms at 200k batches/s), and no more: this thread's
     // CPU is part of the process's.
-    const int wait_ms = static_cast<int>(std::clamp<int64_t>((static_cast<int64_t>(next_tick) - static_cast<int64_t>(t)) / 1'000'000, 1,
+    const Nanos wake_at = series ? std::min(next_tick, series->next_due()) : next_tick;
+    const int wait_ms = static_cast<int>(std::clamp<int64_t>((static_cast<int64_t>(wake_at) - static_cast<int64_t>(t)) / 1'000'000, 1,
                                                              logs.empty() ? 50 : 20));
     if (!logs.empty()) merger.poll(logs);
     if (series) {
