@@ -20,44 +20,12 @@
 #include "common/errors.hpp"
 #include "engine/engine.hpp"
 #include "engine/fault_engine.hpp"
+#include "engine/test_files.hpp"
 
 namespace ioacct {
 namespace {
 
-constexpr uint32_t kBlock = 4096;
-constexpr uint8_t kPoison = 0xEE;
-
-// Byte i of block b: a pattern that differs per block and per byte (as in conformance_test.cpp).
-uint8_t pattern(uint64_t block, size_t i) { return static_cast<uint8_t>((block * 131 + i * 7 + 3) & 0xff); }
-
-struct AlignedBuf {
-  explicit AlignedBuf(size_t n) : p(static_cast<uint8_t*>(std::aligned_alloc(4096, n))), size(n) { std::memset(p, kPoison, n); }
-  ~AlignedBuf() { std::free(p); }
-  uint8_t* p;
-  size_t size;
-};
-
-class TempFile {
- public:
-  explicit TempFile(uint64_t blocks) {
-    const char* dir = std::getenv("TMPDIR");
-    path_ = std::string(dir && *dir ? dir : "/var/tmp") + "/ioacct-fault-XXXXXX";
-    int fd = mkstemp(path_.data());
-    EXPECT_GE(fd, 0) << strerror(errno);
-    std::vector<uint8_t> buf(kBlock);
-    for (uint64_t b = 0; b < blocks; ++b) {
-      for (size_t i = 0; i < kBlock; ++i) buf[i] = pattern(b, i);
-      EXPECT_EQ(pwrite(fd, buf.data(), kBlock, static_cast<off_t>(b * kBlock)), static_cast<ssize_t>(kBlock));
-    }
-    fsync(fd);
-    close(fd);
-  }
-  ~TempFile() { unlink(path_.c_str()); }
-  int open(int flags) const { return ::open(path_.c_str(), flags | O_CLOEXEC); }
-
- private:
-  std::string path_;
-};
+using namespace enginetest;
 
 // ---------------------------------------------------------------------------
 // parse_fault_spec
