@@ -12,11 +12,12 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-std::string read_first_line(const std::string& path) {
+std::string read_first_line(const std::string& path, bool* ok) {
   std::ifstream f(path);
   std::string line;
-  std::getline(f, line);
-  return line;
+  const bool got = f && std::getline(f, line);
+  if (ok) *ok = got;
+  return got ? line : std::string();
 }
 
 }  // namespace ioacct

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "acct/procfs.hpp"
+#include "common/files.hpp"
 #include "engine/probe_uapi.hpp"
 
 namespace ioacct {
@@ -114,14 +115,6 @@ struct NoMmapPages {
   alignas(4096) std::byte sqes[4096];
 };
 NoMmapPages no_mmap_pages[2];
-
-std::string read_first_line(const std::string& path, bool* ok = nullptr) {
-  std::ifstream f(path);
-  std::string line;
-  const bool got = f && std::getline(f, line);
-  if (ok) *ok = got;
-  return got ? line : std::string();
-}
 
 std::optional<uint64_t> read_number(const std::string& path) {
   bool ok = false;

@@ -10,11 +10,11 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
 #include <string>
 
 #include "acct/clock.hpp"
 #include "common/errors.hpp"
+#include "common/files.hpp"
 #include "engine/engine_impl.hpp"
 #include "engine/uapi.hpp"
 #include "workload/units.hpp"
@@ -22,15 +22,8 @@
 namespace ioacct {
 namespace {
 
-std::string read_sysctl(const char* path) {
-  std::ifstream f(path);
-  std::string v;
-  if (!(f >> v)) return {};
-  return v;
-}
-
 [[noreturn]] void throw_setup_error(int err, const UringOptions& o) {
-  const std::string disabled = read_sysctl("/proc/sys/kernel/io_uring_disabled");
+  const std::string disabled = read_first_line("/proc/sys/kernel/io_uring_disabled");
   if ((err == -EPERM || err == -EACCES) && !disabled.empty() && disabled != "0")
     throw NotAvailable(fmt::format(
         "io_uring is disabled by sysctl kernel.io_uring_disabled={} ({}); "

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <memory>
 
+#include "acct/system.hpp"
 #include "common/errors.hpp"
 #include "workload/offsets.hpp"
 #include "workload/safety.hpp"
@@ -23,17 +24,6 @@
 
 namespace ioacct {
 namespace {
-
-// /sys/dev/block/MAJ:MIN -> "vda1"; "" when the device has no sysfs entry
-// (tmpfs, overlay: anonymous devices with major 0).
-std::string block_device_name(unsigned maj, unsigned min) {
-  if (maj == 0) return {};
-  std::ifstream f(fmt::format("/sys/dev/block/{}:{}/uevent", maj, min));
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("DEVNAME=", 0) == 0) return line.substr(8);
-  return {};
-}
 
 uint32_t logical_block_size_of(const std::string& dev) {
   std::ifstream f("/sys/class/block/" + dev + "/queue/logical_block_size");
@@ -105,7 +95,7 @@ void describe_device(Target& t, const struct stat& st) {
   const dev_t d = t.is_block ? st.st_rdev : st.st_dev;
   t.dev_major = major(d);
   t.dev_minor = minor(d);
-  t.device = block_device_name(t.dev_major, t.dev_minor);
+  t.device = resolve_device(t.dev_major, t.dev_minor).device;  // "" for tmpfs, overlay...
   struct statfs sf {};
   if (!t.is_block && fstatfs(t.fd, &sf) == 0)
     t.in_memory = sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC;

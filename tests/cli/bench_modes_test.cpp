@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "acct/procfs.hpp"
+#include "common/files.hpp"
 #include "cli/run_binary.hpp"
 
 namespace ioacct::test {
@@ -21,13 +22,6 @@ struct Ring {
   int fd;
   FdInfo info;
 };
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 // Every io_uring the process holds, with its fdinfo. fdinfo shows SqThread
 // -1 when it cannot take the ring's lock at that instant (an SQ thread holds
@@ -42,7 +36,7 @@ std::vector<Ring> rings_of(int pid, bool sqpoll) {
       if (std::string(target) != "anon_inode:[io_uring]") continue;
       FdInfo info;
       for (int tries = 0; tries < 2000; ++tries) {
-        info = parse_fdinfo(slurp("/proc/" + std::to_string(pid) + "/fdinfo/" + e->d_name));
+        info = parse_fdinfo(read_file("/proc/" + std::to_string(pid) + "/fdinfo/" + e->d_name));
         // Lines printed only under the lock: UserFiles (6.x), and the SQ
         // thread's, which read -1 without it.
         const bool locked = info.count("UserFiles") > 0;
