@@ -6,10 +6,6 @@
 namespace ioacct {
 namespace {
 
-double per_s(uint64_t n, uint64_t window_ns) {
-  return window_ns ? static_cast<double>(n) * 1e9 / static_cast<double>(window_ns) : 0.0;
-}
-
 std::string targets_line(const RunResult& r) {
   std::string s;
   for (const auto& t : r.targets) {

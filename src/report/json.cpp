@@ -53,10 +53,6 @@ int cpus_allowed() {
   return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
 }
 
-double per_s(uint64_t n, uint64_t window_ns) {
-  return window_ns ? static_cast<double>(n) * 1e9 / static_cast<double>(window_ns) : 0.0;
-}
-
 json latency_json(const Histogram& h) {
   if (!h.count()) return nullptr;
   return {{"count", h.count()},           {"min", h.min()},

@@ -18,6 +18,12 @@
 
 namespace ioacct {
 
+// n per second over a window of window_ns (0 for an empty window): every
+// rate ioacct prints is computed here, over the window as measured.
+inline double per_s(uint64_t n, uint64_t window_ns) {
+  return window_ns ? static_cast<double>(n) * 1e9 / static_cast<double>(window_ns) : 0.0;
+}
+
 // Key for a read that returned 0 bytes before the request was done.
 inline constexpr int kErrEof = -1;
 std::string error_key_name(int key);  // "EIO", "EOF"
