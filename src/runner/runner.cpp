@@ -448,7 +448,7 @@ class Worker {
       const int got = engine_->enter(wait_nr, {comps_.data(), comps_.size()}, timeout);
       now = now_ns();
       if (got < 0) {
-        fatal(got);
+        fatal(fmt::format("io_uring_enter failed: {}", errno_text(got)));
         break;
       }
 
@@ -503,10 +503,9 @@ class Worker {
         } else if (c.res == -EOPNOTSUPP && job_.uring.iopoll) {
           // Polled I/O on a device without poll queues: every I/O will fail
           // the same way. Stop now rather than count them.
-          std::lock_guard lk(ctl_.first_error_mu);
-          ctl_.first_error = fmt::format("--iopoll: {} has no poll queues (the kernel answered EOPNOTSUPP); "
-                                         "leave out --iopoll", targets_.list[s.file].device.empty() ? targets_.list[s.file].path : targets_.list[s.file].device);
-          ctl_.stop.store(kFatal);
+          const Target& t = targets_.list[s.file];
+          fatal(fmt::format("--iopoll: {} has no poll queues (the kernel answered EOPNOTSUPP); leave out --iopoll",
+                            t.device.empty() ? t.path : t.device));
           --inflight;
           free_[nfree_++] = c.tag;
         } else {
@@ -552,9 +551,10 @@ class Worker {
     return true;
   }
 
-  void fatal(int err) {
+  // Stops every thread: the run cannot go on. `why` becomes the error line.
+  void fatal(std::string why) {
     std::lock_guard lk(ctl_.first_error_mu);
-    ctl_.first_error = fmt::format("io_uring_enter failed: {}", errno_text(err));
+    ctl_.first_error = std::move(why);
     ctl_.stop.store(kFatal);
   }
 
