@@ -138,6 +138,21 @@ TEST(BenchRun, RatePacesEachThreadOnASchedule) {
   for (const auto& t : j["threads"]) EXPECT_NEAR(t["iops"].get<double>(), 200.0, 10.0);
 }
 
+// An I/O slower than the pace's interval (here held back 10 ms at 200 IOPS)
+// keeps the depth full past the next due time: the worker must then wait for
+// the completion, not poll for it (it once made ~10 reaping syscalls per I/O,
+// all counted in the CPU per I/O).
+TEST(BenchRun, PacedRunSlowerThanItsPaceWaitsInsteadOfPolling) {
+  TempDir dir;
+  auto o = run_ioacct({"bench", "--format", "json", "--size", "16m", "--ios", "40", "--rate-iops", "200",
+                       "--iodepth", "1", "--inject-faults", "delay=1:10ms"},
+                      {.env = {"TMPDIR=" + dir.path()}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json s = parse_json(o)["results"]["syscalls"];
+  EXPECT_EQ(s["reaped_ios"], 40);
+  EXPECT_LE(s["reap"].get<uint64_t>(), 2 * 40u) << "reaping syscalls for 40 I/Os: " << s;
+}
+
 TEST(BenchRun, WritesStayInsideTheFile) {
   TempDir dir;
   const std::string f = dir.path() + "/data";
