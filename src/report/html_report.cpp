@@ -52,6 +52,8 @@ constexpr const char* kScript = R"js(
   const data = JSON.parse(document.getElementById('ioacct-data').textContent);
   Chart.defaults.animation = false;
   Chart.defaults.maintainAspectRatio = false;
+  Chart.defaults.plugins.legend.labels.usePointStyle = true;
+  const some = (sets) => sets.filter((d) => d.data.some((x) => x != null && (x.y === undefined || x.y != null)));
   const palette = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
   const color = (i) => palette[i % palette.length];
   const us = (ns) => ns == null ? null : ns / 1000;
@@ -116,8 +118,8 @@ constexpr const char* kScript = R"js(
     });
     add('%util vs busy% per pacing rate', 'Dashed: the kernel\'s %util (io_ticks, every I/O on the device); solid: ' +
         data.context.busy_source + '.', {
-      type: 'scatter', data: { datasets: sets },
-      options: { scales: { x: { type: 'logarithmic', title: { display: true, text: 'paced IOPS' } },
+      type: 'scatter', data: { datasets: some(sets) },
+      options: { scales: { x: { type: 'linear', beginAtZero: true, title: { display: true, text: 'paced IOPS' } },
                            y: { beginAtZero: true, title: { display: true, text: '% of the window' } } } }
     });
   }
@@ -137,11 +139,11 @@ constexpr const char* kScript = R"js(
         options: { scales: { y: { type: 'logarithmic', title: { display: true, text: 'µs' } }, x: { title: { display: true, text: 's' } } } }
       });
     add('Time series: busy, %util and CPU', 'busy%: exact in-flight time; %util: the kernel\'s io_ticks; CPU: % of one core.', {
-      type: 'line', data: { labels: t, datasets: [
+      type: 'line', data: { labels: t, datasets: some([
         { label: 'busy%', data: series.map((s) => s.busy_pct), borderColor: color(1) },
         { label: '%util', data: series.map((s) => s.util_pct), borderColor: color(2), borderDash: [6, 4] },
         { label: 'CPU %', data: series.map((s) => s.cpu_pct), borderColor: color(4) },
-        { label: 'SQ thread CPU %', data: series.map((s) => s.sq_cpu_pct), borderColor: color(5) } ] },
+        { label: 'SQ thread CPU %', data: series.map((s) => s.sq_cpu_pct), borderColor: color(5) } ]) },
       options: { spanGaps: false, scales: { y: { beginAtZero: true }, x: { title: { display: true, text: 's' } } } }
     });
   }
@@ -165,8 +167,11 @@ std::string html_report(const CompareResult& c, const nlohmann::json& data) {
                         row("CPU", fmt::format("{} ({} CPUs, {} allowed)", ctx.value("cpu_model", ""), ctx.value("cpus", 0),
                                                ctx.value("cpus_allowed", 0))) +
                         row("targets", targets) +
-                        row("runs", fmt::format("{} x {} repetitions, interleaved{}; {:.1f} s in all", c.variants.size(), c.repeat,
-                                                c.warmup ? fmt::format(", after {} warm-up rounds", c.warmup) : "", c.wall_s));
+                        row("runs", data.value("kind", "") == "bench"
+                                        ? fmt::format("one run, {:.2f} s measured", c.wall_s)
+                                        : fmt::format("{} variants x {} repetitions, interleaved{}; {:.1f} s in all", c.variants.size(),
+                                                      c.repeat, c.warmup ? fmt::format(", after {} warm-up rounds", c.warmup) : "",
+                                                      c.wall_s));
   std::string table = "<table>\n<tr>";
   const auto cells = compare_table(c);
   for (const auto& h : cells.front()) table += "<th>" + escape_html(h) + "</th>";
