@@ -187,18 +187,23 @@ int run_compare_command(const CompareArgs& a, const std::vector<std::string>& ar
                                       [](const Prepared& p) { return p.job.engine != EngineKind::Nop; });
       shared = open_targets(mover == prepared.end() ? prepared[0].job : mover->job, [&] { return signals.wait(0); });
     }
+    // Named targets are checked here for every variant, one at a time (a
+    // device a variant writes to is held O_EXCL while open), and opened again
+    // for each run.
     for (size_t i = 0; i < prepared.size(); ++i) {
       targets[i] = temp ? reopen_targets(shared, prepared[i].job)
                         : open_targets(prepared[i].job, [&] { return signals.wait(0); });
       check_targets(prepared[i].job, targets[i]);
+      if (i == 0)
+        for (const auto& t : targets[0].list)
+          c.targets.push_back({t.path, t.device, t.is_block, t.is_temp, t.base, t.range, t.dio_align});
+      if (!temp) targets[i] = Targets();
     }
   } catch (const RuntimeError&) {
     if (!signals.received()) throw;
     fmt::print(stderr, "ioacct: interrupted before the first run\n");
     return 128 + signals.received();
   }
-  for (const auto& t : targets[0].list)
-    c.targets.push_back({t.path, t.device, t.is_block, t.is_temp, t.base, t.range, t.dio_align});
 
   for (const auto& p : prepared) {
     VariantSummary s;
@@ -222,7 +227,9 @@ int run_compare_command(const CompareArgs& a, const std::vector<std::string>& ar
       fmt::print(stderr, "ioacct compare: run {}/{}: '{}' ({} {}/{}){}\n", k + 1, schedule.size(), p.variant.name,
                  slot.warmup ? "warm-up" : "repetition", slot.repetition + 1, slot.warmup ? warmup : repeat,
                  k ? fmt::format(", ETA {:.0f}s", elapsed() / static_cast<double>(k) * static_cast<double>(schedule.size() - k)) : "");
-    RunResult r = run_bench(p.job, targets[slot.variant], hooks);
+    Targets named;
+    if (!temp) named = open_targets(p.job, [&] { return signals.wait(0); });
+    RunResult r = run_bench(p.job, temp ? targets[slot.variant] : named, hooks);
     if (r.interrupted || signals.received()) {
       c.interrupted = true;
       break;

@@ -41,12 +41,16 @@ std::vector<size_t> outliers(const std::vector<double>& v) {
   const double m = *median(v);
   const double d = *mad(v);
   // 1.4826 * MAD estimates the standard deviation of normally distributed data.
-  const double limit = d > 0 ? kOutlierMads * 1.4826 * d : 0.01 * std::fabs(m);
+  const double limit = std::max(kOutlierMads * 1.4826 * d, kNegligible * std::fabs(m));
   for (size_t i = 0; i < v.size(); ++i)
     if (std::fabs(v[i] - m) > limit) out.push_back(i);
   return out;
 }
 
 bool overlaps(const Spread& a, const Spread& b) { return a.min <= b.max && b.min <= a.max; }
+
+bool clearly_different(const Spread& a, const Spread& b) {
+  return !overlaps(a, b) && std::fabs(a.median - b.median) > kNegligible * std::max(std::fabs(a.median), std::fabs(b.median));
+}
 
 }  // namespace ioacct

@@ -23,16 +23,20 @@ struct Spread {
 std::optional<Spread> spread(const std::vector<double>& v);
 
 // Indices of outliers: values further from the median than kOutlierMads
-// times the MAD scaled to a normal standard deviation (1.4826). Needs at
-// least 3 values; with a MAD of 0 (most values equal) any value that differs
-// from the median by more than 1% of it is an outlier.
+// times the MAD scaled to a normal standard deviation (1.4826), and by more
+// than kNegligible of the median (so that paced runs at 99.9 and 100 IOPS,
+// whose MAD is tiny, are not outliers). Needs at least 3 values.
 inline constexpr double kOutlierMads = 3.0;
+inline constexpr double kNegligible = 0.01;
 std::vector<size_t> outliers(const std::vector<double>& v);
 
 // The rule for "no clear difference": the two [min, max] ranges overlap.
 // Repetitions are few (3 by default), so no distributional assumption is
 // made: a difference counts only when every repetition of one beats every
-// repetition of the other.
+// repetition of the other (a clear difference also needs medians more than
+// kNegligible apart: see clearly_different).
 bool overlaps(const Spread& a, const Spread& b);
+// Ranges apart and medians more than kNegligible (relative) apart.
+bool clearly_different(const Spread& a, const Spread& b);
 
 }  // namespace ioacct

@@ -90,7 +90,7 @@ void summarize(CompareResult& c) {
     v.clear_difference = false;
     if (!v.iops.s || !b.iops.s) continue;
     if (b.iops.s->median > 0) v.ratio = v.iops.s->median / b.iops.s->median;
-    v.clear_difference = !v.baseline && !overlaps(*v.iops.s, *b.iops.s);
+    v.clear_difference = !v.baseline && clearly_different(*v.iops.s, *b.iops.s);
   }
 }
 

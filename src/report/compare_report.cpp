@@ -57,9 +57,9 @@ std::string compare_notes(const CompareResult& c) {
   for (const auto& v : c.variants)
     for (size_t i : v.outliers)
       out += fmt::format("outlier: '{}' repetition {}: {} IOPS against a median of {} (more than {} scaled "
-                         "MADs away); rerun with more --repeat if it changes the verdict\n",
+                         "MADs and 1% away); rerun with more --repeat if it changes the verdict\n",
                          v.name, i + 1, format_count(v.runs[i].iops), format_count(v.iops.s->median), kOutlierMads);
-  out += fmt::format("ratio: median IOPS against '{}'; 'no clear difference': the min-max ranges overlap.\n",
+  out += fmt::format("ratio: median IOPS against '{}'; 'no clear difference': the min-max ranges overlap, or the medians are within 1%.\n",
                      c.variants.empty() ? "" : c.variants[c.baseline].name);
   out += "CPU/IO: every thread of ioacct (submitters, SQ threads, io-wq workers) per I/O, from schedstat. "
          "%util: the kernel's io_ticks for the first target device. busy%: " + std::string(kBusySource) +

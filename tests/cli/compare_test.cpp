@@ -144,6 +144,19 @@ TEST(Compare, EachVariantOpensTheSharedFileWithItsOwnFlags) {
   EXPECT_NE(o.out.find("dsync"), std::string::npos);
 }
 
+TEST(Compare, VariantsThatWriteToOneDeviceTakeTurnsHoldingIt) {
+  // A device written to is held O_EXCL while open, so each variant opens it
+  // for its own runs only; the second variant must not find it busy.
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.size = "16m"});
+  auto o = run_ioacct({"compare", "--config", "qd1=--iodepth 1", "--config", "qd4=--iodepth 4", "--rw", "randwrite",
+                       "--destroy-data", "--repeat", "2", "--runtime", "200ms", "--format", "csv", loop.path()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out.rfind("variant,iops_median,", 0), 0u) << o.out;
+  EXPECT_NE(o.out.find("\n\"qd1\","), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\n\"qd4\","), std::string::npos) << o.out;
+}
+
 TEST(Compare, UsageErrorsNameTheFlagOrVariantBeforeAnythingRuns) {
   struct Case {
     std::vector<std::string> args;

@@ -116,12 +116,18 @@ TEST(Stats, OutliersByScaledMad) {
   EXPECT_TRUE(outliers({1, 1000}).empty());  // two values: neither is the odd one
   // MAD 0: anything more than 1% from the median.
   EXPECT_EQ(outliers({50, 50, 50, 50.4, 52}), (std::vector<size_t>{4}));
+  // A tiny MAD (paced runs): within 1% of the median is never an outlier.
+  EXPECT_TRUE(outliers({99.98, 100.0, 100.01, 99.99, 99.5}).empty());
+  EXPECT_EQ(outliers({99.98, 100.0, 100.01, 99.99, 98.9}), (std::vector<size_t>{4}));
 }
 
 TEST(Stats, OverlapOfMinMaxRanges) {
   EXPECT_TRUE(overlaps({10, 9, 11, {}}, {12, 11, 13, {}}));   // touching counts
   EXPECT_FALSE(overlaps({10, 9, 11, {}}, {12, 11.5, 13, {}}));
   EXPECT_TRUE(overlaps({10, 5, 20, {}}, {12, 11, 13, {}}));   // one inside the other
+  EXPECT_TRUE(clearly_different({10, 9, 11, {}}, {12, 11.5, 13, {}}));
+  // Apart, but the medians differ by less than 1%: not a clear difference.
+  EXPECT_FALSE(clearly_different({100, 99.9, 99.95, {}}, {100.5, 100.0, 100.6, {}}));
 }
 
 TEST(Summary, RatiosVerdictsAndOutliersFromFixedRuns) {
