@@ -175,8 +175,17 @@ TEST(Compare, UsageErrorsNameTheFlagOrVariantBeforeAnythingRuns) {
       {{"--iodepth", "1,,2"}, "error: --iodepth: '1,,2' has an empty item in its comma list\n"},
       {{"--config", "r=--rw randread --dsync"}, "error: variant 'r': --dsync: --rw randread does not write"},
       {{"--format", "xml"}, "error: --format: 'xml' is not one of console, json, csv, markdown\n"},
+      {{"--report", "/nonexistent-dir/r.html"}, "error: --report: cannot write /nonexistent-dir/r.html: "},
+      {{"--config", "a=--format json"}, "error: --format: give it once, for the comparison\n"},
       {{"--iodepth", "1,2", "--no-such-flag"}, "error: variant 'iodepth=1': The following argument was not expected: --no-such-flag"},
   };
+  // bench's own new options, checked the same way.
+  auto o = run_ioacct({"bench", "--dsync"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.err, "error: --dsync: --rw randread does not write; O_DSYNC only changes writes\n");
+  o = run_ioacct({"bench", "--report", "/nonexistent-dir/r.html"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.err.rfind("error: --report: cannot write /nonexistent-dir/r.html: ", 0), 0u) << o.err;
   for (const auto& c : cases) {
     std::vector<std::string> args = {"compare"};
     args.insert(args.end(), c.args.begin(), c.args.end());
