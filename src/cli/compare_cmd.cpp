@@ -151,12 +151,14 @@ int run_compare_command(const CompareArgs& a, const std::vector<std::string>& ar
     words.insert(words.begin(), p->fixed.begin(), p->fixed.end());
     configs = p->configs;
   }
-  for (const auto& w : words)
-    if (w == "--format" || w.rfind("--format=", 0) == 0 || w == "-o" || w == "--output")
-      throw UsageError(fmt::format("{}: give it once, for the comparison", w));
   const Matrix m = parse_matrix(words, bench_option_kinds());
   std::vector<Prepared> prepared;
   for (auto& v : expand(m, configs)) {
+    // Output belongs to the comparison; bench would take it and ignore it.
+    for (const auto& w : v.args)
+      if (w == "--format" || w.rfind("--format=", 0) == 0 || w == "-o" || w == "--output" || w.rfind("--output=", 0) == 0 ||
+          w == "--report" || w.rfind("--report=", 0) == 0)
+        throw UsageError(fmt::format("{}: give it once, for the comparison, not inside a variant", w.substr(0, w.find('='))));
     JobSpec j = parse_variant(v);
     prepared.push_back({std::move(v), std::move(j)});
   }

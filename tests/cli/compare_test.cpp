@@ -176,7 +176,7 @@ TEST(Compare, UsageErrorsNameTheFlagOrVariantBeforeAnythingRuns) {
       {{"--config", "r=--rw randread --dsync"}, "error: variant 'r': --dsync: --rw randread does not write"},
       {{"--format", "xml"}, "error: --format: 'xml' is not one of console, json, csv, markdown\n"},
       {{"--report", "/nonexistent-dir/r.html"}, "error: --report: cannot write /nonexistent-dir/r.html: "},
-      {{"--config", "a=--format json"}, "error: --format: give it once, for the comparison\n"},
+      {{"--config", "a=--format json"}, "error: --format: give it once, for the comparison, not inside a variant\n"},
       {{"--iodepth", "1,2", "--no-such-flag"}, "error: variant 'iodepth=1': The following argument was not expected: --no-such-flag"},
   };
   // bench's own new options, checked the same way.
@@ -189,7 +189,7 @@ TEST(Compare, UsageErrorsNameTheFlagOrVariantBeforeAnythingRuns) {
   for (const auto& c : cases) {
     std::vector<std::string> args = {"compare"};
     args.insert(args.end(), c.args.begin(), c.args.end());
-    auto o = run_ioacct(args);
+    o = run_ioacct(args);
     EXPECT_EQ(o.exit_code, 2) << c.message << "\n" << o.err;
     EXPECT_EQ(o.err.rfind(c.message, 0), 0u) << "want: " << c.message << "got: " << o.err;
     EXPECT_EQ(o.out, "");
