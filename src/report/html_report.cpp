@@ -170,7 +170,7 @@ std::string html_report(const CompareResult& c, const nlohmann::json& data) {
                         row("runs", data.value("kind", "") == "bench"
                                         ? fmt::format("one run, {:.2f} s measured", c.wall_s)
                                         : fmt::format("{} variants x {} repetitions, interleaved{}; {:.1f} s in all", c.variants.size(),
-                                                      c.repeat, c.warmup ? fmt::format(", after {} warm-up rounds", c.warmup) : "",
+                                                      c.repeat, c.warmup ? fmt::format(", after {} warm-up round{}", c.warmup, c.warmup == 1 ? "" : "s") : "",
                                                       c.wall_s));
   std::string table = "<table>\n<tr>";
   const auto cells = compare_table(c);
