@@ -10,6 +10,7 @@
 #include "cli/cli.hpp"
 #include "cli/signals.hpp"
 #include "common/errors.hpp"
+#include "report/html_report.hpp"
 #include "report/report.hpp"
 #include "runner/runner.hpp"
 #include "workload/target.hpp"
@@ -24,26 +25,30 @@ unsigned parse_small(std::string_view flag, const std::string& text, uint64_t mi
   return static_cast<unsigned>(v);
 }
 
+}  // namespace
+
 // Writes `text` to `path` through a temporary name and a rename, so that a
 // reader never sees a half-written file, and an interrupted run leaves none.
-void write_atomically(const std::string& path, const std::string& text) {
+void write_atomically(const std::string& path, const std::string& text, const std::string& flag) {
   const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
   {
     std::ofstream f(tmp, std::ios::trunc);
-    if (!f) throw RuntimeError(fmt::format("--output: cannot write {}: {}", path, errno_text(errno)));
+    if (!f) throw RuntimeError(fmt::format("{}: cannot write {}: {}", flag, path, errno_text(errno)));
     f << text;
     f.flush();
     if (!f) {
       ::unlink(tmp.c_str());
-      throw RuntimeError(fmt::format("--output: writing {} failed", path));
+      throw RuntimeError(fmt::format("{}: writing {} failed", flag, path));
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int e = errno;
     ::unlink(tmp.c_str());
-    throw RuntimeError(fmt::format("--output: cannot rename {} to {}: {}", tmp, path, errno_text(e)));
+    throw RuntimeError(fmt::format("{}: cannot rename {} to {}: {}", flag, tmp, path, errno_text(e)));
   }
 }
+
+namespace {
 
 // --iopoll completes only on a device with poll queues; finding out from the
 // first completion (EOPNOTSUPP) is too late to be a good message.
@@ -66,6 +71,22 @@ void check_poll_queues(const Targets& targets) {
 
 }  // namespace
 
+void check_output_writable(const std::string& flag, const std::string& path) {
+  // Fail before the run, not after it, if the report cannot be written
+  // (without creating anything: a failed run leaves no file behind).
+  const std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/') + 1);
+  if (::access(dir.c_str(), W_OK) != 0 || (::access(path.c_str(), F_OK) == 0 && ::access(path.c_str(), W_OK) != 0))
+    throw UsageError(fmt::format("{}: cannot write {}: {}", flag, path, errno_text(errno)));
+}
+
+void check_targets(const JobSpec& job, const Targets& targets) {
+  if (job.uring.iopoll && job.engine == EngineKind::Uring) check_poll_queues(targets);
+  for (const auto& t : targets.list)
+    if (t.in_memory && job.engine != EngineKind::Nop)
+      fmt::print(stderr, "warning: {} is on tmpfs/ramfs: its I/O is served from memory, not a device "
+                 "(even with O_DIRECT); put the target on a disk to measure one\n", t.path);
+}
+
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   CLI::App* b = app.add_subcommand("bench", "Run a workload on files or block devices and account for it.");
   // An empty value ("--runtime ''") is a mistake, never "use the default".
@@ -87,6 +108,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--complete-batch", a.complete_batch, "Completions waited for per syscall (default min(depth per thread, 32))")->type_name("N");
   b->add_flag("--direct", a.direct, "O_DIRECT: bypass the page cache (the default)");
   b->add_flag("--buffered", a.buffered, "Go through the page cache");
+  b->add_flag("--dsync", a.dsync, "O_DSYNC: every write is durable before it completes (writes only)");
   b->add_option("--size", a.size, "Bytes of each target to use (temporary file: its size, default 1g)")->type_name("SIZE");
   b->add_option("--offset", a.offset, "First byte of each target to use (default 0)")->type_name("SIZE");
   b->add_option("--runtime", a.runtime, "Measured time (default 10s, unless --ios is given)")->type_name("DURATION");
@@ -129,6 +151,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--dir", a.dir, "Directory for the temporary file (default $TMPDIR or /tmp)")->type_name("DIR");
   b->add_option("--format", a.format, "console or json (default console)")->type_name("FORMAT");
   b->add_option("-o,--output", a.output, "Write the report to FILE instead of stdout")->type_name("FILE");
+  b->add_option("--report", a.report, "Also write a self-contained HTML report (charts, time series) to FILE")->type_name("FILE.html");
   b->add_flag("--progress", a.progress, "Print progress every second even when stderr is not a terminal");
   // Test-only, so not in --help (docs/cli.md describes it).
   b->add_option("--inject-faults", a.inject_faults, "")->group("");
@@ -146,6 +169,9 @@ JobSpec to_job(const BenchArgs& a) {
   else if (a.rw == "write") j.rw = RwMode::Write;
   else if (a.rw == "randrw") j.rw = RwMode::RandRw;
   else throw UsageError(fmt::format("--rw: '{}' is not one of randread, randwrite, read, write, randrw", a.rw));
+  if (a.dsync && !rw_writes(j.rw))
+    throw UsageError(fmt::format("--dsync: --rw {} does not write; O_DSYNC only changes writes", a.rw));
+  j.dsync = a.dsync;
   j.rwmix_read = parse_small("--rwmix-read", a.rwmix_read, 0, 100);
   j.bs = parse_size("--bs", a.bs);
   j.iodepth = parse_small("--iodepth", a.iodepth, 1, kMaxDepth);
@@ -244,13 +270,8 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   if (job.engine == EngineKind::Psync && a.iodepth_given && job.iodepth > job.threads)
     fmt::print(stderr, "warning: --engine psync does one I/O at a time per thread, so --iodepth {} "
                "is not used; add --threads N for N I/Os in flight\n", job.iodepth);
-  if (!a.output.empty()) {
-    // Fail before the run, not after it, if the report cannot be written
-    // (without creating anything: a failed run leaves no file behind).
-    const std::string dir = a.output.find('/') == std::string::npos ? "." : a.output.substr(0, a.output.rfind('/') + 1);
-    if (::access(dir.c_str(), W_OK) != 0 || (::access(a.output.c_str(), F_OK) == 0 && ::access(a.output.c_str(), W_OK) != 0))
-      throw UsageError(fmt::format("--output: cannot write {}: {}", a.output, errno_text(errno)));
-  }
+  if (!a.output.empty()) check_output_writable("--output", a.output);
+  if (!a.report.empty()) check_output_writable("--report", a.report);
 
   // Fail fast, before a 1 GiB temporary file is written, if io_uring is off.
   check_engine_available(job.engine, job.uring, job.depth_per_thread());
@@ -276,11 +297,7 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
     return interrupted_exit();
   }
 
-  if (job.uring.iopoll && job.engine == EngineKind::Uring) check_poll_queues(targets);
-  for (const auto& t : targets.list)
-    if (t.in_memory && job.engine != EngineKind::Nop)
-      fmt::print(stderr, "warning: {} is on tmpfs/ramfs: its I/O is served from memory, not a device "
-                 "(even with O_DIRECT); put the target on a disk to measure one\n", t.path);
+  check_targets(job, targets);
 
   const bool tty = isatty(STDERR_FILENO);
   const bool show_progress = a.progress || tty;
@@ -306,6 +323,7 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   if (r.verify_skipped && signals.received()) r.interrupted = true;
 
   emit(json_out ? to_json(job, &r, argv).dump(2) + "\n" : format_console(job, r));
+  if (!a.report.empty()) write_atomically(a.report, html_bench_report(job, r, to_json(job, &r, argv)), "--report");
   if (!job.dump_intervals.empty()) {
     std::string text;
     for (const auto& t : r.threads)

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "workload/job.hpp"
+#include "workload/target.hpp"
 
 namespace ioacct {
 
@@ -13,9 +14,9 @@ struct BenchArgs {
   std::string rw = "randread", rwmix_read = "50", bs = "4k", iodepth = "32";
   std::string submit_batch, complete_batch, size, offset, runtime, ios, ramp;
   std::string threads = "1", cpus, engine = "uring", rate_iops, rate, seed, max_errors = "0";
-  std::string dir, format = "console", output, verify_delay, inject_faults;
+  std::string dir, format = "console", output, report, verify_delay, inject_faults;
   std::string sq_cpu, sq_idle, wait = "sleep", acct = "full", dump_intervals, log_interval = "1s";
-  bool direct = false, buffered = false, progress = false, destroy_data = false;
+  bool direct = false, buffered = false, progress = false, destroy_data = false, dsync = false;
   bool verify = false, verify_during = false;
   bool sqpoll = false, sq_shared = false, iopoll = false, fixed_files = false, fixed_bufs = false;
   bool register_ring = false, vectored = false, nowait = false, force_async = false, no_iowait = false;
@@ -26,6 +27,14 @@ struct BenchArgs {
 };
 
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a);
+// Checks shared by bench and compare, before and after opening targets.
+// Throws UsageError naming `flag` if `path` cannot be written (creating nothing).
+void check_output_writable(const std::string& flag, const std::string& path);
+// --iopoll needs poll queues (RuntimeError); warns about targets in memory.
+void check_targets(const JobSpec& job, const Targets& targets);
+// Writes `text` to `path` through a temporary name and a rename, so that a
+// reader never sees a half-written file; errors name `flag`.
+void write_atomically(const std::string& path, const std::string& text, const std::string& flag = "--output");
 // Throws UsageError naming the flag.
 JobSpec to_job(const BenchArgs& a);
 // Runs `ioacct bench`; returns the exit code. Throws UsageError/RuntimeError.

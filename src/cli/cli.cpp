@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/bench_cmd.hpp"
+#include "cli/compare_cmd.hpp"
 #include "cli/probe_cmd.hpp"
 #include "common/errors.hpp"
 
@@ -18,6 +19,8 @@ int run_cli(int argc, char** argv) {
   app.require_subcommand(1, 1);
   BenchArgs bench;
   CLI::App* bench_cmd = add_bench_command(app, bench);
+  CompareArgs compare;
+  CLI::App* compare_cmd = add_compare_command(app, compare);
   ProbeArgs probe;
   CLI::App* probe_cmd = add_probe_command(app, probe);
 
@@ -26,13 +29,15 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     fmt::print(stderr, "error: {} (see 'ioacct {}--help')\n", e.what(),
-               bench_cmd->parsed() ? "bench " : probe_cmd->parsed() ? "probe " : "");
+               bench_cmd->parsed() ? "bench " : compare_cmd->parsed() ? "compare " : probe_cmd->parsed() ? "probe " : "");
     return kExitUsage;
   }
   bench.iodepth_given = bench_cmd->count("--iodepth") > 0;
+  compare.words = compare_cmd->remaining();
   std::vector<std::string> args(argv, argv + argc);
   try {
     if (bench_cmd->parsed()) return run_bench_command(bench, args);
+    if (compare_cmd->parsed()) return run_compare_command(compare, args);
     if (probe_cmd->parsed()) return run_probe_command(probe);
   } catch (const UsageError& e) {
     fmt::print(stderr, "error: {}\n", e.what());

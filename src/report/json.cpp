@@ -122,6 +122,7 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
       {"submit_batch", job.submit_batch_eff()},
       {"complete_batch", job.complete_batch_eff()},
       {"direct", job.direct},
+      {"dsync", job.dsync},
       {"size", job.size ? json(*job.size) : job.targets.empty() ? json(job.temp_size) : json(nullptr)},
       {"offset", job.offset},
       {"runtime_s", job.runtime ? json(static_cast<double>(job.runtime->count()) / 1e9) : json(nullptr)},

@@ -47,6 +47,7 @@ struct JobSpec {
   bool seed_given = false;
   uint64_t max_errors = 0;
   bool destroy_data = false;
+  bool dsync = false;                   // O_DSYNC: each write is durable before it completes
   bool verify = false;                  // check what was written, after the run
   bool verify_during = false;           // ... and every read of a written block
   std::chrono::nanoseconds verify_delay{0};  // wait before the final pass

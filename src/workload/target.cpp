@@ -47,7 +47,15 @@ uint32_t dio_alignment(int fd, const std::string& dev) {
 }
 
 int open_flags(const JobSpec& job) {
-  return (rw_writes(job.rw) ? O_RDWR : O_RDONLY) | O_CLOEXEC | (job.direct ? O_DIRECT : 0);
+  return (rw_writes(job.rw) ? O_RDWR : O_RDONLY) | O_CLOEXEC | (job.direct ? O_DIRECT : 0) |
+         (job.dsync ? O_DSYNC : 0);
+}
+
+// The file behind `fd` opened again (it may have no name: O_TMPFILE); -errno on failure.
+int reopen_fd(int fd, int flags) {
+  const std::string proc = fmt::format("/proc/self/fd/{}", fd);
+  const int r = ::open(proc.c_str(), flags);
+  return r < 0 ? -errno : r;
 }
 
 [[noreturn]] void direct_unsupported(const std::string& path) {
@@ -176,6 +184,14 @@ Target open_temp(const JobSpec& job, const std::function<bool()>& should_stop) {
     ::close(t.fd);
     throw;
   }
+  if (job.dsync) {
+    // Filled without O_DSYNC (one sync at the end is enough), then opened
+    // again with it; fcntl(F_SETFL) cannot set O_DSYNC.
+    const int fd = reopen_fd(t.fd, O_RDWR | O_CLOEXEC | (job.direct ? O_DIRECT : 0) | O_DSYNC);
+    ::close(t.fd);
+    if (fd < 0) throw RuntimeError(fmt::format("--dsync: reopening the temporary file: {}", errno_text(-fd)));
+    t.fd = fd;
+  }
   return t;
 }
 
@@ -268,6 +284,25 @@ void set_range(const JobSpec& job, Target& t) {
 }
 
 }  // namespace
+
+Targets reopen_targets(const Targets& opened, const JobSpec& job) {
+  Targets out;
+  for (const Target& base : opened.list) {
+    Target t = base;
+    t.fd = reopen_fd(base.fd, open_flags(job));
+    if (t.fd < 0) throw RuntimeError(fmt::format("{}: cannot open it again: {}", t.path, errno_text(-t.fd)));
+    out.list.push_back(t);  // owned from here: closed with `out`
+    Target& o = out.list.back();
+    o.dio_align = job.direct ? dio_alignment(o.fd, o.device) : 1;
+    if (job.direct && job.bs % o.dio_align)
+      throw UsageError(fmt::format("--bs: {} bytes with --direct must be a multiple of {}'s O_DIRECT "
+                                   "alignment, {} bytes (or use --buffered)", job.bs, o.path, o.dio_align));
+    o.range = base.range / job.bs * job.bs;
+    if (o.range < job.bs)
+      throw UsageError(fmt::format("--bs: {} is larger than {} ({})", format_size(job.bs), o.path, format_size(base.range)));
+  }
+  return out;
+}
 
 Targets::Targets(Targets&& o) noexcept : list(std::move(o.list)) { o.list.clear(); }
 Targets& Targets::operator=(Targets&& o) noexcept {

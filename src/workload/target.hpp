@@ -40,4 +40,11 @@ class Targets {
 // when the system refuses (permission, I/O error).
 Targets open_targets(const JobSpec& job, const std::function<bool()>& should_stop);
 
+// The targets `opened` already holds (the temporary file included: it has no
+// name) opened again, through /proc/self/fd, with `job`'s flags: O_DIRECT or
+// not, read-only or read-write, O_DSYNC. So one temporary file serves every
+// variant of `ioacct compare`. Checks --bs against the O_DIRECT alignment and
+// trims each range to whole --bs blocks. `opened` must stay open meanwhile.
+Targets reopen_targets(const Targets& opened, const JobSpec& job);
+
 }  // namespace ioacct

@@ -1,0 +1,271 @@
+#include "cli/compare_cmd.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <set>
+
+#include "cli/bench_cmd.hpp"
+#include "cli/signals.hpp"
+#include "common/errors.hpp"
+#include "compare/matrix.hpp"
+#include "compare/presets.hpp"
+#include "compare/summary.hpp"
+#include "report/compare_report.hpp"
+#include "report/html_report.hpp"
+#include "report/report.hpp"
+#include "runner/runner.hpp"
+#include "workload/target.hpp"
+#include "workload/units.hpp"
+
+namespace ioacct {
+namespace {
+
+struct Prepared {
+  Variant variant;
+  JobSpec job;
+};
+
+// Bench's own parser and validation, one variant at a time: the same words
+// give the same JobSpec (and the same messages) as `ioacct bench WORDS`.
+JobSpec parse_variant(const Variant& v) {
+  CLI::App root;
+  BenchArgs args;
+  CLI::App* b = add_bench_command(root, args);
+  // Later words win, so a --config (or preset) value overrides a common one.
+  for (CLI::Option* o : b->get_options()) o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  std::vector<std::string> words = {"bench"};
+  words.insert(words.end(), v.args.begin(), v.args.end());
+  std::reverse(words.begin(), words.end());  // CLI11 takes them last-first
+  try {
+    root.parse(words);
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(fmt::format("variant '{}': {}", v.name, e.what()));
+  }
+  args.iodepth_given = b->count("--iodepth") > 0;
+  try {
+    return to_job(args);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("variant '{}': {}", v.name, e.what()));
+  }
+}
+
+OptionKinds bench_option_kinds() {
+  auto app = std::make_shared<CLI::App>();
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* b = add_bench_command(*app, *args);
+  auto find = [app, args, b](const std::string& name) -> const CLI::Option* {
+    for (const CLI::Option* o : b->get_options())
+      if (o->check_name(name)) return o;
+    return nullptr;
+  };
+  return {[find](const std::string& n) { return find(n) != nullptr; },
+          [find](const std::string& n) { const auto* o = find(n); return o && o->get_type_size() == 0; },
+          [](const std::string& n) { return n == "--cpus"; }};
+}
+
+std::vector<std::pair<std::string, std::vector<std::string>>> parse_configs(const std::vector<std::string>& given) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  std::set<std::string> names;
+  for (const auto& c : given) {
+    const size_t eq = c.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError(fmt::format("--config: '{}' is not NAME=OPTIONS (e.g. --config 'spin=--wait spin')", c));
+    std::string name = c.substr(0, eq);
+    if (!names.insert(name).second) throw UsageError(fmt::format("--config: the name '{}' is given twice", name));
+    out.emplace_back(std::move(name), split_words(c.substr(eq + 1)));
+  }
+  return out;
+}
+
+std::string describe(const JobSpec& j) {
+  std::string d = fmt::format("{} {} {}, {}, depth {}", rw_name(j.rw), format_size(j.bs), j.direct ? "O_DIRECT" : "buffered",
+                              engine_name(j.engine), j.depth_per_thread() * j.threads);
+  if (j.dsync) d += ", O_DSYNC";
+  if (j.uring.sqpoll && j.engine != EngineKind::Psync) d += ", SQPOLL";
+  if (j.rate_per_thread() > 0) d += fmt::format(", paced at {} IOPS", format_count(j.rate_per_thread() * j.threads));
+  return d;
+}
+
+size_t find_baseline(const std::string& given, const std::vector<Prepared>& p) {
+  if (given.empty()) return 0;
+  std::string names;
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i].variant.name == given) return i;
+    names += fmt::format("{}'{}'", i ? ", " : "", p[i].variant.name);
+  }
+  throw UsageError(fmt::format("--baseline: '{}' is not a variant; the variants are {}", given, names));
+}
+
+}  // namespace
+
+CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
+  CLI::App* c = app.add_subcommand(
+      "compare", "Run variants of a bench workload interleaved, repeated, and compare them side by side.");
+  c->allow_extras();
+  c->footer(
+      "Every 'ioacct bench' option may be given (see 'ioacct bench --help'); a comma list makes an axis of the\n"
+      "matrix and every combination is a variant: --engine psync,uring --iodepth 1,32 --sqpoll off,on.\n"
+      "Targets are shared by every variant; the default temporary file is created once.\n"
+      "Presets: qd1 (psync vs io_uring waits at depth 1), sqpoll (SQPOLL at depth 1 and 32, accounting cost),\n"
+      "util (%util vs busy% at paced depth-1 reads and O_DSYNC writes). See docs/cli.md.");
+  c->add_option("--preset", a.preset, "A named matrix: qd1, sqpoll or util")->type_name("NAME");
+  c->add_option("--config", a.configs, "A variant: NAME=OPTIONS (bench options), given once per variant")
+      ->type_name("NAME=OPTIONS")
+      ->allow_extra_args(false);
+  c->add_option("--repeat", a.repeat, "Measured runs of each variant, interleaved ABCABC (default 3)")->type_name("N");
+  c->add_option("--warmup", a.warmup, "Rounds of every variant run first and discarded (default 0)")->type_name("N");
+  c->add_option("--baseline", a.baseline, "The variant the ratio column is against (default the first)")->type_name("VARIANT");
+  c->add_option("--format", a.format, "console, json, csv or markdown (default console)")->type_name("FORMAT");
+  c->add_option("-o,--output", a.output, "Write the table to FILE instead of stdout")->type_name("FILE");
+  c->add_option("--report", a.report, "Also write a self-contained HTML report to FILE")->type_name("FILE.html");
+  c->add_flag("--progress", a.progress, "Print which run of how many, and the ETA, even when stderr is not a terminal");
+  return c;
+}
+
+int run_compare_command(const CompareArgs& a, const std::vector<std::string>& argv) {
+  const unsigned repeat = static_cast<unsigned>(parse_count("--repeat", a.repeat));
+  if (repeat < 1 || repeat > 1000) throw UsageError(fmt::format("--repeat: {} is out of range (1 to 1000)", a.repeat));
+  const unsigned warmup = static_cast<unsigned>(parse_count("--warmup", a.warmup));
+  if (warmup > 100) throw UsageError(fmt::format("--warmup: {} is out of range (0 to 100)", a.warmup));
+  if (a.format != "console" && a.format != "json" && a.format != "csv" && a.format != "markdown")
+    throw UsageError(fmt::format("--format: '{}' is not one of console, json, csv, markdown", a.format));
+  if (!a.output.empty()) check_output_writable("--output", a.output);
+  if (!a.report.empty()) check_output_writable("--report", a.report);
+
+  CompareResult c;
+  c.repeat = repeat;
+  c.warmup = warmup;
+  c.argv = argv;
+  std::vector<std::string> words = a.words;
+  auto configs = parse_configs(a.configs);
+  if (!a.preset.empty()) {
+    const Preset* p = find_preset(a.preset);
+    if (!p) throw UsageError(fmt::format("--preset: '{}' is not one of {}", a.preset, preset_names()));
+    if (!configs.empty()) throw UsageError("--config: cannot be combined with --preset (a preset is a set of configs)");
+    c.preset = p->name;
+    c.explanation = p->explanation;
+    words.insert(words.begin(), p->fixed.begin(), p->fixed.end());
+    configs = p->configs;
+  }
+  const Matrix m = parse_matrix(words, bench_option_kinds());
+  std::vector<Prepared> prepared;
+  for (auto& v : expand(m, configs)) {
+    // Output belongs to the comparison; bench would take it and ignore it.
+    for (const auto& w : v.args)
+      if (w == "--format" || w.rfind("--format=", 0) == 0 || w == "-o" || w == "--output" || w.rfind("--output=", 0) == 0 ||
+          w == "--report" || w.rfind("--report=", 0) == 0)
+        throw UsageError(fmt::format("{}: give it once, for the comparison, not inside a variant", w.substr(0, w.find('='))));
+    JobSpec j = parse_variant(v);
+    prepared.push_back({std::move(v), std::move(j)});
+  }
+  if (prepared.size() == 1)
+    fmt::print(stderr, "warning: only one variant, so nothing to compare it with; give a comma list "
+               "(--iodepth 1,32), --config NAME=OPTIONS twice, or --preset\n");
+  for (const auto& p : prepared) {
+    if (p.job.targets != prepared[0].job.targets)
+      throw UsageError(fmt::format("variant '{}': names other targets; every variant runs on the same targets",
+                                   p.variant.name));
+    if (p.job.targets.empty() && p.job.temp_size != prepared[0].job.temp_size)
+      throw UsageError(fmt::format("--size: variant '{}' asks for another size of the temporary file; every "
+                                   "variant shares one, so give --size once", p.variant.name));
+    if (!p.job.dump_intervals.empty()) throw UsageError("--dump-intervals: not available with compare");
+  }
+  c.baseline = find_baseline(a.baseline, prepared);
+  for (const auto& p : prepared) check_engine_available(p.job.engine, p.job.uring, p.job.depth_per_thread());
+
+  StopSignals signals;  // before any thread exists
+  // One set of targets for all: the temporary file is created (and filled) once,
+  // by a variant that moves data, and reopened with each variant's flags.
+  std::vector<Targets> targets(prepared.size());
+  Targets shared;
+  const bool temp = prepared[0].job.targets.empty();
+  try {
+    if (temp) {
+      const auto mover = std::find_if(prepared.begin(), prepared.end(),
+                                      [](const Prepared& p) { return p.job.engine != EngineKind::Nop; });
+      shared = open_targets(mover == prepared.end() ? prepared[0].job : mover->job, [&] { return signals.wait(0); });
+    }
+    // Named targets are checked here for every variant, one at a time (a
+    // device a variant writes to is held O_EXCL while open), and opened again
+    // for each run.
+    for (size_t i = 0; i < prepared.size(); ++i) {
+      targets[i] = temp ? reopen_targets(shared, prepared[i].job)
+                        : open_targets(prepared[i].job, [&] { return signals.wait(0); });
+      check_targets(prepared[i].job, targets[i]);
+      if (i == 0)
+        for (const auto& t : targets[0].list)
+          c.targets.push_back({t.path, t.device, t.is_block, t.is_temp, t.base, t.range, t.dio_align});
+      if (!temp) targets[i] = Targets();
+    }
+  } catch (const RuntimeError&) {
+    if (!signals.received()) throw;
+    fmt::print(stderr, "ioacct: interrupted before the first run\n");
+    return 128 + signals.received();
+  }
+
+  for (const auto& p : prepared) {
+    VariantSummary s;
+    s.name = p.variant.name;
+    s.args = p.variant.args;
+    s.description = describe(p.job);
+    if (p.job.rate_per_thread() > 0) s.rate_iops = p.job.rate_per_thread() * p.job.threads;
+    c.variants.push_back(std::move(s));
+  }
+
+  const auto schedule = interleave(prepared.size(), repeat, warmup);
+  const bool show_progress = a.progress || isatty(STDERR_FILENO);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  RunHooks hooks;
+  hooks.wait_stop_signal = [&](int ms) { return signals.wait(ms); };
+  for (size_t k = 0; k < schedule.size(); ++k) {
+    const RunSlot& slot = schedule[k];
+    const Prepared& p = prepared[slot.variant];
+    if (show_progress)
+      fmt::print(stderr, "ioacct compare: run {}/{}: '{}' ({} {}/{}){}\n", k + 1, schedule.size(), p.variant.name,
+                 slot.warmup ? "warm-up" : "repetition", slot.repetition + 1, slot.warmup ? warmup : repeat,
+                 k ? fmt::format(", ETA {:.0f}s", elapsed() / static_cast<double>(k) * static_cast<double>(schedule.size() - k)) : "");
+    Targets named;
+    if (!temp) named = open_targets(p.job, [&] { return signals.wait(0); });
+    RunResult r = run_bench(p.job, temp ? targets[slot.variant] : named, hooks);
+    if (r.interrupted || signals.received()) {
+      c.interrupted = true;
+      break;
+    }
+    if (r.stop_reason == "errors" || r.stop_reason == "fatal")
+      throw RuntimeError(fmt::format("variant '{}': the run stopped: {}", p.variant.name, r.first_error));
+    if (slot.warmup) continue;
+    c.variants[slot.variant].engine_desc = r.engine_desc;
+    c.variants[slot.variant].runs.push_back(measure(r));
+  }
+  c.wall_s = elapsed();
+  summarize(c);
+
+  std::string text;
+  if (a.format == "json") text = compare_json(c, to_json(prepared[0].job, nullptr, argv)["context"]).dump(2) + "\n";
+  else if (a.format == "csv") text = format_compare_csv(c);
+  else if (a.format == "markdown") text = format_compare_markdown(c);
+  else text = format_compare_console(c);
+  if (a.output.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  } else {
+    write_atomically(a.output, text);
+  }
+  if (!a.report.empty()) {
+    nlohmann::json data = compare_json(c, to_json(prepared[0].job, nullptr, argv)["context"]);
+    data["kind"] = "compare";
+    write_atomically(a.report, html_report(c, data), "--report");
+  }
+  if (c.interrupted) {
+    fmt::print(stderr, "ioacct: interrupted; the table covers the runs that finished\n");
+    return signals.received() ? 128 + signals.received() : 130;
+  }
+  return 0;
+}
+
+}  // namespace ioacct

@@ -1,0 +1,20 @@
+#pragma once
+// Named matrices for the classic io_uring questions (`ioacct compare --preset`).
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ioacct {
+
+struct Preset {
+  std::string name;
+  std::string explanation;                // printed with the result
+  std::vector<std::string> fixed;         // bench words every variant gets (before the user's)
+  std::vector<std::pair<std::string, std::vector<std::string>>> configs;  // NAME, bench words
+};
+
+// Null for an unknown name.
+const Preset* find_preset(const std::string& name);
+std::string preset_names();  // "qd1, sqpoll, util"
+
+}  // namespace ioacct

@@ -1,0 +1,97 @@
+#include "compare/summary.hpp"
+
+#include <functional>
+
+namespace ioacct {
+
+std::optional<double> busy_pct(const RunResult& r) {
+  // The coordinator switches this to the device's exact busy time (BPF) when
+  // the stat work lands; nothing else reads RunResult.inflight for busy%.
+  if (!r.inflight || !r.inflight->window_ns) return std::nullopt;
+  return 100.0 * static_cast<double>(r.inflight->busy_ns) / static_cast<double>(r.inflight->window_ns);
+}
+
+RunMetrics measure(const RunResult& r) {
+  RunMetrics m;
+  const ThreadResult& t = r.total;
+  m.ios = t.ios;
+  m.iops = per_s(t.ios, r.window_ns);
+  m.bytes_per_s = per_s(t.bytes_read + t.bytes_written, r.window_ns);
+  if (r.accounting && t.ios) {
+    const auto& c = r.accounting->cpu;
+    const double n = static_cast<double>(t.ios);
+    m.cpu_per_io_ns = c.total_s * 1e9 / n;
+    m.cpu_submit_ns = c.submitters_s * 1e9 / n;
+    m.cpu_sq_ns = c.sq_threads_s * 1e9 / n;
+    m.cpu_iowq_ns = c.iowq_s * 1e9 / n;
+    m.cpu_other_ns = c.other_s * 1e9 / n;
+  }
+  if (r.accounting) {
+    double cpu = 0, work = 0;
+    bool all_work = !r.accounting->sq_threads.empty();
+    for (const auto& sq : r.accounting->sq_threads) {
+      cpu += sq.cpu_s;
+      if (sq.work_s) work += *sq.work_s;
+      else all_work = false;
+    }
+    if (all_work && cpu > 0) m.sq_work = work / cpu;
+    for (const auto& d : r.accounting->devices)
+      if (d.role == "target") {
+        m.util_pct = d.row.util;
+        break;
+      }
+  }
+  if (t.latency && t.latency->count()) {
+    m.p50_ns = static_cast<double>(t.latency->quantile(0.5));
+    m.p99_ns = static_cast<double>(t.latency->quantile(0.99));
+    m.latency = t.latency;
+  }
+  m.busy_pct = busy_pct(r);
+  return m;
+}
+
+namespace {
+
+Figure figure(const std::vector<RunMetrics>& runs, const std::function<std::optional<double>(const RunMetrics&)>& get) {
+  std::vector<double> v;
+  for (const auto& r : runs)
+    if (auto x = get(r)) v.push_back(*x);
+  return {spread(v)};
+}
+
+}  // namespace
+
+void summarize(CompareResult& c) {
+  for (auto& v : c.variants) {
+    std::vector<double> iops;
+    for (const auto& r : v.runs) iops.push_back(r.iops);
+    v.iops = {spread(iops)};
+    v.outliers = outliers(iops);
+    v.cpu_per_io_ns = figure(v.runs, [](const RunMetrics& r) { return r.cpu_per_io_ns; });
+    v.cpu_submit_ns = figure(v.runs, [](const RunMetrics& r) { return r.cpu_submit_ns; });
+    v.cpu_sq_ns = figure(v.runs, [](const RunMetrics& r) { return r.cpu_sq_ns; });
+    v.cpu_iowq_ns = figure(v.runs, [](const RunMetrics& r) { return r.cpu_iowq_ns; });
+    v.cpu_other_ns = figure(v.runs, [](const RunMetrics& r) { return r.cpu_other_ns; });
+    v.p50_ns = figure(v.runs, [](const RunMetrics& r) { return r.p50_ns; });
+    v.p99_ns = figure(v.runs, [](const RunMetrics& r) { return r.p99_ns; });
+    v.sq_work = figure(v.runs, [](const RunMetrics& r) { return r.sq_work; });
+    v.util_pct = figure(v.runs, [](const RunMetrics& r) { return r.util_pct; });
+    v.busy_pct = figure(v.runs, [](const RunMetrics& r) { return r.busy_pct; });
+    v.latency = std::make_shared<Histogram>();
+    for (const auto& r : v.runs)
+      if (r.latency) v.latency->merge(*r.latency);
+  }
+  if (c.variants.empty()) return;
+  const VariantSummary& b = c.variants[c.baseline];
+  for (size_t i = 0; i < c.variants.size(); ++i) {
+    VariantSummary& v = c.variants[i];
+    v.baseline = i == c.baseline;
+    v.ratio.reset();
+    v.clear_difference = false;
+    if (!v.iops.s || !b.iops.s) continue;
+    if (b.iops.s->median > 0) v.ratio = v.iops.s->median / b.iops.s->median;
+    v.clear_difference = !v.baseline && clearly_different(*v.iops.s, *b.iops.s);
+  }
+}
+
+}  // namespace ioacct

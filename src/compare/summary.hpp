@@ -1,0 +1,75 @@
+#pragma once
+// From runs to the comparison table: the figures taken from each run
+// (RunMetrics, plain data), and per variant their median, range and outliers
+// against the baseline. Pure: reporters read a CompareResult and nothing else.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "acct/histogram.hpp"
+#include "compare/stats.hpp"
+#include "report/result.hpp"
+
+namespace ioacct {
+
+// What one run measured, in the table's units. A figure that the run could
+// not measure (--acct off, no SQ thread, no device) is empty, never 0.
+struct RunMetrics {
+  double iops = 0, bytes_per_s = 0;
+  uint64_t ios = 0;
+  std::optional<double> cpu_per_io_ns;             // every thread of the process, SQ threads and io-wq included (schedstat)
+  std::optional<double> cpu_submit_ns, cpu_sq_ns, cpu_iowq_ns, cpu_other_ns;  // its split, per I/O
+  std::optional<double> p50_ns, p99_ns;            // submission to reaping
+  std::optional<double> sq_work;                   // SQ threads' useful work / their CPU (0..1)
+  std::optional<double> util_pct;                  // the first target device's %util (io_ticks)
+  std::optional<double> busy_pct;                  // see busy_pct()
+  std::shared_ptr<const Histogram> latency;        // for the percentile curves
+};
+
+// The busy% column, read in one place so that its source can be switched in
+// one line: today the exact in-flight time of ioacct's own I/Os (the union of
+// their submission-to-reaping intervals, RunResult.inflight, --acct full).
+std::optional<double> busy_pct(const RunResult& r);
+inline constexpr const char* kBusySource = "ioacct's own I/O in flight (exact union of submission-to-reaping intervals)";
+
+RunMetrics measure(const RunResult& r);
+
+// One figure over a variant's measured repetitions (warm-ups excluded).
+struct Figure {
+  std::optional<Spread> s;  // none when no repetition measured it
+};
+
+struct VariantSummary {
+  std::string name;
+  std::vector<std::string> args;   // the bench words that made it
+  std::string description;         // "randread 4 KiB O_DIRECT, uring, depth 1"
+  std::string engine_desc;         // as the engine described itself
+  std::vector<RunMetrics> runs;    // measured repetitions, in the order run
+  std::vector<size_t> outliers;    // indices into runs (by IOPS, MAD rule)
+  Figure iops, cpu_per_io_ns, cpu_submit_ns, cpu_sq_ns, cpu_iowq_ns, cpu_other_ns, p50_ns, p99_ns, sq_work,
+      util_pct, busy_pct;
+  std::optional<double> rate_iops;       // pacing asked for (all threads), if any
+  std::optional<double> ratio;           // median IOPS / the baseline's
+  bool baseline = false;
+  bool clear_difference = false;         // IOPS ranges do not overlap the baseline's
+  std::shared_ptr<Histogram> latency;    // every measured repetition's, merged
+};
+
+struct CompareResult {
+  std::string preset;                  // "" when none
+  std::string explanation;             // printed with the preset's result
+  std::vector<VariantSummary> variants;
+  size_t baseline = 0;
+  unsigned repeat = 0, warmup = 0;
+  bool interrupted = false;
+  double wall_s = 0;                   // the whole comparison, as measured
+  std::vector<std::string> argv;
+  std::vector<TargetInfo> targets;
+};
+
+// Fills every Figure, the outliers, ratios and clear_difference from `runs`.
+void summarize(CompareResult& c);
+
+}  // namespace ioacct

@@ -1,0 +1,163 @@
+// ioacct compare's pure parts on fixed inputs: matrix expansion, the
+// interleaved order, and the statistics (median, MAD, outliers, overlap).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "common/errors.hpp"
+#include "compare/matrix.hpp"
+#include "compare/stats.hpp"
+#include "compare/summary.hpp"
+
+namespace ioacct {
+namespace {
+
+using Words = std::vector<std::string>;
+
+OptionKinds kinds() {
+  const std::vector<std::string> flags = {"--sqpoll", "--buffered", "--no-iowait"};
+  const std::vector<std::string> values = {"--engine", "--iodepth", "--runtime", "--cpus", "--bs"};
+  auto in = [](const std::vector<std::string>& v, const std::string& n) { return std::find(v.begin(), v.end(), n) != v.end(); };
+  return {[=](const std::string& n) { return in(flags, n) || in(values, n); },
+          [=](const std::string& n) { return in(flags, n); },
+          [](const std::string& n) { return n == "--cpus"; }};
+}
+
+TEST(Matrix, CommaListsBecomeAxesAndTheRestIsCommon) {
+  const Matrix m = parse_matrix({"--engine", "psync,uring", "--iodepth=1,32", "--runtime", "1s", "--sqpoll", "off,on",
+                                 "--cpus", "0,1", "/dev/x"},
+                                kinds());
+  EXPECT_EQ(m.fixed, (Words{"--runtime", "1s", "--cpus", "0,1", "/dev/x"}));
+  ASSERT_EQ(m.axes.size(), 3u);
+  EXPECT_EQ(m.axes[0].option, "--engine");
+  EXPECT_EQ(m.axes[0].values, (Words{"psync", "uring"}));
+  EXPECT_EQ(m.axes[1].values, (Words{"1", "32"}));
+  EXPECT_TRUE(m.axes[2].flag);
+  EXPECT_EQ(m.axes[2].values, (Words{"off", "on"}));
+}
+
+TEST(Matrix, ExpandsToTheCartesianProductFirstAxisSlowest) {
+  const auto v = expand(parse_matrix({"--engine", "psync,uring", "--sqpoll", "off,on", "--bs", "8k"}, kinds()), {});
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_EQ(v[0].name, "engine=psync sqpoll=off");
+  EXPECT_EQ(v[0].args, (Words{"--bs", "8k", "--engine", "psync"}));
+  EXPECT_EQ(v[1].name, "engine=psync sqpoll=on");
+  EXPECT_EQ(v[1].args, (Words{"--bs", "8k", "--engine", "psync", "--sqpoll"}));
+  EXPECT_EQ(v[2].name, "engine=uring sqpoll=off");
+  EXPECT_EQ(v[3].args, (Words{"--bs", "8k", "--engine", "uring", "--sqpoll"}));
+}
+
+TEST(Matrix, AFlagWithASingleOnOrOffIsFixed) {
+  EXPECT_EQ(parse_matrix({"--sqpoll", "on"}, kinds()).fixed, (Words{"--sqpoll"}));
+  EXPECT_EQ(parse_matrix({"--sqpoll", "off"}, kinds()).fixed, (Words{}));
+  EXPECT_EQ(parse_matrix({"--sqpoll", "/dev/x"}, kinds()).fixed, (Words{"--sqpoll", "/dev/x"}));
+}
+
+TEST(Matrix, ConfigsMultiplyWithAxesAndComeAfterTheCommonWords) {
+  const auto v = expand(parse_matrix({"--runtime", "1s", "--iodepth", "1,32"}, kinds()),
+                        {{"spin", split_words("--wait spin")}, {"sleep", {}}});
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_EQ(v[0].name, "spin iodepth=1");
+  EXPECT_EQ(v[0].args, (Words{"--runtime", "1s", "--wait", "spin", "--iodepth", "1"}));
+  EXPECT_EQ(v[3].name, "sleep iodepth=32");
+  EXPECT_EQ(expand(parse_matrix({"--bs", "8k"}, kinds()), {}).front().name, "default");
+}
+
+TEST(Matrix, RefusesEmptyItemsRepeatsAndTwoListsForOneOption) {
+  EXPECT_THROW(parse_matrix({"--iodepth", "1,,32"}, kinds()), UsageError);
+  EXPECT_THROW(parse_matrix({"--iodepth", "1,1"}, kinds()), UsageError);
+  EXPECT_THROW(parse_matrix({"--iodepth", "1,2", "--iodepth", "3,4"}, kinds()), UsageError);
+  try {
+    parse_matrix({"--engine", "uring,"}, kinds());
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--engine: 'uring,' has an empty item in its comma list");
+  }
+}
+
+TEST(Interleave, RunsEveryVariantOncePerRoundWarmupsFirst) {
+  const auto s = interleave(3, 2, 1);
+  ASSERT_EQ(s.size(), 9u);
+  std::string order;
+  for (const auto& r : s) order += static_cast<char>('A' + r.variant);
+  EXPECT_EQ(order, "ABCABCABC");
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(s[i].warmup);
+  for (size_t i = 3; i < 9; ++i) EXPECT_FALSE(s[i].warmup);
+  EXPECT_EQ(s[4].repetition, 0u);
+  EXPECT_EQ(s[7].repetition, 1u);
+  EXPECT_EQ(s[7].variant, 1u);
+}
+
+TEST(Stats, MedianOddEvenAndEmpty) {
+  EXPECT_EQ(median({3, 1, 2}), 2.0);
+  EXPECT_EQ(median({4, 1, 3, 2}), 2.5);
+  EXPECT_EQ(median({7}), 7.0);
+  EXPECT_FALSE(median({}).has_value());
+}
+
+TEST(Stats, MadIsTheMedianOfAbsoluteDeviations) {
+  // median 3; |deviations| 2 1 0 1 97 -> median 1
+  EXPECT_EQ(mad({1, 2, 3, 4, 100}), 1.0);
+  EXPECT_EQ(mad({5, 5, 5}), 0.0);
+  EXPECT_FALSE(mad({}).has_value());
+  const auto s = *spread({10, 30, 20});
+  EXPECT_EQ(s.median, 20);
+  EXPECT_EQ(s.min, 10);
+  EXPECT_EQ(s.max, 30);
+  EXPECT_EQ(s.mad, 10.0);
+}
+
+TEST(Stats, OutliersByScaledMad) {
+  // median 100, |deviations| 1 0 0 1 10, MAD 1: the limit is 3 * 1.4826 = 4.45.
+  EXPECT_EQ(outliers({99, 100, 100, 101, 110}), (std::vector<size_t>{4}));
+  EXPECT_TRUE(outliers({99, 100, 100, 101, 104}).empty());  // 4 from the median: inside
+  EXPECT_EQ(outliers({99, 100, 101, 100, 60}), (std::vector<size_t>{4}));
+  EXPECT_TRUE(outliers({99, 100, 101}).empty());
+  EXPECT_TRUE(outliers({1, 1000}).empty());  // two values: neither is the odd one
+  // MAD 0: anything more than 1% from the median.
+  EXPECT_EQ(outliers({50, 50, 50, 50.4, 52}), (std::vector<size_t>{4}));
+  // A tiny MAD (paced runs): within 1% of the median is never an outlier.
+  EXPECT_TRUE(outliers({99.98, 100.0, 100.01, 99.99, 99.5}).empty());
+  EXPECT_EQ(outliers({99.98, 100.0, 100.01, 99.99, 98.9}), (std::vector<size_t>{4}));
+}
+
+TEST(Stats, OverlapOfMinMaxRanges) {
+  EXPECT_TRUE(overlaps({10, 9, 11, {}}, {12, 11, 13, {}}));   // touching counts
+  EXPECT_FALSE(overlaps({10, 9, 11, {}}, {12, 11.5, 13, {}}));
+  EXPECT_TRUE(overlaps({10, 5, 20, {}}, {12, 11, 13, {}}));   // one inside the other
+  EXPECT_TRUE(clearly_different({10, 9, 11, {}}, {12, 11.5, 13, {}}));
+  // Apart, but the medians differ by less than 1%: not a clear difference.
+  EXPECT_FALSE(clearly_different({100, 99.9, 99.95, {}}, {100.5, 100.0, 100.6, {}}));
+}
+
+TEST(Summary, RatiosVerdictsAndOutliersFromFixedRuns) {
+  CompareResult c;
+  auto variant = [](std::string name, std::vector<double> iops) {
+    VariantSummary v;
+    v.name = std::move(name);
+    for (double x : iops) {
+      RunMetrics m;
+      m.iops = x;
+      v.runs.push_back(m);
+    }
+    return v;
+  };
+  c.variants = {variant("a", {100, 110, 90}), variant("b", {200, 210, 190}), variant("c", {105, 95, 112}),
+                variant("d", {100, 101, 99, 100, 140})};
+  c.baseline = 0;
+  summarize(c);
+  EXPECT_TRUE(c.variants[0].baseline);
+  EXPECT_DOUBLE_EQ(*c.variants[1].ratio, 2.0);
+  EXPECT_TRUE(c.variants[1].clear_difference);
+  EXPECT_DOUBLE_EQ(*c.variants[2].ratio, 1.05);
+  EXPECT_FALSE(c.variants[2].clear_difference);  // 95-112 overlaps 90-110
+  EXPECT_EQ(c.variants[3].outliers, (std::vector<size_t>{4}));
+  EXPECT_FALSE(c.variants[0].cpu_per_io_ns.s.has_value());  // never measured: no figure, not 0
+  c.baseline = 1;
+  summarize(c);
+  EXPECT_DOUBLE_EQ(*c.variants[0].ratio, 0.5);
+  EXPECT_TRUE(c.variants[0].clear_difference);
+}
+
+}  // namespace
+}  // namespace ioacct
