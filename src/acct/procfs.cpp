@@ -135,4 +135,30 @@ std::optional<uint64_t> fdinfo_number(const FdInfo& info, std::string_view key) 
   return v;
 }
 
+std::optional<uint64_t> fdinfo_hex(const FdInfo& info, std::string_view key) {
+  auto it = info.find(key);
+  if (it == info.end()) return std::nullopt;
+  const std::string_view s = it->second;
+  if (s.size() < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return std::nullopt;
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data() + 2, s.data() + s.size(), v, 16);
+  if (ec != std::errc{} || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+size_t fdinfo_entries(std::string_view text, std::string_view header) {
+  size_t n = 0;
+  bool inside = false;
+  for_each_line(text, [&](std::string_view l) {
+    const bool indented = !l.empty() && (l[0] == ' ' || l[0] == '\t');
+    if (!indented) {
+      const auto colon = l.find(':');
+      inside = colon != std::string_view::npos && l.substr(0, colon) == header;
+      return;
+    }
+    if (inside) ++n;
+  });
+  return n;
+}
+
 }  // namespace ioacct

@@ -46,5 +46,11 @@ std::optional<DiskStats> parse_diskstats_line(std::string_view line);
 using FdInfo = std::map<std::string, std::string, std::less<>>;
 FdInfo parse_fdinfo(std::string_view text);
 std::optional<uint64_t> fdinfo_number(const FdInfo& info, std::string_view key);
+// A "0x..." value (SqMask, CqMask); nothing for decimal or anything else.
+std::optional<uint64_t> fdinfo_hex(const FdInfo& info, std::string_view key);
+// The indented entry lines the kernel prints under a header line such as
+// "CqOverflowList:" or "UserFiles:\t2" (one per overflowed CQE, registered
+// file ...); 0 if the header is missing. parse_fdinfo skips these lines.
+size_t fdinfo_entries(std::string_view text, std::string_view header);
 
 }  // namespace ioacct

@@ -62,6 +62,20 @@ DeviceChain resolve_device(unsigned major, unsigned minor) {
   return c;
 }
 
+std::string read_ring_fdinfo(const std::string& path, bool sqpoll, int attempts) {
+  std::string text;
+  for (int attempt = 0; attempt < attempts; ++attempt) {
+    if (attempt) sched_yield();
+    text = read_file(path);
+    if (text.empty()) return text;  // gone
+    const FdInfo info = parse_fdinfo(text);
+    auto it = info.find("SqThread");
+    if (it == info.end()) continue;                // 6.x: nothing past "ino:" without the lock
+    if (!sqpoll || it->second != "-1") break;      // the lock was had
+  }
+  return text;
+}
+
 SystemSample sample_system(const std::vector<std::string>& disks, const std::vector<int>& ring_fds, bool sqpoll,
                            bool tasks) {
   SystemSample s;
@@ -92,13 +106,8 @@ SystemSample sample_system(const std::vector<std::string>& disks, const std::vec
     // fdinfo prints the SQ thread's figures only if it can take the ring's
     // lock at that instant (a trylock); a busy SQ thread holds it most of the
     // time, and the line then reads -1. Look again, briefly, before giving up.
-    FdInfo info;
-    for (int attempt = 0; attempt < (sqpoll ? 2000 : 1); ++attempt) {
-      info = parse_fdinfo(read_file(fmt::format("/proc/self/fdinfo/{}", fd)));
-      auto it = info.find("SqThread");
-      if (it == info.end() || it->second != "-1") break;  // the lock was had
-      sched_yield();
-    }
+    const FdInfo info =
+        parse_fdinfo(read_ring_fdinfo(fmt::format("/proc/self/fdinfo/{}", fd), sqpoll, sqpoll ? 2000 : 1));
     RingTime r;
     r.fd = fd;
     r.sq_thread = fdinfo_number(info, "SqThread");

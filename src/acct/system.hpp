@@ -44,6 +44,14 @@ struct SystemSample {
   std::optional<std::map<std::string, uint64_t>> cpuidle_us;  // state name -> residency, all CPUs; none if no cpuidle
 };
 
+// A ring's /proc/PID/fdinfo/FD text, read again (up to `attempts` times,
+// yielding between) while the ring's lock was busy: 6.x prints everything
+// after "ino:" only when its trylock on the ring succeeds, and older kernels
+// print "SqThread: -1" for a SQPOLL ring (`sqpoll`) in that case. "" if the
+// file cannot be read (the process exited, the fd closed). The last text read
+// is returned even if the lock was never had: then it has no "SqThread".
+std::string read_ring_fdinfo(const std::string& path, bool sqpoll, int attempts);
+
 // `sqpoll`: the rings have SQ threads, whose fdinfo lines may need a retry.
 // `tasks`: also every thread's schedstat, /proc/stat and cpuidle (the window's
 // edges); without, only devices and rings (the time series, each interval).
