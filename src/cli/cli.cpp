@@ -7,6 +7,7 @@
 
 #include "cli/bench_cmd.hpp"
 #include "cli/probe_cmd.hpp"
+#include "cli/rings_cmd.hpp"
 #include "common/errors.hpp"
 
 namespace ioacct {
@@ -20,13 +21,18 @@ int run_cli(int argc, char** argv) {
   CLI::App* bench_cmd = add_bench_command(app, bench);
   ProbeArgs probe;
   CLI::App* probe_cmd = add_probe_command(app, probe);
+  RingsArgs rings;
+  CLI::App* rings_cmd = add_rings_command(app, rings);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     fmt::print(stderr, "error: {} (see 'ioacct {}--help')\n", e.what(),
-               bench_cmd->parsed() ? "bench " : probe_cmd->parsed() ? "probe " : "");
+               bench_cmd->parsed()   ? "bench "
+               : probe_cmd->parsed() ? "probe "
+               : rings_cmd->parsed() ? "rings "
+                                     : "");
     return kExitUsage;
   }
   bench.iodepth_given = bench_cmd->count("--iodepth") > 0;
@@ -34,6 +40,7 @@ int run_cli(int argc, char** argv) {
   try {
     if (bench_cmd->parsed()) return run_bench_command(bench, args);
     if (probe_cmd->parsed()) return run_probe_command(probe);
+    if (rings_cmd->parsed()) return run_rings_command(rings);
   } catch (const UsageError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return kExitUsage;
