@@ -7,6 +7,7 @@
 
 #include "cli/bench_cmd.hpp"
 #include "cli/probe_cmd.hpp"
+#include "cli/stat_cmd.hpp"
 #include "common/errors.hpp"
 
 namespace ioacct {
@@ -20,13 +21,18 @@ int run_cli(int argc, char** argv) {
   CLI::App* bench_cmd = add_bench_command(app, bench);
   ProbeArgs probe;
   CLI::App* probe_cmd = add_probe_command(app, probe);
+  StatArgs stat;
+  CLI::App* stat_cmd = add_stat_command(app, stat);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     fmt::print(stderr, "error: {} (see 'ioacct {}--help')\n", e.what(),
-               bench_cmd->parsed() ? "bench " : probe_cmd->parsed() ? "probe " : "");
+               bench_cmd->parsed()   ? "bench "
+               : probe_cmd->parsed() ? "probe "
+               : stat_cmd->parsed()  ? "stat "
+                                     : "");
     return kExitUsage;
   }
   bench.iodepth_given = bench_cmd->count("--iodepth") > 0;
@@ -34,6 +40,7 @@ int run_cli(int argc, char** argv) {
   try {
     if (bench_cmd->parsed()) return run_bench_command(bench, args);
     if (probe_cmd->parsed()) return run_probe_command(probe);
+    if (stat_cmd->parsed()) return run_stat_command(stat);
   } catch (const UsageError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return kExitUsage;
