@@ -93,6 +93,17 @@ std::vector<std::string> parse_swaps(std::string_view text) {
   return out;
 }
 
+std::optional<uint64_t> parse_uptime_cs(std::string_view text) {
+  const auto f = fields(text.substr(0, text.find('\n')));
+  if (f.empty()) return std::nullopt;
+  const auto dot = f[0].find('.');
+  uint64_t sec = 0, cs = 0;
+  if (dot == std::string_view::npos || !to_num(f[0].substr(0, dot), sec)) return std::nullopt;
+  const std::string_view frac = f[0].substr(dot + 1);
+  if (frac.size() != 2 || !to_num(frac, cs)) return std::nullopt;
+  return sec * 100 + cs;
+}
+
 std::optional<DiskStats> parse_diskstats_line(std::string_view line) {
   const auto f = fields(line);
   const size_t counters = f.size() >= 3 ? f.size() - 3 : 0;

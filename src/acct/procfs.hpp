@@ -26,6 +26,10 @@ std::vector<MountInfo> parse_mountinfo(std::string_view text);
 // /proc/swaps: the first column of every line after the header.
 std::vector<std::string> parse_swaps(std::string_view text);
 
+// /proc/uptime ("12345.67 23456.78"): the first figure in 1/100 s, read as
+// sysstat does (seconds, a dot, two digits of hundredths).
+std::optional<uint64_t> parse_uptime_cs(std::string_view text);
+
 // One line of /proc/diskstats (Documentation/admin-guide/iostats.rst):
 // major minor name, then 11 (before 4.18), 15 (4.18+) or 17 (5.5+) counters.
 struct DiskStats {

@@ -8,6 +8,7 @@
 #include "cli/bench_cmd.hpp"
 #include "cli/probe_cmd.hpp"
 #include "cli/rings_cmd.hpp"
+#include "cli/stat_cmd.hpp"
 #include "common/errors.hpp"
 
 namespace ioacct {
@@ -23,6 +24,8 @@ int run_cli(int argc, char** argv) {
   CLI::App* probe_cmd = add_probe_command(app, probe);
   RingsArgs rings;
   CLI::App* rings_cmd = add_rings_command(app, rings);
+  StatArgs stat;
+  CLI::App* stat_cmd = add_stat_command(app, stat);
 
   try {
     app.parse(argc, argv);
@@ -32,6 +35,7 @@ int run_cli(int argc, char** argv) {
                bench_cmd->parsed()   ? "bench "
                : probe_cmd->parsed() ? "probe "
                : rings_cmd->parsed() ? "rings "
+               : stat_cmd->parsed()  ? "stat "
                                      : "");
     return kExitUsage;
   }
@@ -41,6 +45,7 @@ int run_cli(int argc, char** argv) {
     if (bench_cmd->parsed()) return run_bench_command(bench, args);
     if (probe_cmd->parsed()) return run_probe_command(probe);
     if (rings_cmd->parsed()) return run_rings_command(rings);
+    if (stat_cmd->parsed()) return run_stat_command(stat);
   } catch (const UsageError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return kExitUsage;
