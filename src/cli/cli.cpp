@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/bench_cmd.hpp"
+#include "cli/export_cmd.hpp"
 #include "cli/probe_cmd.hpp"
 #include "cli/rings_cmd.hpp"
 #include "cli/stat_cmd.hpp"
@@ -26,6 +27,8 @@ int run_cli(int argc, char** argv) {
   CLI::App* rings_cmd = add_rings_command(app, rings);
   StatArgs stat;
   CLI::App* stat_cmd = add_stat_command(app, stat);
+  ExportArgs export_args;
+  CLI::App* export_cmd = add_export_command(app, export_args);
 
   try {
     app.parse(argc, argv);
@@ -36,6 +39,7 @@ int run_cli(int argc, char** argv) {
                : probe_cmd->parsed() ? "probe "
                : rings_cmd->parsed() ? "rings "
                : stat_cmd->parsed()  ? "stat "
+               : export_cmd->parsed() ? "export "
                                      : "");
     return kExitUsage;
   }
@@ -46,6 +50,7 @@ int run_cli(int argc, char** argv) {
     if (probe_cmd->parsed()) return run_probe_command(probe);
     if (rings_cmd->parsed()) return run_rings_command(rings);
     if (stat_cmd->parsed()) return run_stat_command(stat);
+    if (export_cmd->parsed()) return run_export_command(export_args);
   } catch (const UsageError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return kExitUsage;
