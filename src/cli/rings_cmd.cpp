@@ -56,12 +56,16 @@ int run_rings_command(const RingsArgs& a) {
     if (!std::filesystem::exists(fmt::format("/proc/{}", *pid), ec))
       throw RuntimeError(fmt::format("--pid: no process {}", *pid));
   }
+  // StopSignals::wait takes int milliseconds: a day is plenty and fits.
+  constexpr std::chrono::hours kLongest{24};
   const auto sample = parse_duration("--sample", a.sample);
+  if (sample > kLongest) throw UsageError(fmt::format("--sample: {} is too long (at most 24h)", a.sample));
   std::optional<std::chrono::nanoseconds> interval;
   if (!a.interval.empty()) {
     interval = parse_duration("--interval", a.interval);
     if (*interval < std::chrono::milliseconds(10))
       throw UsageError(fmt::format("--interval: {} is too short (at least 10ms)", a.interval));
+    if (*interval > kLongest) throw UsageError(fmt::format("--interval: {} is too long (at most 24h)", a.interval));
   }
   std::optional<uint64_t> count;
   if (!a.count.empty()) {

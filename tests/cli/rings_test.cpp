@@ -254,6 +254,7 @@ TEST(Rings, RefreshesAndRejectsBadInput) {
                        Bad{{"-i", "1"}, 2, "error: --interval: cannot read '1' as a duration"},
                        Bad{{"-i", "1ms"}, 2, "error: --interval: 1ms is too short"},
                        Bad{{"--sample", "x"}, 2, "error: --sample: cannot read 'x'"},
+                       Bad{{"-i", "25h"}, 2, "error: --interval: 25h is too long"},
                        Bad{{"--pid", "abc"}, 2, "error: --pid:"},
                        Bad{{"--pid", "0"}, 2, "error: --pid: 0 is not a process id"},
                        Bad{{"--count", "2"}, 2, "error: --count: only with -i/--interval"},
