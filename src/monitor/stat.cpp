@@ -126,6 +126,8 @@ StatReport make_stat_report(const std::vector<StatDevice>& devices, const StatSa
       const BusyCounters& x = (*prev->busy)[i];
       const BusyCounters& y = (*cur.busy)[i];
       const uint64_t w = y.stamp_ns - x.stamp_ns;
+      row.window_start_ns = x.stamp_ns;
+      row.window_end_ns = y.stamp_ns;
       row.window_ns = w;
       row.busy_ns = y.busy_ns - x.busy_ns;
       row.dev_busy_ns = y.dev_busy_ns - x.dev_busy_ns;
