@@ -139,6 +139,7 @@ StatReport make_stat_report(const std::vector<StatDevice>& devices, const StatSa
       row.started = y.started - x.started;
       row.done = y.done - x.done;
       row.untracked = y.untracked - x.untracked;
+      row.in_flight = y.in_flight;
       if (!y.latency_count.empty() && x.latency_count.size() == y.latency_count.size()) {
         std::vector<uint64_t> delta(y.latency_count.size());
         LatencySummary l;

@@ -57,6 +57,7 @@ struct StatRow {
   std::optional<std::array<double, BusyCounters::kDepthBuckets>> depth_pct;  // of the window, adds up to 100
   std::optional<LatencySummary> latency;   // with --latency
   std::optional<uint64_t> started, done, untracked;  // requests in the window
+  std::optional<uint64_t> in_flight;                 // requests in flight (accounting span) at the window's end
 };
 
 struct StatReport {

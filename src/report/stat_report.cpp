@@ -74,6 +74,7 @@ nlohmann::json stat_to_json(const StatReport& r, const StatFormat& f) {
         {"requests_started", opt_json(row.started)},
         {"requests_done", opt_json(row.done)},
         {"requests_untracked", opt_json(row.untracked)},
+        {"requests_in_flight", opt_json(row.in_flight)},
     };
     if (row.depth_pct) {
       nlohmann::json q = nlohmann::json::object();

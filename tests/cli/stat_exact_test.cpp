@@ -115,6 +115,39 @@ TEST(StatExact, ConcurrentRequestsFromTwoThreadsSurvive) {
       << "time at depth 0 is the complement of busy";
 }
 
+// Nothing stays "in flight" once the device is idle again: every request the
+// tracker counted was also seen ending. Reads through a direct-I/O loop
+// device complete in interrupts, nested inside other programs, and the
+// block layer makes requests of its own (passthrough, flushes).
+TEST(StatExact, AnIdleDeviceIsIdleAgainAfterABurst) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.random_data = true});
+  sh("losetup --direct-io=on " + loop.path());
+  std::thread bench;
+  Outcome bench_out;
+  RunOptions opts;
+  opts.action_after = "exact busy time from";
+  opts.action = [&] {
+    bench = std::thread([&] {
+      bench_out = run_ioacct({"bench", "--rw", "randrw", "--rate-iops", "1000", "--iodepth", "2", "--runtime", "1s",
+                              "--destroy-data", loop.path()});
+    });
+  };
+  const auto o = run_ioacct({"stat", "--format", "json", "-y", "2", "2", loop.name()}, opts);
+  if (bench.joinable()) bench.join();
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  ASSERT_EQ(bench_out.exit_code, 0) << bench_out.err;
+  std::istringstream in(o.out);
+  std::vector<nlohmann::json> rows;
+  for (std::string l; std::getline(in, l);) rows.push_back(nlohmann::json::parse(l)["devices"].at(0));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_GT(rows[0]["requests_done"].get<uint64_t>(), 100u) << "the burst ran in the first interval";
+  EXPECT_EQ(rows[1]["requests_started"], 0u) << "nothing ran in the second";
+  EXPECT_EQ(rows[1]["requests_in_flight"], 0u);
+  EXPECT_EQ(rows[1]["busy_pct"], 0.0) << "an idle device reads idle";
+  EXPECT_EQ(rows[1]["dev_pct"], 0.0);
+}
+
 // The programs are gone after every way out: COUNT reached, Ctrl-C, SIGTERM.
 TEST(StatExact, DetachesOnEveryExit) {
   TempDir dir;

@@ -52,6 +52,9 @@ TEST(StatIostat, IoTicksColumnsEqualIostats) {
   if (std::system("command -v iostat >/dev/null") != 0) GTEST_SKIP() << "iostat (sysstat) is not installed: run scripts/setup";
   TempDir dir;
   LoopDevice loop(dir.path());
+  // udev reads a new device (blkid) in a burst; the two tools, started a few
+  // ms apart, would split that burst differently. Let it pass first.
+  sh("udevadm settle 2>/dev/null || true");
   // Busy: a paced mix of reads and writes, watched by both for the same 2 s.
   std::thread bench, iostat;
   std::string iostat_out;

@@ -51,47 +51,53 @@ struct {
   __type(value, struct ioacct_rq);
 } reqs SEC(".maps");
 
-/* A per-CPU scratch word, to turn a pointer into a plain number. */
-struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __type(value, __u64);
-} scratch SEC(".maps");
-
 /* The request's address as a plain number, the table's key. The verifier
- * forbids arithmetic on a kernel pointer; stored into a map and loaded back
- * it is a scalar (a privileged program may see pointers' values). 0 if the
- * scratch word is missing, which cannot happen. */
+ * forbids arithmetic on a kernel pointer; copied by a helper, the bytes are
+ * a scalar. (A per-CPU scratch word would be cheaper but is not safe: the
+ * completion programs also run in interrupts, nested in a submission's.) */
 static __always_inline __u64 ptr_key(void *p) {
-  __u32 zero = 0;
-  __u64 *w = bpf_map_lookup_elem(&scratch, &zero);
-  if (!w) return 0;
-  *w = (__u64)p;
-  return *(volatile __u64 *)w;
+  __u64 key = 0;
+  bpf_probe_read_kernel(&key, sizeof(key), &p);
+  return key;
 }
 
-static __always_inline __u32 rq_home(__u64 key) {
-  return (__u32)((key * 0x9E3779B97F4A7C15ull) >> 32) & (IOACCT_RQ_SLOTS - 1); /* Fibonacci hashing */
+static __always_inline __u32 rq_group(__u64 key) {
+  /* Fibonacci hashing; the group's first slot, so a group is 128 aligned bytes. */
+  return (__u32)((key * 0x9E3779B97F4A7C15ull) >> 32) & (IOACCT_RQ_SLOTS - 1) & ~(IOACCT_PROBES - 1);
 }
 
-/* The request's slot, or NULL. Every probe is looked at (a freed slot is
- * not a tombstone, so the search cannot stop at the first empty one). */
+/* The request's slot, or NULL. Every slot of the group is looked at (a freed
+ * slot is not a tombstone, so the search cannot stop at the first empty one). */
 static __always_inline struct ioacct_rq *rq_find(__u64 key) {
-  __u32 h = rq_home(key);
+  __u32 g = rq_group(key);
   for (__u32 i = 0; i < IOACCT_PROBES; ++i) {
-    __u32 idx = (h + i) & (IOACCT_RQ_SLOTS - 1);
+    __u32 idx = g + i;
     struct ioacct_rq *e = bpf_map_lookup_elem(&reqs, &idx);
     if (e && e->key == key) return e;
   }
   return 0;
 }
 
-/* A free slot for the request, claimed; NULL when all its probes are taken. */
-static __always_inline struct ioacct_rq *rq_claim(__u64 key) {
-  __u32 h = rq_home(key);
+/* The request's slot if it has one (*found = 1), else a free one claimed for
+ * it; NULL when the whole group is taken. One pass over the group. */
+static __always_inline struct ioacct_rq *rq_find_or_claim(__u64 key, int *found) {
+  __u32 g = rq_group(key);
+  struct ioacct_rq *free = 0;
+  *found = 0;
   for (__u32 i = 0; i < IOACCT_PROBES; ++i) {
-    __u32 idx = (h + i) & (IOACCT_RQ_SLOTS - 1);
+    __u32 idx = g + i;
+    struct ioacct_rq *e = bpf_map_lookup_elem(&reqs, &idx);
+    if (!e) continue;
+    if (e->key == key) {
+      *found = 1;
+      return e;
+    }
+    if (!free && e->key == 0) free = e;
+  }
+  if (free && __sync_val_compare_and_swap(&free->key, 0, key) == 0) return free;
+  /* Another CPU took that slot meanwhile: try the others. */
+  for (__u32 i = 0; i < IOACCT_PROBES; ++i) {
+    __u32 idx = g + i;
     struct ioacct_rq *e = bpf_map_lookup_elem(&reqs, &idx);
     if (e && e->key == 0 && __sync_val_compare_and_swap(&e->key, 0, key) == 0) return e;
   }
@@ -215,14 +221,14 @@ static __always_inline int acct_start(struct request *rq, __u64 key) {
   rq_devices(rq, &disk, &part);
   if (disk == IOACCT_NO_DEVICE && part == IOACCT_NO_DEVICE) return 0;
   struct ioacct_rq r = {.start = now, .disk = disk, .part = part, .acct = 1};
-  struct ioacct_rq *e = rq_find(key);
-  if (e && e->acct) {
+  int found;
+  struct ioacct_rq *e = rq_find_or_claim(key, &found);
+  if (e && found && e->acct) {
     /* Started again without a block_io_done: the block layer freed it
      * unaccounted (and reused the struct). One count, a fresh clock. */
     e->start = now;
     return 0;
   }
-  if (!e) e = rq_claim(key);
   if (!e) {
     both(&r, -1, 0, EV_UNTRACKED, now, 0); /* no free slot: counted, not timed */
     return 0;
@@ -265,7 +271,8 @@ static __always_inline int dev_issue(struct request *rq, __u64 key) {
     __u32 disk, part;
     rq_devices(rq, &disk, &part);
     if (disk == IOACCT_NO_DEVICE && part == IOACCT_NO_DEVICE) return 0;
-    e = rq_claim(key);
+    int found;
+    e = rq_find_or_claim(key, &found);
     if (!e) return 0;
     e->start = now;
     e->disk = disk;

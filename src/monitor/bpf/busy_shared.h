@@ -11,10 +11,12 @@
 #define IOACCT_DEPTH_BUCKETS 6 /* in flight: 0, 1, 2-3, 4-7, 8-15, 16+ */
 /* Requests in flight are remembered in an open-addressing table (an array:
  * its lookups are inlined, a hash map's cost a helper call, a hash and a
- * bucket lock each): slot = hash(pointer), claimed with a compare-and-swap,
- * up to IOACCT_PROBES slots from there. */
+ * bucket lock each): a hash of the pointer picks a group of IOACCT_PROBES
+ * slots (128 bytes, two cache lines), and a free one is claimed with a
+ * compare-and-swap. At 65536 slots and a few hundred requests in flight a
+ * full group is a one-in-millions event (counted as untracked). */
 #define IOACCT_RQ_SLOTS (1u << 16)
-#define IOACCT_PROBES 8
+#define IOACCT_PROBES 4
 
 /* Latency buckets, log-linear: [0, 2^MIN_EXP) is bucket 0, then every power
  * of two up to 2^(MIN_EXP+EXPS) is split into 2^SUB_BITS equal parts, then
