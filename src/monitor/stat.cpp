@@ -126,6 +126,8 @@ StatReport make_stat_report(const std::vector<StatDevice>& devices, const StatSa
       const BusyCounters& x = (*prev->busy)[i];
       const BusyCounters& y = (*cur.busy)[i];
       const uint64_t w = y.stamp_ns - x.stamp_ns;
+      row.window_start_ns = x.stamp_ns;
+      row.window_end_ns = y.stamp_ns;
       row.window_ns = w;
       row.busy_ns = y.busy_ns - x.busy_ns;
       row.dev_busy_ns = y.dev_busy_ns - x.dev_busy_ns;
@@ -137,6 +139,7 @@ StatReport make_stat_report(const std::vector<StatDevice>& devices, const StatSa
       row.started = y.started - x.started;
       row.done = y.done - x.done;
       row.untracked = y.untracked - x.untracked;
+      row.in_flight = y.in_flight;
       if (!y.latency_count.empty() && x.latency_count.size() == y.latency_count.size()) {
         std::vector<uint64_t> delta(y.latency_count.size());
         LatencySummary l;

@@ -51,11 +51,13 @@ struct StatRow {
   StatDevice device;
   IostatRow io;
   // The exact figures: none in a since-boot report or without a tracker.
+  std::optional<uint64_t> window_start_ns, window_end_ns;  // CLOCK_MONOTONIC: the tracker's two reads
   std::optional<uint64_t> window_ns, busy_ns, dev_busy_ns;
   std::optional<double> busy_pct, dev_pct;
   std::optional<std::array<double, BusyCounters::kDepthBuckets>> depth_pct;  // of the window, adds up to 100
   std::optional<LatencySummary> latency;   // with --latency
   std::optional<uint64_t> started, done, untracked;  // requests in the window
+  std::optional<uint64_t> in_flight;                 // requests in flight (accounting span) at the window's end
 };
 
 struct StatReport {

@@ -64,6 +64,8 @@ nlohmann::json stat_to_json(const StatReport& r, const StatFormat& f) {
         {"r_await_ms", x.r_await}, {"w_await_ms", x.w_await}, {"d_await_ms", x.d_await}, {"f_await_ms", x.f_await},
         {"rareq_sz_kB", x.rareq_sz}, {"wareq_sz_kB", x.wareq_sz}, {"dareq_sz_kB", x.dareq_sz},
         {"aqu_sz", x.aqu_sz},     {"util_pct", x.util_raw},
+        {"window_start_ns", opt_json(row.window_start_ns)},
+        {"window_end_ns", opt_json(row.window_end_ns)},
         {"window_ns", opt_json(row.window_ns)},
         {"busy_ns", opt_json(row.busy_ns)},
         {"dev_busy_ns", opt_json(row.dev_busy_ns)},
@@ -72,6 +74,7 @@ nlohmann::json stat_to_json(const StatReport& r, const StatFormat& f) {
         {"requests_started", opt_json(row.started)},
         {"requests_done", opt_json(row.done)},
         {"requests_untracked", opt_json(row.untracked)},
+        {"requests_in_flight", opt_json(row.in_flight)},
     };
     if (row.depth_pct) {
       nlohmann::json q = nlohmann::json::object();

@@ -20,16 +20,15 @@ char LICENSE[] SEC("license") = "GPL"; /* bpf_spin_lock and tp_btf need it */
  * (before 6.5), so the accounting span is taken from issue..complete. */
 const volatile __u8 acct_from_rq = 0;
 const volatile __u8 latency = 0;
+/* The watched devices (kernel dev_t: major << 20 | minor), index = slot in
+ * `stats`. Read-only after load: a scan of a few constants is cheaper than a
+ * map lookup, and the verifier knows n_watch. */
+const volatile __u32 n_watch = 0;
+const volatile __u8 any_partition = 0; /* a partition is watched: look at rq->part too */
+const volatile __u32 watch[IOACCT_MAX_DEVICES] = {};
 /* Set by user space once every program is attached, so that no request is
  * half-seen because its start came before the program for its end existed. */
 volatile __u8 armed = 0;
-
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, IOACCT_MAX_DEVICES);
-  __type(key, __u32);   /* kernel dev_t: major << 20 | minor */
-  __type(value, __u32); /* index into stats */
-} devs SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -46,26 +45,97 @@ struct {
 } lat SEC(".maps");
 
 struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, IOACCT_MAX_REQUESTS);
-  __type(key, __u64);
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, IOACCT_RQ_SLOTS);
+  __type(key, __u32);
   __type(value, struct ioacct_rq);
 } reqs SEC(".maps");
 
-static __always_inline __u32 dev_index(__u32 dev) {
-  __u32 *i = bpf_map_lookup_elem(&devs, &dev);
-  return i ? *i : IOACCT_NO_DEVICE;
+/* The request's address as a plain number, the table's key. The verifier
+ * forbids arithmetic on a kernel pointer; copied by a helper, the bytes are
+ * a scalar. (A per-CPU scratch word would be cheaper but is not safe: the
+ * completion programs also run in interrupts, nested in a submission's.) */
+static __always_inline __u64 ptr_key(void *p) {
+  __u64 key = 0;
+  bpf_probe_read_kernel(&key, sizeof(key), &p);
+  return key;
 }
 
-/* The whole disk and, when different and watched, the partition. */
+static __always_inline __u32 rq_group(__u64 key) {
+  /* Fibonacci hashing; the group's first slot, so a group is 128 aligned bytes. */
+  return (__u32)((key * 0x9E3779B97F4A7C15ull) >> 32) & (IOACCT_RQ_SLOTS - 1) & ~(IOACCT_PROBES - 1);
+}
+
+/* The request's slot, or NULL. Every slot of the group is looked at (a freed
+ * slot is not a tombstone, so the search cannot stop at the first empty one). */
+static __always_inline struct ioacct_rq *rq_find(__u64 key) {
+  __u32 g = rq_group(key);
+  for (__u32 i = 0; i < IOACCT_PROBES; ++i) {
+    __u32 idx = g + i;
+    struct ioacct_rq *e = bpf_map_lookup_elem(&reqs, &idx);
+    if (e && e->key == key) return e;
+  }
+  return 0;
+}
+
+/* The request's slot if it has one (*found = 1), else a free one claimed for
+ * it; NULL when the whole group is taken. One pass over the group. */
+static __always_inline struct ioacct_rq *rq_find_or_claim(__u64 key, int *found) {
+  __u32 g = rq_group(key);
+  struct ioacct_rq *free = 0;
+  *found = 0;
+  for (__u32 i = 0; i < IOACCT_PROBES; ++i) {
+    __u32 idx = g + i;
+    struct ioacct_rq *e = bpf_map_lookup_elem(&reqs, &idx);
+    if (!e) continue;
+    if (e->key == key) {
+      *found = 1;
+      return e;
+    }
+    if (!free && e->key == 0) free = e;
+  }
+  if (free && __sync_val_compare_and_swap(&free->key, 0, key) == 0) return free;
+  /* Another CPU took that slot meanwhile: try the others. */
+  for (__u32 i = 0; i < IOACCT_PROBES; ++i) {
+    __u32 idx = g + i;
+    struct ioacct_rq *e = bpf_map_lookup_elem(&reqs, &idx);
+    if (e && e->key == 0 && __sync_val_compare_and_swap(&e->key, 0, key) == 0) return e;
+  }
+  return 0;
+}
+
+static __always_inline void rq_release(struct ioacct_rq *e) {
+  e->acct = 0;
+  e->issued = 0;
+  __sync_lock_test_and_set(&e->key, 0); /* a full barrier: the fields are clear before the slot is free */
+}
+
+/* Flush requests the block layer makes itself: block_io_done fires for them
+ * without a block_io_start. */
+static __always_inline int is_flush_seq(struct request *rq) {
+  if (!bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ)) return 0;
+  return (rq->rq_flags >> bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ)) & 1;
+}
+
+static __always_inline __u32 dev_index(__u32 dev) {
+  for (__u32 i = 0; i < IOACCT_MAX_DEVICES; ++i) {
+    if (i >= n_watch) break;
+    if (watch[i] == dev) return i;
+  }
+  return IOACCT_NO_DEVICE;
+}
+
+/* The whole disk and, when different and watched, the partition. Direct
+ * reads: tp_btf arguments are BTF-typed, so no bpf_probe_read per field. */
 static __always_inline void rq_devices(struct request *rq, __u32 *disk, __u32 *part) {
-  struct gendisk *g = BPF_CORE_READ(rq, q, disk);
-  __u32 d = 0, p = 0;
-  if (g) d = ((__u32)BPF_CORE_READ(g, major) << 20) | (__u32)BPF_CORE_READ(g, first_minor);
-  struct block_device *bd = BPF_CORE_READ(rq, part);
-  if (bd) p = BPF_CORE_READ(bd, bd_dev);
+  struct gendisk *g = rq->q->disk;
+  __u32 d = g ? ((__u32)g->major << 20) | (__u32)g->first_minor : 0;
   *disk = g ? dev_index(d) : IOACCT_NO_DEVICE;
-  *part = (bd && p != d) ? dev_index(p) : IOACCT_NO_DEVICE;
+  *part = IOACCT_NO_DEVICE;
+  if (!any_partition) return;
+  struct block_device *bd = rq->part;
+  __u32 p = bd ? bd->bd_dev : 0;
+  if (bd && p != d) *part = dev_index(p);
 }
 
 static __always_inline int depth_bucket(__u64 n) {
@@ -135,98 +205,108 @@ static __always_inline void both(struct ioacct_rq *r, int span, int delta, int e
   change(r->part, span, delta, ev, now, lat_ns);
 }
 
-static __always_inline int acct_start(struct request *rq) {
+/* Passthrough requests (driver-private commands) get a block_io_start but,
+ * unless their queue accounts them, never a block_io_done: diskstats leaves
+ * them out, and so does the accounting span. */
+static __always_inline int is_passthrough(struct request *rq) {
+  __u32 op = rq->cmd_flags & IOACCT_REQ_OP_MASK;
+  return op == bpf_core_enum_value(enum req_op, REQ_OP_DRV_IN) || op == bpf_core_enum_value(enum req_op, REQ_OP_DRV_OUT);
+}
+
+static __always_inline int acct_start(struct request *rq, __u64 key) {
   if (!armed) return 0;
-  __u64 now = bpf_ktime_get_ns();
-  __u64 key = (__u64)rq;
-  struct ioacct_rq r = {.start = now};
-  rq_devices(rq, &r.disk, &r.part);
-  if (r.disk == IOACCT_NO_DEVICE && r.part == IOACCT_NO_DEVICE) return 0;
-  struct ioacct_rq *old = bpf_map_lookup_elem(&reqs, &key);
-  if (old && old->acct) { /* a start twice: keep one count, restart its clock */
-    old->start = now;
+  if (!acct_from_rq && is_passthrough(rq)) return 0;
+  __u64 now = bpf_ktime_get_ns(); /* first: the stamp closest to the event, before any cache miss below */
+  __u32 disk, part;
+  rq_devices(rq, &disk, &part);
+  if (disk == IOACCT_NO_DEVICE && part == IOACCT_NO_DEVICE) return 0;
+  struct ioacct_rq r = {.start = now, .disk = disk, .part = part, .acct = 1};
+  int found;
+  struct ioacct_rq *e = rq_find_or_claim(key, &found);
+  if (e && found && e->acct) {
+    /* Started again without a block_io_done: the block layer freed it
+     * unaccounted (and reused the struct). One count, a fresh clock. */
+    e->start = now;
     return 0;
   }
-  if (old) {
-    old->start = now;
-    old->acct = 1;
-  } else {
-    r.acct = 1;
-    if (bpf_map_update_elem(&reqs, &key, &r, BPF_NOEXIST)) {
-      both(&r, -1, 0, EV_UNTRACKED, now, 0); /* table full: counted, not timed */
-      return 0;
-    }
+  if (!e) {
+    both(&r, -1, 0, EV_UNTRACKED, now, 0); /* no free slot: counted, not timed */
+    return 0;
   }
+  e->start = now;
+  e->disk = disk;
+  e->part = part;
+  e->issued = 0;
+  e->acct = 1;
   both(&r, SPAN_ACCT, 1, EV_START, now, 0);
   return 0;
 }
 
-static __always_inline int acct_done(struct request *rq) {
+static __always_inline int acct_done(struct request *rq, __u64 key) {
   if (!armed) return 0;
   __u64 now = bpf_ktime_get_ns();
-  __u64 key = (__u64)rq;
-  struct ioacct_rq *r = bpf_map_lookup_elem(&reqs, &key);
-  if (!r || !r->acct) {
+  struct ioacct_rq *e = rq_find(key);
+  if (!e || !e->acct) {
+    if (is_flush_seq(rq) || is_passthrough(rq)) return 0; /* never started as I/O: nothing to say */
     /* Started before attach: not timed, but said. */
     struct ioacct_rq u = {};
     rq_devices(rq, &u.disk, &u.part);
     both(&u, -1, 0, EV_UNTRACKED, now, 0);
     return 0;
   }
-  struct ioacct_rq c = *r;
-  if (c.issued) { /* completed without block_rq_complete (should not happen) */
-    both(&c, SPAN_DEV, -1, EV_NONE, now, 0);
-  }
-  bpf_map_delete_elem(&reqs, &key);
+  struct ioacct_rq c = *e;
+  rq_release(e);
+  if (c.issued) both(&c, SPAN_DEV, -1, EV_NONE, now, 0); /* ended without block_rq_complete (should not happen) */
   both(&c, SPAN_ACCT, -1, EV_DONE, now, now > c.start ? now - c.start : 0);
   return 0;
 }
 
-static __always_inline int dev_issue(struct request *rq) {
+static __always_inline int dev_issue(struct request *rq, __u64 key) {
   if (!armed) return 0;
-  if (acct_from_rq) acct_start(rq);
+  if (acct_from_rq) acct_start(rq, key);
   __u64 now = bpf_ktime_get_ns();
-  __u64 key = (__u64)rq;
-  struct ioacct_rq *r = bpf_map_lookup_elem(&reqs, &key);
-  struct ioacct_rq c;
-  if (r) {
-    if (r->issued) return 0; /* issued again after a requeue: one span */
-    r->issued = 1;
-    c = *r;
-  } else { /* not seen starting (a flush, or started before attach) */
-    struct ioacct_rq n = {.issued = 1};
-    rq_devices(rq, &n.disk, &n.part);
-    if (n.disk == IOACCT_NO_DEVICE && n.part == IOACCT_NO_DEVICE) return 0;
-    if (bpf_map_update_elem(&reqs, &key, &n, BPF_NOEXIST)) return 0;
-    c = n;
+  struct ioacct_rq *e = rq_find(key);
+  if (e && e->issued) return 0; /* issued again after a requeue: one span */
+  if (!e) { /* not seen starting: a flush, or started before attach */
+    __u32 disk, part;
+    rq_devices(rq, &disk, &part);
+    if (disk == IOACCT_NO_DEVICE && part == IOACCT_NO_DEVICE) return 0;
+    int found;
+    e = rq_find_or_claim(key, &found);
+    if (!e) return 0;
+    e->start = now;
+    e->disk = disk;
+    e->part = part;
+    e->acct = 0;
   }
+  e->issued = 1;
+  struct ioacct_rq c = *e;
   both(&c, SPAN_DEV, 1, EV_NONE, now, 0);
   return 0;
 }
 
-static __always_inline int dev_complete(struct request *rq) {
+static __always_inline int dev_complete(struct request *rq, __u64 key) {
   if (!armed) return 0;
   __u64 now = bpf_ktime_get_ns();
-  __u64 key = (__u64)rq;
-  struct ioacct_rq *r = bpf_map_lookup_elem(&reqs, &key);
-  if (r && r->issued) {
-    r->issued = 0;
-    struct ioacct_rq c = *r;
+  struct ioacct_rq *e = rq_find(key);
+  if (e && e->issued) {
+    e->issued = 0;
+    struct ioacct_rq c = *e;
+    if (!c.acct) rq_release(e);
     both(&c, SPAN_DEV, -1, EV_NONE, now, 0);
-    if (!c.acct) bpf_map_delete_elem(&reqs, &key);
   }
-  if (acct_from_rq) acct_done(rq);
+  if (acct_from_rq) acct_done(rq, key);
   return 0;
 }
 
 SEC("tp_btf/block_io_start")
-int BPF_PROG(on_io_start, struct request *rq) { return acct_start(rq); }
+int BPF_PROG(on_io_start, struct request *rq) { return acct_start(rq, ptr_key(rq)); }
 
 SEC("tp_btf/block_io_done")
-int BPF_PROG(on_io_done, struct request *rq) { return acct_done(rq); }
+int BPF_PROG(on_io_done, struct request *rq) { return acct_done(rq, ptr_key(rq)); }
 
 SEC("tp_btf/block_rq_issue")
-int BPF_PROG(on_rq_issue, struct request *rq) { return dev_issue(rq); }
+int BPF_PROG(on_rq_issue, struct request *rq) { return dev_issue(rq, ptr_key(rq)); }
 
 SEC("tp_btf/block_rq_complete")
-int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_bytes) { return dev_complete(rq); }
+int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_bytes) { return dev_complete(rq, ptr_key(rq)); }

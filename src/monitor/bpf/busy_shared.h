@@ -9,7 +9,14 @@
 #define IOACCT_MAX_DEVICES 64
 #define IOACCT_NO_DEVICE 0xffffffffu
 #define IOACCT_DEPTH_BUCKETS 6 /* in flight: 0, 1, 2-3, 4-7, 8-15, 16+ */
-#define IOACCT_MAX_REQUESTS 16384 /* tracked at once, all devices */
+/* Requests in flight are remembered in an open-addressing table (an array:
+ * its lookups are inlined, a hash map's cost a helper call, a hash and a
+ * bucket lock each): a hash of the pointer picks a group of IOACCT_PROBES
+ * slots (128 bytes, two cache lines), and a free one is claimed with a
+ * compare-and-swap. At 65536 slots and a few hundred requests in flight a
+ * full group is a one-in-millions event (counted as untracked). */
+#define IOACCT_RQ_SLOTS (1u << 16)
+#define IOACCT_PROBES 4
 
 /* Latency buckets, log-linear: [0, 2^MIN_EXP) is bucket 0, then every power
  * of two up to 2^(MIN_EXP+EXPS) is split into 2^SUB_BITS equal parts, then
@@ -38,8 +45,9 @@ struct ioacct_lat {
   __u64 count[IOACCT_LAT_BUCKETS];
 };
 
-/* One per request in flight, keyed by its struct request pointer. */
+/* One per request in flight, keyed by its struct request pointer (0: free). */
 struct ioacct_rq {
+  __u64 key;
   __u64 start;  /* block_io_start stamp */
   __u32 disk, part; /* indexes into the device arrays, or IOACCT_NO_DEVICE */
   __u8 acct;   /* between block_io_start and block_io_done */

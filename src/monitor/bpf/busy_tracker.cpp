@@ -12,6 +12,7 @@
 
 #include "acct/clock.hpp"
 #include "common/errors.hpp"
+#include "common/files.hpp"
 #include "monitor/bpf/busy.skel.h"
 #include "monitor/bpf/busy_shared.h"
 
@@ -29,7 +30,8 @@ uint32_t kernel_dev(unsigned major, unsigned minor) { return (major << 20) | min
 
 std::string why_not(const char* step, int err) {
   err = err < 0 ? -err : err;
-  if (err == EPERM || err == EACCES)
+  // EACCES is also the verifier's "no": a permission problem only without root.
+  if (err == EPERM || (err == EACCES && geteuid() != 0))
     return "no permission to load BPF programs (needs root or CAP_BPF+CAP_PERFMON): run as root for the exact "
            "busy columns";
   return fmt::format("cannot {} the BPF programs for exact busy time: {}", step, errno_text(err));
@@ -63,6 +65,18 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
     throw NotAvailable(
         "this kernel has no BTF (/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF), which exact busy time needs: "
         "use a kernel built with it");
+  // With iostats off (and no I/O scheduler) the block layer skips
+  // block_io_done but still fires block_io_start: every request would look
+  // in flight forever. Refuse rather than print a wrong figure.
+  for (const BusyDevice& d : devices) {
+    const std::filesystem::path dev = std::filesystem::canonical(fmt::format("/sys/dev/block/{}:{}", d.major, d.minor), ec);
+    if (ec) continue;
+    const std::filesystem::path disk = std::filesystem::exists(dev / "partition", ec) ? dev.parent_path() : dev;
+    if (read_first_line((disk / "queue" / "iostats").string()) == "0")
+      throw NotAvailable(fmt::format("iostats is off for {} ({}/queue/iostats is 0), so the block layer does not end "
+                                     "the accounting span: echo 1 > /sys/block/{}/queue/iostats for the exact columns",
+                                     d.name, disk.string(), disk.filename().string()));
+  }
   libbpf_set_print(quiet);
 
   // Kernels before 6.5 have no block_io_start/done: the accounting span is
@@ -82,13 +96,17 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
     bpf_program__set_autoload(skel->progs.on_io_start, false);
     bpf_program__set_autoload(skel->progs.on_io_done, false);
   }
+  skel->rodata->n_watch = static_cast<uint32_t>(devices.size());
+  std::error_code pec;
+  for (const BusyDevice& d : devices)
+    if (std::filesystem::exists(fmt::format("/sys/dev/block/{}:{}/partition", d.major, d.minor), pec))
+      skel->rodata->any_partition = 1;
+  for (size_t i = 0; i < devices.size(); ++i) skel->rodata->watch[i] = kernel_dev(devices[i].major, devices[i].minor);
   if (int err = busy_bpf__load(skel.get())) throw NotAvailable(why_not("load", err));
 
-  const int devs_fd = bpf_map__fd(skel->maps.devs), stats_fd = bpf_map__fd(skel->maps.stats);
+  const int stats_fd = bpf_map__fd(skel->maps.stats);
   const uint64_t t0 = now_ns();
   for (uint32_t i = 0; i < devices.size(); ++i) {
-    const uint32_t dev = kernel_dev(devices[i].major, devices[i].minor);
-    if (bpf_map_update_elem(devs_fd, &dev, &i, BPF_ANY) != 0) throw NotAvailable(why_not("fill", errno));
     ioacct_dev v{};
     v.acct_last = v.dev_last = t0;  // the programs count nothing before `armed`
     if (bpf_map_update_elem(stats_fd, &i, &v, BPF_ANY) != 0) throw NotAvailable(why_not("fill", errno));

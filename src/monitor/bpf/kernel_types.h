@@ -25,9 +25,27 @@ struct block_device {
   dev_t bd_dev;
 } __attribute__((preserve_access_index));
 
+typedef __u32 req_flags_t;
+
+typedef __u32 blk_opf_t;
+
 struct request {
   struct request_queue *q;
+  blk_opf_t cmd_flags;
+  req_flags_t rq_flags;
   struct block_device *part;
 } __attribute__((preserve_access_index));
+
+/* Driver-private (passthrough) operations; libbpf relocates the values. */
+enum req_op {
+  REQ_OP_DRV_IN = 34,
+  REQ_OP_DRV_OUT = 35,
+};
+#define IOACCT_REQ_OP_MASK 0xffu
+
+/* 6.10+ names the request flags' bits in an enum; libbpf relocates the value. */
+enum rqf_flags {
+  __RQF_FLUSH_SEQ = 1,
+};
 
 #endif
