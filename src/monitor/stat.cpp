@@ -140,6 +140,7 @@ StatReport make_stat_report(const std::vector<StatDevice>& devices, const StatSa
       row.done = y.done - x.done;
       row.untracked = y.untracked - x.untracked;
       row.in_flight = y.in_flight;
+      row.missed = y.missed - x.missed;
       if (!y.latency_count.empty() && x.latency_count.size() == y.latency_count.size()) {
         std::vector<uint64_t> delta(y.latency_count.size());
         LatencySummary l;

@@ -58,6 +58,7 @@ struct StatRow {
   std::optional<LatencySummary> latency;   // with --latency
   std::optional<uint64_t> started, done, untracked;  // requests in the window
   std::optional<uint64_t> in_flight;                 // requests in flight (accounting span) at the window's end
+  std::optional<uint64_t> missed;                    // tracepoint hits no program ran for, in the window (all devices)
 };
 
 struct StatReport {

@@ -75,6 +75,7 @@ nlohmann::json stat_to_json(const StatReport& r, const StatFormat& f) {
         {"requests_done", opt_json(row.done)},
         {"requests_untracked", opt_json(row.untracked)},
         {"requests_in_flight", opt_json(row.in_flight)},
+        {"tracepoint_misses", opt_json(row.missed)},
     };
     if (row.depth_pct) {
       nlohmann::json q = nlohmann::json::object();

@@ -19,6 +19,7 @@ namespace {
 struct Watched {
   nlohmann::json row;     // the device's entry in stat's one interval report
   uint64_t trace_union_ns = 0;
+  uint64_t trace_starts = 0, trace_dones = 0;  // inside the window
 };
 
 // Runs `ioacct stat --format json -y INTERVAL 1 DEV` and, once it has
@@ -53,7 +54,10 @@ Watched watch(const LoopDevice& loop, const std::string& interval, const std::ve
   EXPECT_EQ(j["exact_source"], "block_io_start/block_io_done");
   w.row = j["devices"].at(0);
   EXPECT_EQ(w.row["device"], loop.name());
-  w.trace_union_ns = trace_union_ns(events, w.row["window_start_ns"], w.row["window_end_ns"]);
+  const uint64_t from = w.row["window_start_ns"], to = w.row["window_end_ns"];
+  w.trace_union_ns = trace_union_ns(events, from, to);
+  for (const auto& e : events)
+    if (e.t_ns >= from && e.t_ns <= to) ++(e.start ? w.trace_starts : w.trace_dones);
   return w;
 }
 
@@ -65,7 +69,9 @@ void report(const std::string& what, const Watched& w) {
             << "%, io_ticks %util " << util << " (off by " << util - exact << " points, "
             << (exact > 0 ? 100.0 * (util - exact) / exact : 0.0) << "% relative); requests started "
             << w.row["requests_started"] << ", done " << w.row["requests_done"] << ", untracked "
-            << w.row["requests_untracked"] << "\n";
+            << w.row["requests_untracked"] << "; the trace saw " << w.trace_starts << " starts, " << w.trace_dones
+            << " dones; in flight " << w.row["inflight_pct"].dump() << "; tracepoint misses "
+            << w.row["tracepoint_misses"] << "\n";
   ::testing::Test::RecordProperty(what + "_util_pct", std::to_string(util));
   ::testing::Test::RecordProperty(what + "_exact_pct", std::to_string(exact));
 }

@@ -52,25 +52,28 @@ TEST(StatIostat, IoTicksColumnsEqualIostats) {
   if (std::system("command -v iostat >/dev/null") != 0) GTEST_SKIP() << "iostat (sysstat) is not installed: run scripts/setup";
   TempDir dir;
   LoopDevice loop(dir.path());
-  // udev reads a new device (blkid) in a burst; the two tools, started a few
-  // ms apart, would split that burst differently. Let it pass first.
-  sh("udevadm settle 2>/dev/null || true");
-  // Busy: a paced mix of reads and writes, watched by both for the same 2 s.
-  std::thread bench, iostat;
+  // Busy: a paced mix of reads and writes. Both tools start once bench has
+  // begun (after its blkid probe of the device, a burst of reads that two
+  // tools started a few ms apart would split differently), iostat as soon as
+  // ioacct stat has taken its first sample, and watch the same 2 s.
+  std::thread stat, iostat;
   std::string iostat_out;
-  Outcome bench_out;
-  RunOptions opts;
-  opts.action_after = "exact busy time from";
-  opts.action = [&] {
-    iostat = std::thread([&] { iostat_out = sh("iostat -d -x -y 2 1 " + loop.name()); });
-    bench = std::thread([&] {
-      bench_out = run_ioacct({"bench", "--rw", "randrw", "--rate-iops", "500", "--iodepth", "1", "--runtime", "3s",
-                              "--destroy-data", loop.path()});
+  Outcome o;
+  RunOptions bench_opts;
+  bench_opts.action_after = "ioacct bench:";
+  bench_opts.action = [&] {
+    stat = std::thread([&] {
+      RunOptions stat_opts;
+      stat_opts.action_after = "exact busy time from";
+      stat_opts.action = [&] { iostat = std::thread([&] { iostat_out = sh("iostat -d -x -y 2 1 " + loop.name()); }); };
+      o = run_ioacct({"stat", "-x", "-y", "2", "1", loop.name()}, stat_opts);
     });
   };
-  const auto o = run_ioacct({"stat", "-x", "-y", "2", "1", loop.name()}, opts);
+  const Outcome bench_out = run_ioacct({"bench", "--rw", "randrw", "--rate-iops", "500", "--iodepth", "1", "--runtime",
+                                        "3s", "--destroy-data", loop.path()},
+                                       bench_opts);
+  if (stat.joinable()) stat.join();
   if (iostat.joinable()) iostat.join();
-  if (bench.joinable()) bench.join();
   ASSERT_EQ(o.exit_code, 0) << o.err;
   ASSERT_EQ(bench_out.exit_code, 0) << bench_out.err;
   std::cout << "iostat:\n" << iostat_out << "\nioacct stat:\n" << o.out;

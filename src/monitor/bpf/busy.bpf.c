@@ -160,10 +160,11 @@ static __always_inline __u32 lat_bucket(__u64 v) {
 enum { SPAN_ACCT = 0, SPAN_DEV = 1 };
 enum { EV_NONE = 0, EV_START = 1, EV_DONE = 2, EV_UNTRACKED = 3 };
 
-/* One change of a device's in-flight count. `now` was read before the lock
- * (no helper may be called while holding it), so another CPU may already
- * have moved `last` past it: such a stamp is clamped to `last`, which keeps
- * the sum of the spans equal to the time since attach and never negative. */
+/* One change of a device's in-flight count. The stamp is read just before
+ * the lock (no helper may be called while holding it), so another CPU may
+ * already have moved `last` past it: such a stamp is clamped to `last`,
+ * which keeps the sum of the spans equal to the time since attach and
+ * never negative. */
 static __always_inline void change(__u32 idx, int span, int delta, int ev, __u64 now, __u64 lat_ns) {
   if (idx >= IOACCT_MAX_DEVICES) return;
   struct ioacct_dev *d = bpf_map_lookup_elem(&stats, &idx);
@@ -173,6 +174,12 @@ static __always_inline void change(__u32 idx, int span, int delta, int ev, __u64
     __u32 b = lat_bucket(lat_ns);
     if (l && b < IOACCT_LAT_BUCKETS) __sync_fetch_and_add(&l->count[b], 1);
   }
+  /* The span's stamp is read here, as late as possible: between it and the
+   * lock, another CPU can apply a later event first (an interrupt, or the
+   * hypervisor stopping this vCPU), and this one is then applied late. The
+   * window is a few instructions wide. `now` (the event's first stamp) is
+   * kept for the request's latency. */
+  now = bpf_ktime_get_ns();
   bpf_spin_lock(&d->lock);
   if (span == SPAN_ACCT) {
     if (now < d->acct_last) now = d->acct_last;

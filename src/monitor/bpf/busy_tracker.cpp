@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <filesystem>
@@ -129,13 +130,27 @@ BusyTracker::~BusyTracker() { busy_bpf__destroy(skel_); }
 
 std::vector<BusyCounters> BusyTracker::read() const {
   std::vector<BusyCounters> out(devices_.size());
+  uint64_t missed = 0;
+  for (const bpf_program* p : {skel_->progs.on_io_start, skel_->progs.on_io_done, skel_->progs.on_rq_issue,
+                               skel_->progs.on_rq_complete}) {
+    const int fd = bpf_program__fd(p);
+    if (fd < 0) continue;  // not loaded (before 6.5)
+    bpf_prog_info info{};
+    uint32_t len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) missed += info.recursion_misses;
+  }
   const int stats_fd = bpf_map__fd(skel_->maps.stats), lat_fd = bpf_map__fd(skel_->maps.lat);
   for (uint32_t i = 0; i < devices_.size(); ++i) {
     ioacct_dev v{};
+    // The clock before the snapshot, never after: this thread may be
+    // preempted between the two, and a clock read after would extend the
+    // open spans over time in which requests may have ended. Events applied
+    // meanwhile are in the snapshot with later stamps; the snapshot is then
+    // exact as of the latest of them.
+    const uint64_t before = now_ns();
     if (bpf_map_lookup_elem_flags(stats_fd, &i, &v, BPF_F_LOCK) != 0)
       throw RuntimeError(fmt::format("cannot read the busy-time map: {}", errno_text(errno)));
-    // Read the clock after the snapshot, so no stamp in it is later than now.
-    const uint64_t now = now_ns();
+    const uint64_t now = std::max<uint64_t>({before, v.acct_last, v.dev_last});
     BusyCounters& c = out[i];
     c.stamp_ns = now;
     c.attach_ns = attach_ns_;
@@ -152,6 +167,7 @@ std::vector<BusyCounters> BusyTracker::read() const {
     c.started = v.started;
     c.done = v.done;
     c.untracked = v.untracked;
+    c.missed = missed;
     if (latency_) {
       ioacct_lat l{};
       if (bpf_map_lookup_elem(lat_fd, &i, &l) != 0)

@@ -35,6 +35,7 @@ struct BusyCounters {          // cumulative since attach, extended to stamp_ns
   uint64_t latency_max_ns = 0;  // the longest accounting span completed (ns), when latency is on
   uint64_t in_flight = 0;       // requests in flight (accounting span) at stamp_ns
   uint64_t attach_ns = 0;       // CLOCK_MONOTONIC when counting began: sum(depth_ns) == stamp_ns - attach_ns
+  uint64_t missed = 0;          // tracepoint hits the kernel did not run a program for (all devices; see below)
 };
 
 // The depth bucket of `n` requests in flight: 0, 1, 2-3, 4-7, 8-15, 16+.
@@ -56,6 +57,11 @@ class BusyTracker {
   // Same order as `devices`; reads maps, drains nothing. Safe from one thread
   // at any time while attached (not concurrently from two).
   std::vector<BusyCounters> read() const;
+  // `missed`: the kernel skips a BPF program that would run nested inside
+  // itself on the same CPU (an interrupt arriving while it runs). Each
+  // program is attached twice so that the second copy takes such a hit
+  // (docs/design.md); what neither copy could run is counted here, and
+  // figures over a window where it grew may be off.
   // Which tracepoints bound the accounting span: "block_io_start/block_io_done",
   // or "block_rq_issue/block_rq_complete" on kernels before 6.5.
   const std::string& source() const { return source_; }
