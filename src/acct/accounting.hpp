@@ -30,6 +30,9 @@ struct SqThreadStat {
 struct DeviceStat {
   IostatRow row;
   std::string role;  // "target", "underlying"
+  // The exact busy time over the same window (--acct full, with BPF): none
+  // when it was not measured. Filled by the runner, not by account().
+  std::optional<double> busy_pct, dev_pct;
 };
 
 struct SystemStat {
@@ -43,6 +46,8 @@ struct Accounting {
   std::vector<SqThreadStat> sq_threads;
   std::vector<DeviceStat> devices;
   SystemStat system;
+  std::optional<std::string> exact_source;       // the BusyTracker's source() when it was attached
+  std::optional<std::string> exact_unavailable;  // why it was not (no permission, no BTF)
 };
 
 // `workers` are the submitter threads' tids; `target_disks` the devices the

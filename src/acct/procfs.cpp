@@ -93,6 +93,17 @@ std::vector<std::string> parse_swaps(std::string_view text) {
   return out;
 }
 
+std::optional<uint64_t> parse_uptime_cs(std::string_view text) {
+  const auto f = fields(text.substr(0, text.find('\n')));
+  if (f.empty()) return std::nullopt;
+  const auto dot = f[0].find('.');
+  uint64_t sec = 0, cs = 0;
+  if (dot == std::string_view::npos || !to_num(f[0].substr(0, dot), sec)) return std::nullopt;
+  const std::string_view frac = f[0].substr(dot + 1);
+  if (frac.size() != 2 || !to_num(frac, cs)) return std::nullopt;
+  return sec * 100 + cs;
+}
+
 std::optional<DiskStats> parse_diskstats_line(std::string_view line) {
   const auto f = fields(line);
   const size_t counters = f.size() >= 3 ? f.size() - 3 : 0;
@@ -133,6 +144,32 @@ std::optional<uint64_t> fdinfo_number(const FdInfo& info, std::string_view key) 
   uint64_t v = 0;
   if (!to_num(std::string_view(it->second), v)) return std::nullopt;
   return v;
+}
+
+std::optional<uint64_t> fdinfo_hex(const FdInfo& info, std::string_view key) {
+  auto it = info.find(key);
+  if (it == info.end()) return std::nullopt;
+  const std::string_view s = it->second;
+  if (s.size() < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return std::nullopt;
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data() + 2, s.data() + s.size(), v, 16);
+  if (ec != std::errc{} || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+size_t fdinfo_entries(std::string_view text, std::string_view header) {
+  size_t n = 0;
+  bool inside = false;
+  for_each_line(text, [&](std::string_view l) {
+    const bool indented = !l.empty() && (l[0] == ' ' || l[0] == '\t');
+    if (!indented) {
+      const auto colon = l.find(':');
+      inside = colon != std::string_view::npos && l.substr(0, colon) == header;
+      return;
+    }
+    if (inside) ++n;
+  });
+  return n;
 }
 
 }  // namespace ioacct

@@ -26,6 +26,10 @@ std::vector<MountInfo> parse_mountinfo(std::string_view text);
 // /proc/swaps: the first column of every line after the header.
 std::vector<std::string> parse_swaps(std::string_view text);
 
+// /proc/uptime ("12345.67 23456.78"): the first figure in 1/100 s, read as
+// sysstat does (seconds, a dot, two digits of hundredths).
+std::optional<uint64_t> parse_uptime_cs(std::string_view text);
+
 // One line of /proc/diskstats (Documentation/admin-guide/iostats.rst):
 // major minor name, then 11 (before 4.18), 15 (4.18+) or 17 (5.5+) counters.
 struct DiskStats {
@@ -46,5 +50,11 @@ std::optional<DiskStats> parse_diskstats_line(std::string_view line);
 using FdInfo = std::map<std::string, std::string, std::less<>>;
 FdInfo parse_fdinfo(std::string_view text);
 std::optional<uint64_t> fdinfo_number(const FdInfo& info, std::string_view key);
+// A "0x..." value (SqMask, CqMask); nothing for decimal or anything else.
+std::optional<uint64_t> fdinfo_hex(const FdInfo& info, std::string_view key);
+// The indented entry lines the kernel prints under a header line such as
+// "CqOverflowList:" or "UserFiles:\t2" (one per overflowed CQE, registered
+// file ...); 0 if the header is missing. parse_fdinfo skips these lines.
+size_t fdinfo_entries(std::string_view text, std::string_view header);
 
 }  // namespace ioacct

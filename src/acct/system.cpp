@@ -62,6 +62,20 @@ DeviceChain resolve_device(unsigned major, unsigned minor) {
   return c;
 }
 
+std::string read_ring_fdinfo(const std::string& path, bool sqpoll, int attempts) {
+  std::string text;
+  for (int attempt = 0; attempt < attempts; ++attempt) {
+    if (attempt) sched_yield();
+    text = read_file(path);
+    if (text.empty()) return text;  // gone
+    const FdInfo info = parse_fdinfo(text);
+    auto it = info.find("SqThread");
+    if (it == info.end()) continue;                // 6.x: nothing past "ino:" without the lock
+    if (!sqpoll || it->second != "-1") break;      // the lock was had
+  }
+  return text;
+}
+
 SystemSample sample_system(const std::vector<std::string>& disks, const std::vector<int>& ring_fds, bool sqpoll,
                            bool tasks) {
   SystemSample s;
@@ -92,13 +106,8 @@ SystemSample sample_system(const std::vector<std::string>& disks, const std::vec
     // fdinfo prints the SQ thread's figures only if it can take the ring's
     // lock at that instant (a trylock); a busy SQ thread holds it most of the
     // time, and the line then reads -1. Look again, briefly, before giving up.
-    FdInfo info;
-    for (int attempt = 0; attempt < (sqpoll ? 2000 : 1); ++attempt) {
-      info = parse_fdinfo(read_file(fmt::format("/proc/self/fdinfo/{}", fd)));
-      auto it = info.find("SqThread");
-      if (it == info.end() || it->second != "-1") break;  // the lock was had
-      sched_yield();
-    }
+    const FdInfo info =
+        parse_fdinfo(read_ring_fdinfo(fmt::format("/proc/self/fdinfo/{}", fd), sqpoll, sqpoll ? 2000 : 1));
     RingTime r;
     r.fd = fd;
     r.sq_thread = fdinfo_number(info, "SqThread");
@@ -147,7 +156,26 @@ IostatRow iostat_row(const DiskStats& a, const DiskStats& b, double itv) {
   r.w_await = writes ? static_cast<double>(b.write_ms - a.write_ms) / writes : 0;
   r.aqu_sz = static_cast<double>(b.weighted_ms - a.weighted_ms) / (itv * 1000);
   r.areq_sz = reads + writes ? (rsec + wsec) / 2 / (reads + writes) : 0;
-  r.util = std::min(100.0, static_cast<double>(b.io_ms - a.io_ms) / (itv * 1000) * 100);
+  r.util_raw = static_cast<double>(b.io_ms - a.io_ms) / (itv * 1000) * 100;
+  r.util = std::min(100.0, r.util_raw);
+  const auto d = [](uint64_t x, uint64_t y) { return static_cast<double>(y - x); };
+  const double discards = d(a.discards, b.discards), flushes = d(a.flushes, b.flushes);
+  const double rm = d(a.reads_merged, b.reads_merged), wm = d(a.writes_merged, b.writes_merged);
+  const double dm = d(a.discards_merged, b.discards_merged), dsec = d(a.sectors_discarded, b.sectors_discarded);
+  r.d_s = discards / itv;
+  r.f_s = flushes / itv;
+  r.dkB_s = dsec / 2 / itv;
+  r.rrqm_s = rm / itv;
+  r.wrqm_s = wm / itv;
+  r.drqm_s = dm / itv;
+  r.rrqm_pct = rm + reads ? rm / (rm + reads) * 100 : 0;
+  r.wrqm_pct = wm + writes ? wm / (wm + writes) * 100 : 0;
+  r.drqm_pct = dm + discards ? dm / (dm + discards) * 100 : 0;
+  r.d_await = discards ? d(a.discard_ms, b.discard_ms) / discards : 0;
+  r.f_await = flushes ? d(a.flush_ms, b.flush_ms) / flushes : 0;
+  r.rareq_sz = reads ? rsec / reads / 2 : 0;
+  r.wareq_sz = writes ? wsec / writes / 2 : 0;
+  r.dareq_sz = discards ? dsec / discards / 2 : 0;
   return r;
 }
 

@@ -44,17 +44,35 @@ struct SystemSample {
   std::optional<std::map<std::string, uint64_t>> cpuidle_us;  // state name -> residency, all CPUs; none if no cpuidle
 };
 
+// A ring's /proc/PID/fdinfo/FD text, read again (up to `attempts` times,
+// yielding between) while the ring's lock was busy: 6.x prints everything
+// after "ino:" only when its trylock on the ring succeeds, and older kernels
+// print "SqThread: -1" for a SQPOLL ring (`sqpoll`) in that case. "" if the
+// file cannot be read (the process exited, the fd closed). The last text read
+// is returned even if the lock was never had: then it has no "SqThread".
+std::string read_ring_fdinfo(const std::string& path, bool sqpoll, int attempts);
+
 // `sqpoll`: the rings have SQ threads, whose fdinfo lines may need a retry.
 // `tasks`: also every thread's schedstat, /proc/stat and cpuidle (the window's
 // edges); without, only devices and rings (the time series, each interval).
 SystemSample sample_system(const std::vector<std::string>& disks, const std::vector<int>& ring_fds, bool sqpoll,
                            bool tasks = true);
 
-// iostat -x columns for one device over an interval, with iostat's formulas.
+// iostat -x columns for one device over an interval, with the formulas of
+// sysstat 12.6 (iostat.c write_ext_stat, common.c compute_ext_disk_stats).
+// `interval_s` is iostat's: the /proc/uptime delta, in 1/100 s, divided by 100.
+// Awaits in ms, sizes in kB (1024 bytes, as iostat), rates per second.
 struct IostatRow {
   std::string device;
   double r_s = 0, w_s = 0, rkB_s = 0, wkB_s = 0, r_await = 0, w_await = 0, aqu_sz = 0, areq_sz = 0, util = 0;
   uint64_t reads = 0, writes = 0;  // completed in the interval
+  // The rest of iostat -x's columns (discards and flushes are 0 on kernels
+  // that do not count them: diskstats with 11 or 15 fields).
+  double d_s = 0, f_s = 0, dkB_s = 0, rrqm_s = 0, wrqm_s = 0, drqm_s = 0;
+  double rrqm_pct = 0, wrqm_pct = 0, drqm_pct = 0;      // merged / (merged + completed)
+  double d_await = 0, f_await = 0;
+  double rareq_sz = 0, wareq_sz = 0, dareq_sz = 0;       // kB per request
+  double util_raw = 0;  // %util as iostat prints it: not capped (io_ticks can pass the interval by a tick); util is capped at 100
 };
 IostatRow iostat_row(const DiskStats& a, const DiskStats& b, double interval_s);
 

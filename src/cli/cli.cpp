@@ -7,10 +7,23 @@
 
 #include "cli/bench_cmd.hpp"
 #include "cli/compare_cmd.hpp"
+#include "cli/export_cmd.hpp"
 #include "cli/probe_cmd.hpp"
+#include "cli/rings_cmd.hpp"
+#include "cli/stat_cmd.hpp"
 #include "common/errors.hpp"
 
 namespace ioacct {
+
+namespace {
+
+// "bench " when the error is in bench's options, so the hint names its --help.
+std::string parsed_subcommand(const CLI::App& app) {
+  const auto parsed = app.get_subcommands();
+  return parsed.empty() ? "" : parsed.front()->get_name() + " ";
+}
+
+}  // namespace
 
 int run_cli(int argc, char** argv) {
   CLI::App app{"ioacct: an io_uring I/O benchmark and monitor that tells the truth about where time goes.",
@@ -23,13 +36,19 @@ int run_cli(int argc, char** argv) {
   CLI::App* compare_cmd = add_compare_command(app, compare);
   ProbeArgs probe;
   CLI::App* probe_cmd = add_probe_command(app, probe);
+  RingsArgs rings;
+  CLI::App* rings_cmd = add_rings_command(app, rings);
+  StatArgs stat;
+  CLI::App* stat_cmd = add_stat_command(app, stat);
+  ExportArgs export_args;
+  CLI::App* export_cmd = add_export_command(app, export_args);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     fmt::print(stderr, "error: {} (see 'ioacct {}--help')\n", e.what(),
-               bench_cmd->parsed() ? "bench " : compare_cmd->parsed() ? "compare " : probe_cmd->parsed() ? "probe " : "");
+               parsed_subcommand(app));
     return kExitUsage;
   }
   bench.iodepth_given = bench_cmd->count("--iodepth") > 0;
@@ -39,6 +58,9 @@ int run_cli(int argc, char** argv) {
     if (bench_cmd->parsed()) return run_bench_command(bench, args);
     if (compare_cmd->parsed()) return run_compare_command(compare, args);
     if (probe_cmd->parsed()) return run_probe_command(probe);
+    if (rings_cmd->parsed()) return run_rings_command(rings);
+    if (stat_cmd->parsed()) return run_stat_command(stat);
+    if (export_cmd->parsed()) return run_export_command(export_args);
   } catch (const UsageError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return kExitUsage;

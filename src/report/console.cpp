@@ -42,10 +42,16 @@ void accounting_lines(std::string& out, const Accounting& a, uint64_t ios) {
   for (const auto& d : a.devices) {
     const auto& x = d.row;
     out += fmt::format("  device     {}{}: r/s {:.1f}  w/s {:.1f}  rkB/s {:.1f}  wkB/s {:.1f}  r_await {:.2f}  "
-                       "w_await {:.2f}  aqu-sz {:.2f}  areq-sz {:.2f}  %util {:.1f}  (diskstats, iostat -x formulas)\n",
+                       "w_await {:.2f}  aqu-sz {:.2f}  areq-sz {:.2f}  %util {:.1f}  (diskstats, iostat -x formulas)",
                        x.device, d.role == "target" ? "" : " (underlying)", x.r_s, x.w_s, x.rkB_s, x.wkB_s, x.r_await,
                        x.w_await, x.aqu_sz, x.areq_sz, x.util);
+    if (d.busy_pct)
+      out += fmt::format("; busy% {:.1f}  dev% {:.1f}  (exact, eBPF {})", *d.busy_pct, *d.dev_pct,
+                         a.exact_source ? *a.exact_source : "");
+    out += "\n";
   }
+  if (a.exact_unavailable && !a.devices.empty())
+    out += fmt::format("  device     exact busy% and dev% not available: {}\n", *a.exact_unavailable);
   if (a.devices.empty()) out += "  device     not available: no target sits on a block device\n";
   out += "  system    ";
   if (a.system.iowait_pct)

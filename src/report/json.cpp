@@ -220,9 +220,13 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
       devs.push_back({{"device", x.device}, {"role", d.role}, {"reads", x.reads}, {"writes", x.writes},
                       {"r_s", x.r_s}, {"w_s", x.w_s}, {"rkB_s", x.rkB_s}, {"wkB_s", x.wkB_s},
                       {"r_await_ms", x.r_await}, {"w_await_ms", x.w_await}, {"aqu_sz", x.aqu_sz},
-                      {"areq_sz_kB", x.areq_sz}, {"util_pct", x.util}});
+                      {"areq_sz_kB", x.areq_sz}, {"util_pct", x.util},
+                      {"busy_pct", d.busy_pct ? json(*d.busy_pct) : json(nullptr)},
+                      {"dev_pct", d.dev_pct ? json(*d.dev_pct) : json(nullptr)}});
     }
     results["devices"] = devs;
+    results["exact_busy"] = {{"source", a.exact_source ? json(*a.exact_source) : json(nullptr)},
+                             {"unavailable", a.exact_unavailable ? json(*a.exact_unavailable) : json(nullptr)}};
     json idle = nullptr;
     if (a.system.cpuidle_s) idle = *a.system.cpuidle_s;
     results["system"] = {{"interval_s", a.interval_s},

@@ -23,6 +23,7 @@
 #include "acct/series.hpp"
 #include "acct/system.hpp"
 #include "common/errors.hpp"
+#include "monitor/bpf/busy_tracker.hpp"
 #include "workload/offsets.hpp"
 
 namespace ioacct {
@@ -69,6 +70,10 @@ struct Control {
   std::vector<std::string> disks;
   std::vector<int> ring_fds;
   SystemSample sys_a, sys_b;
+  // The exact device busy time (--acct full), read right after diskstats at
+  // the same edges; empty if the tracker is not attached or a read failed.
+  const BusyTracker* tracker = nullptr;
+  std::vector<BusyCounters> busy_a, busy_b;
   std::mutex first_error_mu;
   std::string first_error;
 };
@@ -327,11 +332,23 @@ class Worker {
     }
   }
 
+  // The two edges are taken by one thread each, one after the other, so the
+  // tracker is never read from two threads at once.
+  void read_busy(std::vector<BusyCounters>& into) noexcept {
+    if (!ctl_.tracker) return;
+    try {
+      into = ctl_.tracker->read();
+    } catch (const std::exception&) {
+      into.clear();  // reported as not measured
+    }
+  }
+
   void open_window(Nanos now) {
     counting_ = true;
     window_start_ = ctl_.measure_start;
     if (!ctl_.window_opened.exchange(true) && job_.acct != AcctLevel::Off) {
       if (ctl_.sample_system) ctl_.sys_a = sample_system(ctl_.disks, ctl_.ring_fds, job_.uring.sqpoll);
+      read_busy(ctl_.busy_a);
       ctl_.cpu_a = sample_cpu();
     }
     (void)now;
@@ -348,6 +365,7 @@ class Worker {
       if (job_.acct != AcctLevel::Off) {
         ctl_.cpu_b = sample_cpu();
         if (ctl_.sample_system) ctl_.sys_b = sample_system(ctl_.disks, ctl_.ring_fds, job_.uring.sqpoll);
+        read_busy(ctl_.busy_b);
       }
       ctl_.edges_done.store(true, std::memory_order_release);  // now the others may exit
     }
@@ -835,6 +853,25 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
       for (const auto& u : c.underlying) add(u);
     }
   }
+  // The devices' exact busy time beside their %util (--acct full): one
+  // tracker for the run, detached when this function returns.
+  std::unique_ptr<BusyTracker> tracker;
+  std::vector<std::string> busy_names;
+  std::optional<std::string> busy_unavailable;
+  if (job.acct == AcctLevel::Full && !ctl.disks.empty()) {
+    const SystemSample s = sample_system(ctl.disks, {}, false, false);
+    std::vector<BusyDevice> devs;
+    for (const auto& [name, d] : s.disks) {
+      devs.push_back({name, d.major, d.minor});
+      busy_names.push_back(name);
+    }
+    try {
+      tracker = BusyTracker::attach(devs, false);
+      ctl.tracker = tracker.get();
+    } catch (const NotAvailable& e) {
+      busy_unavailable = e.what();
+    }
+  }
   result.setup_flags = workers[0]->engine()->setup_flags();
   if (hooks.on_start) hooks.on_start(result);
 
@@ -917,6 +954,18 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
       std::vector<int> tids;
       for (const auto& t : result.threads) tids.push_back(t.tid);
       result.accounting = account(ctl.sys_a, ctl.sys_b, tids, target_disks);
+      result.accounting->exact_unavailable = busy_unavailable;
+      if (tracker) result.accounting->exact_source = tracker->source();
+      if (ctl.busy_a.size() == busy_names.size() && ctl.busy_b.size() == busy_names.size())
+        for (auto& d : result.accounting->devices)
+          for (size_t i = 0; i < busy_names.size(); ++i) {
+            if (busy_names[i] != d.row.device) continue;
+            const BusyCounters &x = ctl.busy_a[i], &y = ctl.busy_b[i];
+            const double w = static_cast<double>(y.stamp_ns - x.stamp_ns);
+            if (w <= 0) continue;
+            d.busy_pct = 100.0 * static_cast<double>(y.busy_ns - x.busy_ns) / w;
+            d.dev_pct = 100.0 * static_cast<double>(y.dev_busy_ns - x.dev_busy_ns) / w;
+          }
     }
   }
   result.first_error = ctl.first_error;

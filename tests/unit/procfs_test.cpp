@@ -87,5 +87,24 @@ TEST(Fdinfo, KeepsEveryFieldAndSkipsEntryDumps) {
   EXPECT_EQ(f.count("1"), 0u);
 }
 
+TEST(Fdinfo, ReadsHexMasksAndCountsEntryLines) {
+  const std::string text =
+      "SqMask:\t0x1f\nCqMask:\t0x3F\nSqHead:\t12\nUserFiles:\t2\n    0: /tmp/a\n    1: /tmp/b\n"
+      "UserBufs:\t0\nPollList:\n  op=1, task_works=0\nCqOverflowList:\n  user_data=1, res=0, flags=0\n"
+      "  user_data=2, res=0, flags=0\n  user_data=3, res=0, flags=0\nNAPI:\tdisabled\n";
+  const auto f = parse_fdinfo(text);
+  EXPECT_EQ(fdinfo_hex(f, "SqMask"), 31u);
+  EXPECT_EQ(fdinfo_hex(f, "CqMask"), 63u);
+  EXPECT_FALSE(fdinfo_hex(f, "SqHead")) << "decimal is not hex";
+  EXPECT_FALSE(fdinfo_hex(f, "NAPI"));
+  EXPECT_FALSE(fdinfo_hex(f, "Missing"));
+  EXPECT_EQ(fdinfo_entries(text, "CqOverflowList"), 3u);
+  EXPECT_EQ(fdinfo_entries(text, "UserFiles"), 2u);
+  EXPECT_EQ(fdinfo_entries(text, "PollList"), 1u);
+  EXPECT_EQ(fdinfo_entries(text, "UserBufs"), 0u);
+  EXPECT_EQ(fdinfo_entries(text, "Missing"), 0u);
+  EXPECT_EQ(fdinfo_entries("CqOverflowList:\n", "CqOverflowList"), 0u) << "the last line, no entries";
+}
+
 }  // namespace
 }  // namespace ioacct

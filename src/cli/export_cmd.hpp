@@ -1,0 +1,20 @@
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace ioacct {
+
+// The export command line as typed; validated in run_export_command.
+struct ExportArgs {
+  std::string listen = "127.0.0.1:9464", min_interval = "1s";
+  bool no_bpf = false, no_latency = false;
+  std::vector<std::string> devices;
+};
+
+CLI::App* add_export_command(CLI::App& app, ExportArgs& a);
+// Serves metrics until SIGINT/SIGTERM/SIGHUP, then returns 0. Throws
+// UsageError/RuntimeError.
+int run_export_command(const ExportArgs& a);
+
+}  // namespace ioacct

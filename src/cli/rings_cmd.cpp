@@ -1,0 +1,120 @@
+#include "cli/rings_cmd.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+
+#include "cli/cli.hpp"
+#include "cli/signals.hpp"
+#include "common/errors.hpp"
+#include "monitor/rings.hpp"
+#include "report/rings_report.hpp"
+#include "workload/units.hpp"
+
+namespace ioacct {
+namespace {
+
+void emit(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (std::fflush(stdout) != 0) throw RuntimeError(fmt::format("cannot write to stdout: {}", errno_text(errno)));
+}
+
+int to_ms(std::chrono::nanoseconds d) { return static_cast<int>(d.count() / 1'000'000); }
+
+}  // namespace
+
+CLI::App* add_rings_command(CLI::App& app, RingsArgs& a) {
+  CLI::App* r = app.add_subcommand(
+      "rings", "Every io_uring on the machine: per ring its queues, per SQ thread its CPU and useful work.");
+  r->footer(
+      "Rings are found through /proc/*/fd links to anon_inode:[io_uring] and read from /proc/PID/fdinfo; "
+      "processes and fds that go away during a scan are skipped.\nSee docs/cli.md.");
+  r->add_option("-i,--interval", a.interval, "Refresh every DURATION like top (default: one snapshot)")
+      ->type_name("DURATION");
+  r->add_option("--count", a.count, "With -i: stop after N refreshes (default: until Ctrl-C)")->type_name("N");
+  r->add_option("--pid", a.pid, "Only this process's rings")->type_name("PID");
+  r->add_option("--sample", a.sample, "One snapshot: SQ-thread rates over this long (default 1s; 0s: no rates)")
+      ->type_name("DURATION");
+  r->add_option("--format", a.format, "console or json (default console; json with -i: one object per line)")
+      ->type_name("FORMAT");
+  return r;
+}
+
+int run_rings_command(const RingsArgs& a) {
+  if (a.format != "console" && a.format != "json")
+    throw UsageError(fmt::format("--format: '{}' is not one of console, json", a.format));
+  std::optional<int> pid;
+  if (!a.pid.empty()) {
+    const uint64_t p = parse_count("--pid", a.pid);
+    if (p == 0 || p > 4'194'304) throw UsageError(fmt::format("--pid: {} is not a process id", a.pid));
+    pid = static_cast<int>(p);
+    std::error_code ec;
+    if (!std::filesystem::exists(fmt::format("/proc/{}", *pid), ec))
+      throw RuntimeError(fmt::format("--pid: no process {}", *pid));
+  }
+  // StopSignals::wait takes int milliseconds: a day is plenty and fits.
+  constexpr std::chrono::hours kLongest{24};
+  const auto sample = parse_duration("--sample", a.sample);
+  if (sample > kLongest) throw UsageError(fmt::format("--sample: {} is too long (at most 24h)", a.sample));
+  std::optional<std::chrono::nanoseconds> interval;
+  if (!a.interval.empty()) {
+    interval = parse_duration("--interval", a.interval);
+    if (*interval < std::chrono::milliseconds(10))
+      throw UsageError(fmt::format("--interval: {} is too short (at least 10ms)", a.interval));
+    if (*interval > kLongest) throw UsageError(fmt::format("--interval: {} is too long (at most 24h)", a.interval));
+  }
+  std::optional<uint64_t> count;
+  if (!a.count.empty()) {
+    if (!interval) throw UsageError("--count: only with -i/--interval");
+    count = parse_count("--count", a.count);
+    if (*count == 0) throw UsageError("--count: must be at least 1");
+  }
+  const bool json = a.format == "json";
+  const bool tty = !json && isatty(STDOUT_FILENO) == 1;
+  StopSignals stop;
+
+  auto show = [&](const RingsView& v) {
+    if (json) emit((interval ? rings_to_json(v).dump() : rings_to_json(v).dump(2)) + "\n");
+    else emit((tty && interval ? "\033[H\033[2J" : "") + format_rings_console(v));
+  };
+  auto warn_unreadable = [&](const RingScan& s, bool& said) {
+    if (s.unreadable && !said)
+      fmt::print(stderr, "ioacct rings: {} process{} could not be read (no permission for /proc/PID/fd): run as "
+                 "root to see their rings\n", s.unreadable, s.unreadable == 1 ? "" : "es");
+    said = s.unreadable > 0;
+  };
+  bool said = false;
+  RingScan before = scan_rings(pid);
+  if (!interval) {
+    if (sample.count() > 0) {
+      if (stop.wait(to_ms(sample))) return kExitOk;  // interrupted before the second sample: nothing measured
+      const RingScan after = scan_rings(pid);
+      warn_unreadable(after, said);
+      show(rings_view(before, after));
+    } else {
+      warn_unreadable(before, said);
+      show(rings_view({}, before));
+    }
+    return kExitOk;
+  }
+  for (uint64_t n = 0; !count || n < *count; ++n) {
+    if (stop.wait(to_ms(*interval))) break;
+    RingScan after = scan_rings(pid);
+    warn_unreadable(after, said);
+    if (!tty && !json && n) emit("\n");
+    show(rings_view(before, after));
+    before = std::move(after);
+    std::error_code ec;
+    if (pid && !std::filesystem::exists(fmt::format("/proc/{}", *pid), ec)) {
+      fmt::print(stderr, "ioacct rings: process {} exited\n", *pid);
+      break;
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace ioacct

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Exact busy time per block device, aggregated in the kernel: no per-I/O
+ * event crosses to user space. See docs/design.md ("Exact busy time").
+ *
+ * Per request (keyed by its struct request pointer) the program remembers
+ * where it is; per device it keeps, under a bpf_spin_lock, how many requests
+ * are in flight and since when, so each change adds the time since the last
+ * change to busy_ns (when >= 1 was in flight) and to the depth bucket. */
+#include "kernel_types.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "busy_shared.h"
+
+char LICENSE[] SEC("license") = "GPL"; /* bpf_spin_lock and tp_btf need it */
+
+/* Set before load. acct_from_rq: the kernel has no block_io_start/done
+ * (before 6.5), so the accounting span is taken from issue..complete. */
+const volatile __u8 acct_from_rq = 0;
+const volatile __u8 latency = 0;
+/* The watched devices (kernel dev_t: major << 20 | minor), index = slot in
+ * `stats`. Read-only after load: a scan of a few constants is cheaper than a
+ * map lookup, and the verifier knows n_watch. */
+const volatile __u32 n_watch = 0;
+const volatile __u8 any_partition = 0; /* a partition is watched: look at rq->part too */
+const volatile __u32 watch[IOACCT_MAX_DEVICES] = {};
+/* Set by user space once every program is attached, so that no request is
+ * half-seen because its start came before the program for its end existed. */
+volatile __u8 armed = 0;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, IOACCT_MAX_DEVICES);
+  __type(key, __u32);
+  __type(value, struct ioacct_dev);
+} stats SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, IOACCT_MAX_DEVICES);
+  __type(key, __u32);
+  __type(value, struct ioacct_lat);
+} lat SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, IOACCT_RQ_SLOTS);
+  __type(key, __u32);
+  __type(value, struct ioacct_rq);
+} reqs SEC(".maps");
+
+/* The request's address as a plain number, the table's key. The verifier
+ * forbids arithmetic on a kernel pointer; copied by a helper, the bytes are
+ * a scalar. (A per-CPU scratch word would be cheaper but is not safe: the
+ * completion programs also run in interrupts, nested in a submission's.) */
+static __always_inline __u64 ptr_key(void *p) {
+  __u64 key = 0;
+  bpf_probe_read_kernel(&key, sizeof(key), &p);
+  return key;
+}
+
+static __always_inline __u32 rq_group(__u64 key) {
+  /* Fibonacci hashing; the group's first slot, so a group is 128 aligned bytes. */
+  return (__u32)((key * 0x9E3779B97F4A7C15ull) >> 32) & (IOACCT_RQ_SLOTS - 1) & ~(IOACCT_PROBES - 1);
+}
+
+/* The request's slot, or NULL. Every slot of the group is looked at (a freed
+ * slot is not a tombstone, so the search cannot stop at the first empty one). */
+static __always_inline struct ioacct_rq *rq_find(__u64 key) {
+  __u32 g = rq_group(key);
+  for (__u32 i = 0; i < IOACCT_PROBES; ++i) {
+    __u32 idx = g + i;
+    struct ioacct_rq *e = bpf_map_lookup_elem(&reqs, &idx);
+    if (e && e->key == key) return e;
+  }
+  return 0;
+}
+
+/* The request's slot if it has one (*found = 1), else a free one claimed for
+ * it; NULL when the whole group is taken. One pass over the group. */
+static __always_inline struct ioacct_rq *rq_find_or_claim(__u64 key, int *found) {
+  __u32 g = rq_group(key);
+  struct ioacct_rq *free = 0;
+  *found = 0;
+  for (__u32 i = 0; i < IOACCT_PROBES; ++i) {
+    __u32 idx = g + i;
+    struct ioacct_rq *e = bpf_map_lookup_elem(&reqs, &idx);
+    if (!e) continue;
+    if (e->key == key) {
+      *found = 1;
+      return e;
+    }
+    if (!free && e->key == 0) free = e;
+  }
+  if (free && __sync_val_compare_and_swap(&free->key, 0, key) == 0) return free;
+  /* Another CPU took that slot meanwhile: try the others. */
+  for (__u32 i = 0; i < IOACCT_PROBES; ++i) {
+    __u32 idx = g + i;
+    struct ioacct_rq *e = bpf_map_lookup_elem(&reqs, &idx);
+    if (e && e->key == 0 && __sync_val_compare_and_swap(&e->key, 0, key) == 0) return e;
+  }
+  return 0;
+}
+
+static __always_inline void rq_release(struct ioacct_rq *e) {
+  e->acct = 0;
+  e->issued = 0;
+  __sync_lock_test_and_set(&e->key, 0); /* a full barrier: the fields are clear before the slot is free */
+}
+
+/* Flush requests the block layer makes itself: block_io_done fires for them
+ * without a block_io_start. */
+static __always_inline int is_flush_seq(struct request *rq) {
+  if (!bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ)) return 0;
+  return (rq->rq_flags >> bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ)) & 1;
+}
+
+static __always_inline __u32 dev_index(__u32 dev) {
+  for (__u32 i = 0; i < IOACCT_MAX_DEVICES; ++i) {
+    if (i >= n_watch) break;
+    if (watch[i] == dev) return i;
+  }
+  return IOACCT_NO_DEVICE;
+}
+
+/* The whole disk and, when different and watched, the partition. Direct
+ * reads: tp_btf arguments are BTF-typed, so no bpf_probe_read per field. */
+static __always_inline void rq_devices(struct request *rq, __u32 *disk, __u32 *part) {
+  struct gendisk *g = rq->q->disk;
+  __u32 d = g ? ((__u32)g->major << 20) | (__u32)g->first_minor : 0;
+  *disk = g ? dev_index(d) : IOACCT_NO_DEVICE;
+  *part = IOACCT_NO_DEVICE;
+  if (!any_partition) return;
+  struct block_device *bd = rq->part;
+  __u32 p = bd ? bd->bd_dev : 0;
+  if (bd && p != d) *part = dev_index(p);
+}
+
+static __always_inline int depth_bucket(__u64 n) {
+  return n == 0 ? 0 : n == 1 ? 1 : n < 4 ? 2 : n < 8 ? 3 : n < 16 ? 4 : 5;
+}
+
+static __always_inline __u32 lat_bucket(__u64 v) {
+  if (v < (1ull << IOACCT_LAT_MIN_EXP)) return 0;
+  __u64 x = v;
+  __u32 e = 0;
+  if (x >> 32) { x >>= 32; e += 32; }
+  if (x >> 16) { x >>= 16; e += 16; }
+  if (x >> 8) { x >>= 8; e += 8; }
+  if (x >> 4) { x >>= 4; e += 4; }
+  if (x >> 2) { x >>= 2; e += 2; }
+  if (x >> 1) { e += 1; }
+  if (e >= IOACCT_LAT_MIN_EXP + IOACCT_LAT_EXPS) return IOACCT_LAT_BUCKETS - 1;
+  __u32 sub = (__u32)(v >> (e - IOACCT_LAT_SUB_BITS)) & ((1u << IOACCT_LAT_SUB_BITS) - 1);
+  return 1 + (e - IOACCT_LAT_MIN_EXP) * (1u << IOACCT_LAT_SUB_BITS) + sub;
+}
+
+enum { SPAN_ACCT = 0, SPAN_DEV = 1 };
+enum { EV_NONE = 0, EV_START = 1, EV_DONE = 2, EV_UNTRACKED = 3 };
+
+/* One change of a device's in-flight count. The stamp is read just before
+ * the lock (no helper may be called while holding it), so another CPU may
+ * already have moved `last` past it: such a stamp is clamped to `last`,
+ * which keeps the sum of the spans equal to the time since attach and
+ * never negative. */
+static __always_inline void change(__u32 idx, int span, int delta, int ev, __u64 now, __u64 lat_ns) {
+  if (idx >= IOACCT_MAX_DEVICES) return;
+  struct ioacct_dev *d = bpf_map_lookup_elem(&stats, &idx);
+  if (!d) return;
+  if (ev == EV_DONE && latency) {
+    struct ioacct_lat *l = bpf_map_lookup_elem(&lat, &idx);
+    __u32 b = lat_bucket(lat_ns);
+    if (l && b < IOACCT_LAT_BUCKETS) __sync_fetch_and_add(&l->count[b], 1);
+  }
+  /* The span's stamp is read here, as late as possible: between it and the
+   * lock, another CPU can apply a later event first (an interrupt, or the
+   * hypervisor stopping this vCPU), and this one is then applied late. The
+   * window is a few instructions wide. `now` (the event's first stamp) is
+   * kept for the request's latency. */
+  now = bpf_ktime_get_ns();
+  bpf_spin_lock(&d->lock);
+  if (span == SPAN_ACCT) {
+    if (now < d->acct_last) now = d->acct_last;
+    __u64 dt = now - d->acct_last;
+    if (d->acct_count) d->acct_busy += dt;
+    int b = depth_bucket(d->acct_count);
+    if (b >= 0 && b < IOACCT_DEPTH_BUCKETS) d->depth_ns[b] += dt;
+    d->acct_last = now;
+    if (delta > 0) d->acct_count++;
+    else if (delta < 0 && d->acct_count) d->acct_count--;
+  } else if (span == SPAN_DEV) {
+    if (now < d->dev_last) now = d->dev_last;
+    if (d->dev_count) d->dev_busy += now - d->dev_last;
+    d->dev_last = now;
+    if (delta > 0) d->dev_count++;
+    else if (delta < 0 && d->dev_count) d->dev_count--;
+  }
+  if (ev == EV_START) d->started++;
+  if (ev == EV_DONE) {
+    d->done++;
+    d->lat_sum += lat_ns;
+    if (lat_ns > d->lat_max) d->lat_max = lat_ns;
+  }
+  if (ev == EV_UNTRACKED) d->untracked++;
+  bpf_spin_unlock(&d->lock);
+}
+
+static __always_inline void both(struct ioacct_rq *r, int span, int delta, int ev, __u64 now, __u64 lat_ns) {
+  change(r->disk, span, delta, ev, now, lat_ns);
+  change(r->part, span, delta, ev, now, lat_ns);
+}
+
+/* Passthrough requests (driver-private commands) get a block_io_start but,
+ * unless their queue accounts them, never a block_io_done: diskstats leaves
+ * them out, and so does the accounting span. */
+static __always_inline int is_passthrough(struct request *rq) {
+  __u32 op = rq->cmd_flags & IOACCT_REQ_OP_MASK;
+  return op == bpf_core_enum_value(enum req_op, REQ_OP_DRV_IN) || op == bpf_core_enum_value(enum req_op, REQ_OP_DRV_OUT);
+}
+
+static __always_inline int acct_start(struct request *rq, __u64 key) {
+  if (!armed) return 0;
+  if (!acct_from_rq && is_passthrough(rq)) return 0;
+  __u64 now = bpf_ktime_get_ns(); /* first: the stamp closest to the event, before any cache miss below */
+  __u32 disk, part;
+  rq_devices(rq, &disk, &part);
+  if (disk == IOACCT_NO_DEVICE && part == IOACCT_NO_DEVICE) return 0;
+  struct ioacct_rq r = {.start = now, .disk = disk, .part = part, .acct = 1};
+  int found;
+  struct ioacct_rq *e = rq_find_or_claim(key, &found);
+  if (e && found && e->acct) {
+    /* Started again without a block_io_done: the block layer freed it
+     * unaccounted (and reused the struct). One count, a fresh clock. */
+    e->start = now;
+    return 0;
+  }
+  if (!e) {
+    both(&r, -1, 0, EV_UNTRACKED, now, 0); /* no free slot: counted, not timed */
+    return 0;
+  }
+  e->start = now;
+  e->disk = disk;
+  e->part = part;
+  e->issued = 0;
+  e->acct = 1;
+  both(&r, SPAN_ACCT, 1, EV_START, now, 0);
+  return 0;
+}
+
+static __always_inline int acct_done(struct request *rq, __u64 key) {
+  if (!armed) return 0;
+  __u64 now = bpf_ktime_get_ns();
+  struct ioacct_rq *e = rq_find(key);
+  if (!e || !e->acct) {
+    if (is_flush_seq(rq) || is_passthrough(rq)) return 0; /* never started as I/O: nothing to say */
+    /* Started before attach: not timed, but said. */
+    struct ioacct_rq u = {};
+    rq_devices(rq, &u.disk, &u.part);
+    both(&u, -1, 0, EV_UNTRACKED, now, 0);
+    return 0;
+  }
+  struct ioacct_rq c = *e;
+  rq_release(e);
+  if (c.issued) both(&c, SPAN_DEV, -1, EV_NONE, now, 0); /* ended without block_rq_complete (should not happen) */
+  both(&c, SPAN_ACCT, -1, EV_DONE, now, now > c.start ? now - c.start : 0);
+  return 0;
+}
+
+static __always_inline int dev_issue(struct request *rq, __u64 key) {
+  if (!armed) return 0;
+  if (acct_from_rq) acct_start(rq, key);
+  __u64 now = bpf_ktime_get_ns();
+  struct ioacct_rq *e = rq_find(key);
+  if (e && e->issued) return 0; /* issued again after a requeue: one span */
+  if (!e) { /* not seen starting: a flush, or started before attach */
+    __u32 disk, part;
+    rq_devices(rq, &disk, &part);
+    if (disk == IOACCT_NO_DEVICE && part == IOACCT_NO_DEVICE) return 0;
+    int found;
+    e = rq_find_or_claim(key, &found);
+    if (!e) return 0;
+    e->start = now;
+    e->disk = disk;
+    e->part = part;
+    e->acct = 0;
+  }
+  e->issued = 1;
+  struct ioacct_rq c = *e;
+  both(&c, SPAN_DEV, 1, EV_NONE, now, 0);
+  return 0;
+}
+
+static __always_inline int dev_complete(struct request *rq, __u64 key) {
+  if (!armed) return 0;
+  __u64 now = bpf_ktime_get_ns();
+  struct ioacct_rq *e = rq_find(key);
+  if (e && e->issued) {
+    e->issued = 0;
+    struct ioacct_rq c = *e;
+    if (!c.acct) rq_release(e);
+    both(&c, SPAN_DEV, -1, EV_NONE, now, 0);
+  }
+  if (acct_from_rq) acct_done(rq, key);
+  return 0;
+}
+
+SEC("tp_btf/block_io_start")
+int BPF_PROG(on_io_start, struct request *rq) { return acct_start(rq, ptr_key(rq)); }
+
+SEC("tp_btf/block_io_done")
+int BPF_PROG(on_io_done, struct request *rq) { return acct_done(rq, ptr_key(rq)); }
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(on_rq_issue, struct request *rq) { return dev_issue(rq, ptr_key(rq)); }
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_bytes) { return dev_complete(rq, ptr_key(rq)); }

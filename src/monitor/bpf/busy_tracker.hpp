@@ -1,0 +1,78 @@
+#pragma once
+// Exact device busy time from the block layer's tracepoints (eBPF, libbpf).
+//
+// Two spans per request: the accounting span (block_io_start .. block_io_done,
+// the span /proc/diskstats accounts) and the device span (block_rq_issue ..
+// block_rq_complete, the driver's). Per device the kernel keeps, under a
+// bpf_spin_lock, the in-flight count and the time since its last change; no
+// per-I/O event crosses to user space. See docs/design.md ("Exact busy time").
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct busy_bpf;
+
+namespace ioacct {
+
+struct BusyDevice {            // what to watch, resolved by the caller
+  std::string name;            // "vda", "vda1", "loop0"
+  unsigned major = 0, minor = 0;
+};
+
+struct BusyCounters {          // cumulative since attach, extended to stamp_ns
+  uint64_t stamp_ns = 0;       // CLOCK_MONOTONIC (= bpf_ktime_get_ns) when read
+  uint64_t busy_ns = 0;        // >= 1 request between the accounting points (block_io_start..block_io_done)
+  uint64_t dev_busy_ns = 0;    // >= 1 request between block_rq_issue..block_rq_complete
+  static constexpr int kDepthBuckets = 6;            // 0, 1, 2-3, 4-7, 8-15, 16+
+  uint64_t depth_ns[kDepthBuckets] = {};             // time at each in-flight depth (accounting span)
+  uint64_t started = 0, done = 0;                    // requests seen
+  uint64_t untracked = 0;      // requests not counted (in flight at attach, table full): say so when > 0
+  std::vector<uint64_t> latency_le_ns;               // latency bucket upper bounds (ns), when latency is on
+  std::vector<uint64_t> latency_count;               // cumulative count per bucket (not per-le-cumulative)
+  uint64_t latency_sum_ns = 0;
+  // Added by the stat issue:
+  uint64_t latency_max_ns = 0;  // the longest accounting span completed (ns), when latency is on
+  uint64_t in_flight = 0;       // requests in flight (accounting span) at stamp_ns
+  uint64_t attach_ns = 0;       // CLOCK_MONOTONIC when counting began: sum(depth_ns) == stamp_ns - attach_ns
+  uint64_t missed = 0;          // tracepoint hits the kernel did not run a program for (all devices; see below)
+};
+
+// The depth bucket of `n` requests in flight: 0, 1, 2-3, 4-7, 8-15, 16+.
+int busy_depth_bucket(uint64_t n) noexcept;
+// Lower bound of each depth bucket, for labels: 0, 1, 2, 4, 8, 16.
+uint64_t busy_depth_low(int bucket) noexcept;
+
+class BusyTracker {
+ public:
+  // Loads and attaches the BPF programs for `devices` (at most 64). Throws
+  // NotAvailable with a one-line reason a person can act on when BPF, BTF or
+  // the tracepoints are missing or not permitted. `latency`: also a latency
+  // histogram of the accounting span per device.
+  static std::unique_ptr<BusyTracker> attach(const std::vector<BusyDevice>& devices, bool latency);
+  ~BusyTracker();  // detaches; the kernel is left as it was (programs and maps freed)
+  BusyTracker(const BusyTracker&) = delete;
+  BusyTracker& operator=(const BusyTracker&) = delete;
+
+  // Same order as `devices`; reads maps, drains nothing. Safe from one thread
+  // at any time while attached (not concurrently from two).
+  std::vector<BusyCounters> read() const;
+  // `missed`: the kernel skips a BPF program that would run nested inside
+  // itself on the same CPU (an interrupt arriving while it runs). Each
+  // program is attached twice so that the second copy takes such a hit
+  // (docs/design.md); what neither copy could run is counted here, and
+  // figures over a window where it grew may be off.
+  // Which tracepoints bound the accounting span: "block_io_start/block_io_done",
+  // or "block_rq_issue/block_rq_complete" on kernels before 6.5.
+  const std::string& source() const { return source_; }
+
+ private:
+  BusyTracker() = default;
+  busy_bpf* skel_ = nullptr;
+  std::vector<BusyDevice> devices_;
+  bool latency_ = false;
+  uint64_t attach_ns_ = 0;
+  std::string source_;
+};
+
+}  // namespace ioacct

@@ -1,0 +1,73 @@
+#pragma once
+// Every io_uring on the machine, from /proc: each process's fds that link to
+// "anon_inode:[io_uring]" and their fdinfo. scan_rings() does the I/O (one
+// snapshot); rings_view() is pure and turns two snapshots into what
+// `ioacct rings` and `ioacct export` show: per ring sizes and queues, per SQ
+// thread (rings sharing one grouped) CPU and useful work over the interval.
+// Processes and fds that vanish during a scan are skipped: that is normal.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "acct/procfs.hpp"
+
+namespace ioacct {
+
+// One ring at one instant, as its fdinfo printed it. Every figure is missing
+// (nullopt) when the kernel did not print it: an older kernel, or the ring's
+// lock stayed busy every time we looked (`locked` false).
+struct RingSnapshot {
+  int pid = 0;
+  std::string comm;  // the process's (/proc/PID/comm)
+  int fd = -1;
+  bool locked = false;  // fdinfo's lock-protected part was printed
+  std::optional<uint64_t> sq_entries, cq_entries;   // SqMask+1, CqMask+1
+  std::optional<uint64_t> sq_pending, cq_pending;   // SQEs (tail-head), CQEs
+  std::optional<uint64_t> overflow;                 // CQEs on CqOverflowList
+  std::optional<uint64_t> user_files, user_bufs;    // registered
+  std::optional<uint64_t> sq_thread;                // tid; none without SQPOLL
+  std::optional<int64_t> sq_thread_cpu;             // SqThreadCpu: where it runs (or is pinned)
+  std::optional<uint64_t> sq_total_us, sq_work_us;  // SqTotalTime, SqWorkTime: cumulative µs
+  std::string sq_cpus_allowed;                      // the SQ thread's Cpus_allowed_list, "" if unknown
+  FdInfo fields;                                    // every line, unknown ones included
+};
+
+struct RingScan {
+  uint64_t stamp_ns = 0;  // CLOCK_MONOTONIC, taken after the walk
+  std::vector<RingSnapshot> rings;  // by pid, then fd
+  size_t unreadable = 0;            // processes whose fds we may not list (EACCES)
+};
+
+// Walks /proc (or only /proc/PID). Never throws for a process or fd that
+// went away; a process we may not read is counted in `unreadable`.
+RingScan scan_rings(std::optional<int> pid = std::nullopt);
+
+struct SqThreadView {
+  uint64_t tid = 0;
+  int pid = 0;       // the process that owns it
+  std::string comm;  // that process's comm (the thread itself is iou-sqp-PID)
+  std::optional<int64_t> cpu;  // SqThreadCpu
+  std::string cpus_allowed;    // "" if unknown
+  bool pinned = false;         // allowed on exactly one CPU
+  std::vector<int> fds;        // the rings it serves
+  // Over the interval, from SqTotalTime/SqWorkTime deltas; none when the
+  // thread was not in both snapshots or the kernel lacks the lines.
+  std::optional<double> cpu_s, work_s;
+  std::optional<double> cpu_share;   // cpu_s / interval: 1.0 = one whole CPU
+  std::optional<double> work_ratio;  // work_s / cpu_s
+  bool mostly_idle = false;          // uses > 5% of a CPU and under half of it is work
+};
+
+struct RingsView {
+  double interval_s = 0;
+  std::vector<RingSnapshot> rings;         // busiest SQ thread first, then most pending
+  std::vector<SqThreadView> sq_threads;    // most CPU first
+  size_t processes = 0;                    // with at least one ring
+  size_t unreadable = 0;
+};
+
+// `before` may be empty (one snapshot: no rates). Pure.
+RingsView rings_view(const RingScan& before, const RingScan& after);
+
+}  // namespace ioacct

@@ -1,0 +1,194 @@
+#include "monitor/stat.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "acct/clock.hpp"
+#include "common/errors.hpp"
+#include "common/files.hpp"
+
+namespace ioacct {
+namespace {
+
+std::vector<DiskStats> all_diskstats(std::string_view text) {
+  std::vector<DiskStats> out;
+  std::istringstream in{std::string(text)};
+  for (std::string line; std::getline(in, line);)
+    if (auto d = parse_diskstats_line(line)) out.push_back(std::move(*d));
+  return out;
+}
+
+bool any_io(const DiskStats& d) { return d.reads || d.writes || d.discards || d.flushes; }
+
+double pct(uint64_t part, uint64_t whole) {
+  return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
+}
+
+}  // namespace
+
+std::vector<StatDevice> select_stat_devices(std::string_view diskstats_text, const std::vector<std::string>& wanted,
+                                            bool partitions) {
+  const std::vector<DiskStats> all = all_diskstats(diskstats_text);
+  // resolve_device says which whole disk each entry belongs to.
+  std::map<std::string, std::string> disk_of;
+  for (const DiskStats& d : all) {
+    const DeviceChain c = resolve_device(d.major, d.minor);
+    disk_of[d.name] = c.disk.empty() ? d.name : c.disk;
+  }
+  std::set<std::string> chosen_disks, chosen;
+  for (const std::string& w : wanted) {
+    std::string name = w;
+    if (w.find('/') != std::string::npos) {  // a path: whatever it names, by its device number
+      struct stat st {};
+      if (::stat(w.c_str(), &st) != 0) throw UsageError(fmt::format("{}: {}", w, errno_text(errno)));
+      if (!S_ISBLK(st.st_mode)) throw UsageError(fmt::format("{}: not a block device", w));
+      name = resolve_device(major(st.st_rdev), minor(st.st_rdev)).device;
+    }
+    if (!disk_of.count(name))
+      throw UsageError(fmt::format("{}: no such block device in /proc/diskstats (see lsblk)", w));
+    chosen.insert(name);
+    if (disk_of[name] == name) chosen_disks.insert(name);
+  }
+  if (wanted.empty())
+    for (const DiskStats& d : all)
+      if (disk_of[d.name] == d.name && any_io(d)) {
+        chosen.insert(d.name);
+        chosen_disks.insert(d.name);
+      }
+  if (partitions)
+    for (const DiskStats& d : all)
+      if (disk_of[d.name] != d.name && chosen_disks.count(disk_of[d.name])) chosen.insert(d.name);
+  std::vector<StatDevice> out;
+  for (const DiskStats& d : all)
+    if (chosen.count(d.name)) out.push_back({d.name, d.major, d.minor, disk_of[d.name] != d.name});
+  return out;
+}
+
+StatSample take_stat_sample(const std::vector<StatDevice>& devices, const BusyTracker* tracker) {
+  StatSample s;
+  bool ok = false;
+  const std::string up = read_first_line("/proc/uptime", &ok);
+  const auto cs = parse_uptime_cs(up);
+  if (!ok || !cs) throw RuntimeError(fmt::format("/proc/uptime: cannot read the uptime from '{}'", up));
+  s.uptime_cs = *cs;
+  std::vector<std::string> names;
+  names.reserve(devices.size());
+  for (const StatDevice& d : devices) names.push_back(d.name);
+  s.disks = sample_system(names, {}, false, false).disks;
+  if (tracker) s.busy = tracker->read();
+  return s;
+}
+
+double bucket_quantile(const std::vector<uint64_t>& le, const std::vector<uint64_t>& counts, double q,
+                       uint64_t max_ns) {
+  uint64_t n = 0;
+  for (uint64_t c : counts) n += c;
+  if (n == 0) return 0;
+  const auto rank = static_cast<uint64_t>(std::max(1.0, std::ceil(q * static_cast<double>(n))));
+  uint64_t seen = 0;
+  for (size_t i = 0; i < counts.size() && i < le.size(); ++i) {
+    seen += counts[i];
+    if (seen < rank) continue;
+    const double lo = i == 0 ? 0.0 : static_cast<double>(le[i - 1]) + 1;
+    const double hi = le[i] == UINT64_MAX ? lo : static_cast<double>(le[i]);
+    const double mid = (lo + hi) / 2;
+    return max_ns ? std::min(mid, static_cast<double>(max_ns)) : mid;
+  }
+  return static_cast<double>(max_ns);
+}
+
+StatReport make_stat_report(const std::vector<StatDevice>& devices, const StatSample* prev, const StatSample& cur) {
+  StatReport r;
+  r.since_boot = prev == nullptr;
+  const uint64_t itv_cs = prev ? cur.uptime_cs - prev->uptime_cs : cur.uptime_cs;
+  r.interval_s = static_cast<double>(itv_cs) / 100;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const StatDevice& dev = devices[i];
+    auto b = cur.disks.find(dev.name);
+    if (b == cur.disks.end()) continue;  // gone (unplugged, loop detached)
+    DiskStats zero;
+    const DiskStats* a = &zero;
+    if (prev) {
+      auto pa = prev->disks.find(dev.name);
+      if (pa == prev->disks.end()) continue;  // appeared meanwhile: next time
+      a = &pa->second;
+    }
+    StatRow row;
+    row.device = dev;
+    row.io = iostat_row(*a, b->second, r.interval_s);
+    if (prev && prev->busy && cur.busy && i < prev->busy->size() && i < cur.busy->size()) {
+      const BusyCounters& x = (*prev->busy)[i];
+      const BusyCounters& y = (*cur.busy)[i];
+      const uint64_t w = y.stamp_ns - x.stamp_ns;
+      row.window_start_ns = x.stamp_ns;
+      row.window_end_ns = y.stamp_ns;
+      row.window_ns = w;
+      row.busy_ns = y.busy_ns - x.busy_ns;
+      row.dev_busy_ns = y.dev_busy_ns - x.dev_busy_ns;
+      row.busy_pct = pct(*row.busy_ns, w);
+      row.dev_pct = pct(*row.dev_busy_ns, w);
+      std::array<double, BusyCounters::kDepthBuckets> d{};
+      for (int k = 0; k < BusyCounters::kDepthBuckets; ++k) d[k] = pct(y.depth_ns[k] - x.depth_ns[k], w);
+      row.depth_pct = d;
+      row.started = y.started - x.started;
+      row.done = y.done - x.done;
+      row.untracked = y.untracked - x.untracked;
+      row.in_flight = y.in_flight;
+      row.missed = y.missed - x.missed;
+      if (!y.latency_count.empty() && x.latency_count.size() == y.latency_count.size()) {
+        std::vector<uint64_t> delta(y.latency_count.size());
+        LatencySummary l;
+        size_t top = 0;
+        for (size_t k = 0; k < delta.size(); ++k) {
+          delta[k] = y.latency_count[k] - x.latency_count[k];
+          l.count += delta[k];
+          if (delta[k]) top = k;
+        }
+        if (l.count) {
+          // A new maximum is exact; otherwise the top bucket's upper edge,
+          // which cannot pass the maximum since attach.
+          l.max_ns = y.latency_max_ns > x.latency_max_ns
+                         ? static_cast<double>(y.latency_max_ns)
+                         : static_cast<double>(std::min(y.latency_le_ns[top], y.latency_max_ns));
+          const auto m = static_cast<uint64_t>(l.max_ns);
+          l.p50_ns = bucket_quantile(y.latency_le_ns, delta, 0.50, m);
+          l.p99_ns = bucket_quantile(y.latency_le_ns, delta, 0.99, m);
+        }
+        row.latency = l;
+      }
+    }
+    r.rows.push_back(std::move(row));
+  }
+  return r;
+}
+
+void run_stat_loop(const StatLoop& loop, const std::vector<StatDevice>& devices, const BusyTracker* tracker,
+                   const std::function<bool(int ms)>& wait, const std::function<void(const StatReport&)>& emit) {
+  StatSample prev = take_stat_sample(devices, tracker);
+  const uint64_t t0 = now_ns();
+  uint64_t made = 0;
+  if (!loop.omit_first || loop.interval_ns == 0) {
+    emit(make_stat_report(devices, nullptr, prev));
+    ++made;
+  }
+  if (loop.interval_ns == 0) return;
+  for (uint64_t k = 1; loop.count == 0 || made < loop.count; ++k) {
+    const uint64_t due = t0 + k * loop.interval_ns;
+    for (uint64_t now = now_ns(); now < due; now = now_ns()) {
+      const auto ms = static_cast<int>(std::min<uint64_t>((due - now + 999'999) / 1'000'000, 200));
+      if (wait(ms)) return;
+    }
+    StatSample cur = take_stat_sample(devices, tracker);
+    emit(make_stat_report(devices, &prev, cur));
+    ++made;
+    prev = std::move(cur);
+  }
+}
+
+}  // namespace ioacct

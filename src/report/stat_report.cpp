@@ -1,0 +1,104 @@
+#include "report/stat_report.hpp"
+
+#include <fmt/format.h>
+
+namespace ioacct {
+namespace {
+
+constexpr const char* kDepthLabel[BusyCounters::kDepthBuckets] = {"0", "1", "2-3", "4-7", "8-15", "16+"};
+
+std::string opt(const std::optional<double>& v, int width, int prec) {
+  if (!v) return fmt::format(" {:>{}}", "-", width);
+  return fmt::format(" {:{}.{}f}", *v, width, prec);
+}
+
+nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+nlohmann::json opt_json(const std::optional<uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+
+}  // namespace
+
+std::string format_stat_console(const StatReport& r, const StatFormat& f) {
+  // iostat 12.6 -x: "%-13s" then " %7.2f"-style columns (write_plain_ext_stat).
+  std::string out =
+      "Device            r/s     rkB/s   rrqm/s  %rrqm r_await rareq-sz     w/s     wkB/s   wrqm/s  %wrqm w_await "
+      "wareq-sz     d/s     dkB/s   drqm/s  %drqm d_await dareq-sz     f/s f_await  aqu-sz  %util  busy%   dev%";
+  for (const char* l : kDepthLabel) out += fmt::format(" {:>6}", fmt::format("qd{}%", l));
+  if (f.latency) out += "   p50_ms   p99_ms   max_ms";
+  out += '\n';
+  for (const StatRow& row : r.rows) {
+    const IostatRow& x = row.io;
+    out += fmt::format("{:<13}", row.device.name);
+    out += fmt::format(" {:7.2f} {:9.2f} {:8.2f} {:6.2f} {:7.2f} {:8.2f}", x.r_s, x.rkB_s, x.rrqm_s, x.rrqm_pct,
+                       x.r_await, x.rareq_sz);
+    out += fmt::format(" {:7.2f} {:9.2f} {:8.2f} {:6.2f} {:7.2f} {:8.2f}", x.w_s, x.wkB_s, x.wrqm_s, x.wrqm_pct,
+                       x.w_await, x.wareq_sz);
+    out += fmt::format(" {:7.2f} {:9.2f} {:8.2f} {:6.2f} {:7.2f} {:8.2f}", x.d_s, x.dkB_s, x.drqm_s, x.drqm_pct,
+                       x.d_await, x.dareq_sz);
+    out += fmt::format(" {:7.2f} {:7.2f} {:7.2f} {:6.2f}", x.f_s, x.f_await, x.aqu_sz, x.util_raw);
+    out += opt(row.busy_pct, 6, 2) + opt(row.dev_pct, 6, 2);
+    for (int k = 0; k < BusyCounters::kDepthBuckets; ++k)
+      out += opt(row.depth_pct ? std::optional<double>((*row.depth_pct)[k]) : std::nullopt, 6, 1);
+    if (f.latency) {
+      const bool have = row.latency && row.latency->count > 0;
+      out += opt(have ? std::optional<double>(row.latency->p50_ns / 1e6) : std::nullopt, 8, 3);
+      out += opt(have ? std::optional<double>(row.latency->p99_ns / 1e6) : std::nullopt, 8, 3);
+      out += opt(have ? std::optional<double>(row.latency->max_ns / 1e6) : std::nullopt, 8, 3);
+    }
+    out += '\n';
+  }
+  out += '\n';
+  return out;
+}
+
+nlohmann::json stat_to_json(const StatReport& r, const StatFormat& f) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (const StatRow& row : r.rows) {
+    const IostatRow& x = row.io;
+    nlohmann::json d = {
+        {"device", row.device.name},
+        {"partition", row.device.partition},
+        {"r_s", x.r_s},           {"w_s", x.w_s},           {"d_s", x.d_s},           {"f_s", x.f_s},
+        {"rkB_s", x.rkB_s},       {"wkB_s", x.wkB_s},       {"dkB_s", x.dkB_s},
+        {"rrqm_s", x.rrqm_s},     {"wrqm_s", x.wrqm_s},     {"drqm_s", x.drqm_s},
+        {"rrqm_pct", x.rrqm_pct}, {"wrqm_pct", x.wrqm_pct}, {"drqm_pct", x.drqm_pct},
+        {"r_await_ms", x.r_await}, {"w_await_ms", x.w_await}, {"d_await_ms", x.d_await}, {"f_await_ms", x.f_await},
+        {"rareq_sz_kB", x.rareq_sz}, {"wareq_sz_kB", x.wareq_sz}, {"dareq_sz_kB", x.dareq_sz},
+        {"aqu_sz", x.aqu_sz},     {"util_pct", x.util_raw},
+        {"window_start_ns", opt_json(row.window_start_ns)},
+        {"window_end_ns", opt_json(row.window_end_ns)},
+        {"window_ns", opt_json(row.window_ns)},
+        {"busy_ns", opt_json(row.busy_ns)},
+        {"dev_busy_ns", opt_json(row.dev_busy_ns)},
+        {"busy_pct", opt_json(row.busy_pct)},
+        {"dev_pct", opt_json(row.dev_pct)},
+        {"requests_started", opt_json(row.started)},
+        {"requests_done", opt_json(row.done)},
+        {"requests_untracked", opt_json(row.untracked)},
+        {"requests_in_flight", opt_json(row.in_flight)},
+        {"tracepoint_misses", opt_json(row.missed)},
+    };
+    if (row.depth_pct) {
+      nlohmann::json q = nlohmann::json::object();
+      for (int k = 0; k < BusyCounters::kDepthBuckets; ++k) q[kDepthLabel[k]] = (*row.depth_pct)[k];
+      d["inflight_pct"] = q;
+    } else {
+      d["inflight_pct"] = nullptr;
+    }
+    if (f.latency && row.latency)
+      d["latency"] = {{"count", row.latency->count},
+                      {"p50_ns", row.latency->count ? nlohmann::json(row.latency->p50_ns) : nlohmann::json()},
+                      {"p99_ns", row.latency->count ? nlohmann::json(row.latency->p99_ns) : nlohmann::json()},
+                      {"max_ns", row.latency->count ? nlohmann::json(row.latency->max_ns) : nlohmann::json()}};
+    else if (f.latency)
+      d["latency"] = nullptr;
+    devices.push_back(std::move(d));
+  }
+  return {{"schema_version", kStatSchemaVersion},
+          {"since_boot", r.since_boot},
+          {"interval_s", r.interval_s},
+          {"exact_source", f.source ? nlohmann::json(*f.source) : nlohmann::json()},
+          {"exact_unavailable", f.unavailable ? nlohmann::json(*f.unavailable) : nlohmann::json()},
+          {"devices", devices}};
+}
+
+}  // namespace ioacct

@@ -1,0 +1,98 @@
+#pragma once
+// An independent witness for the exact busy time: the block layer's own
+// tracepoints, recorded through a tracefs instance that only this test uses
+// (its own buffer, its own filter, clock "mono" = the tracker's clock), and
+// the union of the in-flight intervals computed here from the text trace.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/run_binary.hpp"
+
+namespace ioacct::test {
+
+class BlockTrace {
+ public:
+  // Records block_io_start/block_io_done (the accounting span) for the device
+  // major:minor from now on.
+  BlockTrace(unsigned major, unsigned minor) {
+    sh("mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing");
+    dir_ = "/sys/kernel/tracing/instances/ioacct-test-" + std::to_string(getpid());
+    sh("rmdir " + dir_ + " 2>/dev/null; mkdir " + dir_);
+    write("trace_clock", "mono");
+    write("buffer_size_kb", "32768");  // per CPU: every event of a few seconds, none overwritten
+    const std::string filter = "dev == " + std::to_string((major << 20) | minor);
+    for (const char* ev : {"block_io_start", "block_io_done"}) {
+      write(std::string("events/block/") + ev + "/filter", filter);
+      write(std::string("events/block/") + ev + "/enable", "1");
+    }
+    write("tracing_on", "1");
+  }
+  ~BlockTrace() {
+    write("tracing_on", "0");
+    std::system(("rmdir " + dir_ + " 2>/dev/null").c_str());
+  }
+  BlockTrace(const BlockTrace&) = delete;
+  BlockTrace& operator=(const BlockTrace&) = delete;
+
+  struct Event {
+    uint64_t t_ns;
+    bool start;
+  };
+  // Stops recording and returns every event in time order. Fails the test if
+  // the buffer lost any (the witness would then be wrong).
+  std::vector<Event> stop() {
+    write("tracing_on", "0");
+    const std::string overruns = sh("cat " + dir_ + "/per_cpu/cpu*/stats | awk '/^overrun:/ {s += $2} END {print s+0}'");
+    EXPECT_EQ(overruns, "0") << "the trace buffer overflowed: the trace-derived union is incomplete";
+    std::ifstream in(dir_ + "/trace");
+    std::vector<Event> out;
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      const bool start = line.find(" block_io_start: ") != std::string::npos;
+      if (!start && line.find(" block_io_done: ") == std::string::npos) continue;
+      // "  fio-123  [001] ..... 1234.567890: block_io_start: 7,3 R ..."
+      const size_t colon = line.find(": block_io_");
+      const size_t sp = line.rfind(' ', colon);
+      const std::string ts = line.substr(sp + 1, colon - sp - 1);
+      const size_t dot = ts.find('.');
+      const uint64_t sec = std::stoull(ts.substr(0, dot)), usec = std::stoull(ts.substr(dot + 1));
+      out.push_back({sec * 1'000'000'000ull + usec * 1000ull, start});
+    }
+    std::stable_sort(out.begin(), out.end(), [](const Event& a, const Event& b) { return a.t_ns < b.t_ns; });
+    return out;
+  }
+
+ private:
+  void write(const std::string& file, const std::string& value) {
+    std::ofstream f(dir_ + "/" + file);
+    f << value;
+    f.close();
+    ASSERT_TRUE(f) << "cannot write " << value << " to " << dir_ << "/" << file;
+  }
+  std::string dir_;
+};
+
+// Time within [from, to] during which at least one request was in flight:
+// the count goes up at each start and down at each done (a done whose start
+// came before the trace began is ignored, as the tracker does).
+inline uint64_t trace_union_ns(const std::vector<BlockTrace::Event>& ev, uint64_t from, uint64_t to) {
+  uint64_t busy = 0, count = 0, last = from;
+  for (const auto& e : ev) {
+    const uint64_t t = std::clamp(e.t_ns, from, to);
+    if (count > 0) busy += t - last;
+    last = t;
+    if (e.start) ++count;
+    else if (count > 0) --count;
+  }
+  if (count > 0 && to > last) busy += to - last;
+  return busy;
+}
+
+}  // namespace ioacct::test

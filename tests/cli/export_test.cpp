@@ -1,0 +1,256 @@
+// `ioacct export`: a real exporter on a loopback port, scraped with a real
+// HTTP client (curl), I/O driven on the test's own loop device between two
+// scrapes; the counters must move by exactly what was done, and promtool
+// must accept the exposition.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "cli/run_binary.hpp"
+
+namespace ioacct::test {
+namespace {
+
+// An `ioacct export` running in the background; its port is read from the
+// "serving http://ADDR:PORT/metrics" line on its stderr.
+class Exporter {
+ public:
+  explicit Exporter(std::vector<std::string> args, std::vector<std::string> prefix = {}) {
+    std::vector<std::string> argv_s = std::move(prefix);
+    argv_s.push_back(IOACCT_BINARY);
+    argv_s.push_back("export");
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    int err[2];
+    EXPECT_EQ(pipe2(err, O_CLOEXEC), 0);
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(err[1], 2);
+      std::vector<char*> argv;
+      for (auto& a : argv_s) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(err[1]);
+    err_fd_ = err[0];
+    const std::regex serving(R"(serving http://[^ ]+:(\d+)/metrics)");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    std::smatch m;
+    while (!std::regex_search(err_, m, serving) && std::chrono::steady_clock::now() < deadline) {
+      char buf[4096];
+      const ssize_t n = read(err_fd_, buf, sizeof buf);
+      if (n <= 0) break;  // it exited
+      err_.append(buf, static_cast<size_t>(n));
+    }
+    if (m.size() > 1) port_ = std::stoi(m[1]);
+    EXPECT_GT(port_, 0) << "export did not start: " << err_;
+  }
+  ~Exporter() {
+    if (pid_ > 0 && exit_code_ < 0) stop();
+  }
+  int port() const { return port_; }
+  std::string scrape() const { return sh("curl -sS --max-time 30 http://127.0.0.1:" + std::to_string(port_) + "/metrics"); }
+  // SIGTERM, then what it said on stderr and its exit code.
+  int stop() {
+    kill(pid_, SIGTERM);
+    char buf[4096];
+    for (ssize_t n; (n = read(err_fd_, buf, sizeof buf)) > 0;) err_.append(buf, static_cast<size_t>(n));
+    close(err_fd_);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return exit_code_;
+  }
+  const std::string& err() const { return err_; }
+
+ private:
+  pid_t pid_ = -1;
+  int err_fd_ = -1, port_ = 0, exit_code_ = -1;
+  std::string err_;
+};
+
+// The value of the one sample whose line starts with `series` ("name{labels}").
+std::optional<double> value(const std::string& text, const std::string& series) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+  return std::nullopt;
+}
+
+// Samples of `name` whose labels contain `label_part` (e.g. pid="123").
+std::vector<std::pair<std::string, double>> samples(const std::string& text, const std::string& name,
+                                                    const std::string& label_part) {
+  std::vector<std::pair<std::string, double>> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(name + "{", 0) != 0 || line.find(label_part) == std::string::npos) continue;
+    const size_t sp = line.rfind(' ');
+    out.emplace_back(line.substr(0, sp), std::stod(line.substr(sp + 1)));
+  }
+  return out;
+}
+
+void promtool_accepts(const std::string& exposition) {
+  TempDir dir;
+  const std::string file = dir.path() + "/metrics.txt";
+  std::ofstream(file) << exposition << "\n";  // sh() took the last newline off
+  // promtool reads the exposition on stdin; lint findings and errors print and exit non-zero.
+  EXPECT_EQ(sh("promtool check metrics < " + file + " 2>&1; echo rc=$?"), "rc=0");
+}
+
+double d(const std::string& before, const std::string& after, const std::string& series) {
+  const auto a = value(before, series), b = value(after, series);
+  EXPECT_TRUE(a && b) << series << " missing";
+  return a && b ? *b - *a : -1;
+}
+
+TEST(Export, CountersMoveByTheIoDoneOnALoopDeviceBetweenTwoScrapes) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.random_data = true});
+  const std::string dev = "device=\"" + loop.name() + "\"";
+  Exporter ex({"--listen", "127.0.0.1:0", "--min-interval", "0s", loop.path()});
+  const std::string s1 = ex.scrape();
+  ASSERT_EQ(value(s1, "ioacct_exact_busy_up"), 1.0) << "root with BTF: the tracker attaches. " << ex.err();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto b = run_ioacct({"bench", "--ios", "2000", "--iodepth", "4", loop.path()});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string s2 = ex.scrape();
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  EXPECT_EQ(d(s1, s2, "ioacct_device_completed_ios_total{" + dev + ",direction=\"read\"}"), 2000);
+  EXPECT_EQ(d(s1, s2, "ioacct_device_completed_ios_total{" + dev + ",direction=\"write\"}"), 0);
+  EXPECT_EQ(d(s1, s2, "ioacct_device_completed_bytes_total{" + dev + ",direction=\"read\"}"), 2000 * 4096);
+  EXPECT_GT(d(s1, s2, "ioacct_device_io_ticks_seconds_total{" + dev + "}"), 0);
+  const double busy = d(s1, s2, "ioacct_device_busy_seconds_total{" + dev + "}");
+  EXPECT_GT(busy, 0);
+  EXPECT_LE(busy, wall_s) << "busy time cannot exceed the time between the scrapes";
+  EXPECT_GT(d(s1, s2, "ioacct_device_driver_busy_seconds_total{" + dev + "}"), 0);
+  double at_depth = 0;
+  for (const char* depth : {"1", "2-3", "4-7", "8-15", "16+"})
+    at_depth += d(s1, s2, "ioacct_device_inflight_seconds_total{" + dev + ",depth=\"" + depth + "\"}");
+  EXPECT_NEAR(at_depth, busy, 1e-6 + 1e-6 * busy) << "time at depth >= 1 is the busy time";
+  EXPECT_EQ(d(s1, s2, "ioacct_device_inflight_seconds_total{" + dev + ",depth=\"8-15\"}"), 0) << "depth 4 never reaches 8";
+  EXPECT_EQ(d(s1, s2, "ioacct_device_request_latency_seconds_count{" + dev + "}"), 2000);
+  EXPECT_EQ(d(s1, s2, "ioacct_device_request_latency_seconds_bucket{" + dev + ",le=\"+Inf\"}"), 2000);
+  EXPECT_GT(d(s1, s2, "ioacct_device_request_latency_seconds_sum{" + dev + "}"), 0);
+  promtool_accepts(s2);
+
+  // An SQPOLL bench: its SQ thread's counters move, its ring is there with its sizes.
+  std::string a, c;
+  int bench_pid = 0;
+  auto sq = run_ioacct({"bench", "--sqpoll", "--size", "16m", "--runtime", "20s", "--buffered", "--iodepth", "8"},
+                       {.env = {"TMPDIR=" + dir.path()},
+                        .timeout_s = 60,
+                        .steps = {{"ioacct bench:", [&](int pid) {
+                                     bench_pid = pid;
+                                     a = ex.scrape();
+                                     std::this_thread::sleep_for(std::chrono::milliseconds(300));
+                                     c = ex.scrape();
+                                     kill(pid, SIGINT);
+                                   }}}});
+  EXPECT_EQ(sq.exit_code, 130) << sq.err;
+  const std::string pid = "pid=\"" + std::to_string(bench_pid) + "\"";
+  const auto cpu_a = samples(a, "ioacct_sq_thread_cpu_seconds_total", pid);
+  const auto cpu_c = samples(c, "ioacct_sq_thread_cpu_seconds_total", pid);
+  ASSERT_EQ(cpu_a.size(), 1u) << a;
+  ASSERT_EQ(cpu_c.size(), 1u) << c;
+  EXPECT_EQ(cpu_a[0].first, cpu_c[0].first) << "the same SQ thread";
+  EXPECT_GT(cpu_c[0].second, cpu_a[0].second) << "a polling SQ thread's CPU counter moves";
+  const auto work = samples(c, "ioacct_sq_thread_work_seconds_total", pid);
+  ASSERT_EQ(work.size(), 1u);
+  EXPECT_LE(work[0].second, cpu_c[0].second);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(sq.err, m, std::regex(R"(sq (\d+), cq (\d+))")));
+  const auto sq_size = samples(c, "ioacct_ring_sq_entries", pid), cq_size = samples(c, "ioacct_ring_cq_entries", pid);
+  ASSERT_EQ(sq_size.size(), 1u);
+  ASSERT_EQ(cq_size.size(), 1u);
+  EXPECT_EQ(sq_size[0].second, std::stod(m[1]));
+  EXPECT_EQ(cq_size[0].second, std::stod(m[2]));
+  EXPECT_EQ(samples(c, "ioacct_ring_cq_overflow", pid).size(), 1u);
+  promtool_accepts(c);
+
+  EXPECT_EQ(ex.stop(), 0) << "SIGTERM stops export cleanly " << ex.err();
+}
+
+TEST(Export, ScrapesWithinMinIntervalReuseTheLastWalk) {
+  TempDir dir;
+  LoopDevice loop(dir.path());
+  Exporter ex({"--listen", "127.0.0.1:0", "--min-interval", "1h", "--no-bpf", loop.name()});
+  const std::string s1 = ex.scrape();
+  auto b = run_ioacct({"bench", "--ios", "500", "--iodepth", "4", loop.path()});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  // prometheus-cpp's own exposer_* metrics count every scrape; ioacct's must not move.
+  const auto ours = [](const std::string& text) {
+    std::string out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("ioacct_", 0) == 0) out += line + "\n";
+    return out;
+  };
+  EXPECT_EQ(ours(ex.scrape()), ours(s1)) << "no second walk within --min-interval";
+  EXPECT_NE(ours(s1), "");
+  EXPECT_EQ(value(s1, "ioacct_exact_busy_up"), 0.0) << "--no-bpf";
+  EXPECT_FALSE(value(s1, "ioacct_device_busy_seconds_total{device=\"" + loop.name() + "\"}"));
+  EXPECT_EQ(ex.stop(), 0);
+}
+
+TEST(Export, WithoutBpfPermissionServesTheRestAndSaysWhyOnce) {
+  TempDir dir;
+  LoopDevice loop(dir.path());
+  Exporter ex({"--listen", "127.0.0.1:0", "--min-interval", "0s", loop.path()},
+              {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"});
+  const std::string s1 = ex.scrape(), s2 = ex.scrape();
+  EXPECT_EQ(value(s2, "ioacct_exact_busy_up"), 0.0);
+  EXPECT_TRUE(value(s2, "ioacct_device_io_ticks_seconds_total{device=\"" + loop.name() + "\"}"));
+  EXPECT_TRUE(value(s2, "ioacct_device_completed_ios_total{device=\"" + loop.name() + "\",direction=\"read\"}"));
+  EXPECT_FALSE(value(s2, "ioacct_device_busy_seconds_total{device=\"" + loop.name() + "\"}")) << "no number, never 0";
+  EXPECT_GT(value(s2, "ioacct_rings_unreadable_processes").value_or(0), 0) << "nobody may not read pid 1's fds";
+  promtool_accepts(s2);
+  EXPECT_EQ(ex.stop(), 0);
+  const std::string why = "no exact busy, in-flight or latency metrics: no permission";
+  const size_t at = ex.err().find(why);
+  EXPECT_NE(at, std::string::npos) << ex.err();
+  EXPECT_EQ(ex.err().find(why, at + 1), std::string::npos) << "said once";
+}
+
+TEST(Export, RejectsBadListenAddressesAndABusyPort) {
+  for (const char* bad : {"9464", "localhost:9464", "127.0.0.1:", "127.0.0.1:70000", "127.0.0.1:x", "::1:9464"}) {
+    auto o = run_ioacct({"export", "--listen", bad, "--no-bpf"});
+    EXPECT_EQ(o.exit_code, 2) << bad << " " << o.err;
+    EXPECT_EQ(o.err.rfind("error: --listen: ", 0), 0u) << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  }
+  auto o = run_ioacct({"export", "--min-interval", "5", "--no-bpf"});
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_EQ(o.err.rfind("error: --min-interval: ", 0), 0u) << o.err;
+  // A port someone else holds.
+  const int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(s, 1), 0);
+  socklen_t len = sizeof addr;
+  getsockname(s, reinterpret_cast<sockaddr*>(&addr), &len);
+  const std::string busy = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  o = run_ioacct({"export", "--listen", busy, "--no-bpf"});
+  close(s);
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_EQ(o.err.rfind("error: --listen: cannot listen on " + busy, 0), 0u) << o.err;
+}
+
+}  // namespace
+}  // namespace ioacct::test

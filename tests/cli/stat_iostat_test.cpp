@@ -1,0 +1,167 @@
+// `ioacct stat` as an iostat replacement: the io_ticks columns equal
+// sysstat's iostat -x, it runs without privileges, and bad input is refused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/run_binary.hpp"
+
+namespace ioacct::test {
+namespace {
+
+using Columns = std::map<std::string, std::string>;
+
+// The row for `device` under the last "Device ..." header in `text`.
+Columns row_of(const std::string& text, const std::string& device) {
+  std::istringstream in(text);
+  std::vector<std::string> header;
+  Columns row;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream f(line);
+    std::vector<std::string> cells;
+    for (std::string c; f >> c;) cells.push_back(c);
+    if (cells.empty()) continue;
+    if (cells[0] == "Device") header = cells;
+    else if (cells[0] == device && !header.empty())
+      for (size_t i = 1; i < cells.size() && i < header.size(); ++i) row[header[i]] = cells[i];
+  }
+  return row;
+}
+
+// Every column iostat printed must be in ioacct's row with the same value
+// within `abs` + `rel` * |value|.
+void expect_same_columns(const Columns& iostat, const Columns& ours, double abs, double rel) {
+  ASSERT_GE(iostat.size(), 20u) << "iostat -x printed its extended columns";
+  for (const auto& [name, v] : iostat) {
+    SCOPED_TRACE(name);
+    auto it = ours.find(name);
+    ASSERT_NE(it, ours.end()) << "ioacct stat has iostat's column " << name;
+    const double a = std::stod(v), b = std::stod(it->second);
+    EXPECT_NEAR(b, a, abs + rel * std::fabs(a)) << "iostat " << v << ", ioacct " << it->second;
+  }
+}
+
+TEST(StatIostat, IoTicksColumnsEqualIostats) {
+  sh("command -v iostat >/dev/null || ./scripts/setup 2>/dev/null || true");
+  if (std::system("command -v iostat >/dev/null") != 0) GTEST_SKIP() << "iostat (sysstat) is not installed: run scripts/setup";
+  TempDir dir;
+  LoopDevice loop(dir.path());
+  // Busy: a paced mix of reads and writes. Both tools start once bench has
+  // begun (after its blkid probe of the device, a burst of reads that two
+  // tools started a few ms apart would split differently), iostat as soon as
+  // ioacct stat has taken its first sample, and watch the same 2 s.
+  std::thread stat, iostat;
+  std::string iostat_out;
+  Outcome o;
+  RunOptions bench_opts;
+  bench_opts.action_after = "ioacct bench:";
+  bench_opts.action = [&] {
+    stat = std::thread([&] {
+      RunOptions stat_opts;
+      stat_opts.action_after = "exact busy time from";
+      stat_opts.action = [&] { iostat = std::thread([&] { iostat_out = sh("iostat -d -x -y 2 1 " + loop.name()); }); };
+      o = run_ioacct({"stat", "-x", "-y", "2", "1", loop.name()}, stat_opts);
+    });
+  };
+  const Outcome bench_out = run_ioacct({"bench", "--rw", "randrw", "--rate-iops", "500", "--iodepth", "1", "--runtime",
+                                        "3s", "--destroy-data", loop.path()},
+                                       bench_opts);
+  if (stat.joinable()) stat.join();
+  if (iostat.joinable()) iostat.join();
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  ASSERT_EQ(bench_out.exit_code, 0) << bench_out.err;
+  std::cout << "iostat:\n" << iostat_out << "\nioacct stat:\n" << o.out;
+  // Two processes cannot read the counters at the same instant: a few ms
+  // apart at 500 I/Os per second is a few I/Os in a thousand.
+  const Columns a = row_of(iostat_out, loop.name()), b = row_of(o.out, loop.name());
+  ASSERT_GT(std::stod(a.at("r/s")), 50.0) << "the device was busy";
+  expect_same_columns(a, b, 0.05, 0.03);
+
+  // Since boot (no INTERVAL), with the device idle again: the very same
+  // counters through the same formulas over the same uptime, so equal within
+  // the last printed digit.
+  const std::string since_boot = sh("iostat -d -x " + loop.name());
+  const auto o2 = run_ioacct({"stat", "-x", loop.name()});
+  ASSERT_EQ(o2.exit_code, 0) << o2.err;
+  expect_same_columns(row_of(since_boot, loop.name()), row_of(o2.out, loop.name()), 0.011, 1e-4);
+  const Columns c = row_of(o2.out, loop.name());
+  EXPECT_EQ(c.at("busy%"), "-") << "no exact figure since boot: the tracker was not there";
+}
+
+TEST(StatIostat, WithoutPrivilegesTheIoTicksColumnsStillCome) {
+  TempDir dir;
+  LoopDevice loop(dir.path());
+  const std::vector<std::string> nobody = {"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"};
+  const auto o = run_ioacct({"stat", "-y", "300ms", "2", loop.name()}, {.prefix = nobody});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  // One line that says why and what to do, once for the whole run.
+  std::istringstream err(o.err);
+  int lines = 0;
+  for (std::string l; std::getline(err, l);) {
+    ++lines;
+    EXPECT_NE(l.find("no busy%/dev%/in-flight columns: no permission to load BPF programs"), std::string::npos) << l;
+    EXPECT_NE(l.find("run as root"), std::string::npos) << l;
+  }
+  EXPECT_EQ(lines, 1) << o.err;
+  const Columns c = row_of(o.out, loop.name());
+  EXPECT_EQ(c.at("%util"), "0.00");
+  EXPECT_EQ(c.at("busy%"), "-") << "never a number that was not measured";
+  EXPECT_EQ(c.at("dev%"), "-");
+
+  const auto j = run_ioacct({"stat", "--format", "json", "-y", "300ms", "1", loop.name()}, {.prefix = nobody});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto doc = nlohmann::json::parse(j.out);
+  EXPECT_TRUE(doc["exact_source"].is_null());
+  EXPECT_NE(doc["exact_unavailable"].get<std::string>().find("no permission"), std::string::npos);
+  EXPECT_TRUE(doc["devices"][0]["busy_pct"].is_null());
+  EXPECT_TRUE(doc["devices"][0]["inflight_pct"].is_null());
+}
+
+TEST(StatIostat, JsonLinesOneObjectPerReport) {
+  TempDir dir;
+  LoopDevice loop(dir.path());
+  const auto o = run_ioacct({"stat", "--format", "json", "--latency", "200ms", "3", loop.path()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::istringstream in(o.out);
+  std::vector<nlohmann::json> docs;
+  for (std::string l; std::getline(in, l);) docs.push_back(nlohmann::json::parse(l));
+  ASSERT_EQ(docs.size(), 3u) << "the since-boot report, then two intervals";
+  EXPECT_TRUE(docs[0]["since_boot"].get<bool>());
+  EXPECT_TRUE(docs[0]["devices"][0]["busy_pct"].is_null()) << "the tracker did not see the time since boot";
+  for (size_t i = 1; i < docs.size(); ++i) {
+    EXPECT_FALSE(docs[i]["since_boot"].get<bool>());
+    EXPECT_EQ(docs[i]["devices"][0]["device"], loop.name()) << "named by path, reported by name";
+    EXPECT_EQ(docs[i]["devices"][0]["busy_pct"], 0.0) << "an idle device is measured idle";
+    EXPECT_EQ(docs[i]["devices"][0]["latency"]["count"], 0u);
+    EXPECT_TRUE(docs[i]["devices"][0]["latency"]["p99_ns"].is_null()) << "no percentile of nothing";
+  }
+}
+
+TEST(StatIostat, BadInputIsRefusedWithOneLine) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"stat", "0"}, "error: INTERVAL: "},
+      {{"stat", "1x"}, "error: INTERVAL: "},
+      {{"stat", "1", "0"}, "error: COUNT: must be at least 1"},
+      {{"stat", "-y"}, "error: -y: needs an INTERVAL"},
+      {{"stat", "--format", "xml"}, "error: --format: 'xml' is not one of console, json"},
+      {{"stat", "no-such-disk"}, "error: no-such-disk: no such block device"},
+      {{"stat", "/etc/passwd"}, "error: /etc/passwd: not a block device"},
+      {{"stat", "vda", "1"}, "error: 1: INTERVAL and COUNT come before the devices"},
+  };
+  for (const auto& [args, msg] : cases) {
+    const auto o = run_ioacct(args);
+    EXPECT_EQ(o.exit_code, 2) << args.back();
+    EXPECT_TRUE(o.out.empty()) << o.out;
+    EXPECT_EQ(o.err.rfind(msg, 0), 0u) << "want '" << msg << "', got: " << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  }
+}
+
+}  // namespace
+}  // namespace ioacct::test
