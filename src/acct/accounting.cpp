@@ -1,6 +1,7 @@
 #include "acct/accounting.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace ioacct {
 
@@ -55,7 +56,10 @@ Accounting account(const SystemSample& a, const SystemSample& b, const std::vect
     auto da = a.disks.find(name);
     if (da == a.disks.end()) continue;
     const bool target = std::find(target_disks.begin(), target_disks.end(), name) != target_disks.end();
-    r.devices.push_back({iostat_row(da->second, db, r.interval_s), target ? "target" : "underlying"});
+    DeviceStat d;
+    d.row = iostat_row(da->second, db, r.interval_s);
+    d.role = target ? "target" : "underlying";
+    r.devices.push_back(std::move(d));
   }
 
   if (a.cpu_ticks.size() >= 5 && b.cpu_ticks.size() == a.cpu_ticks.size()) {

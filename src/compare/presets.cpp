@@ -31,8 +31,8 @@ std::vector<Preset> make_presets() {
   Preset util{"util",
               "Does %util tell the truth at low load? Depth-1 I/O paced at 100, 250, 500 and 1000 IOPS: reads, then\n"
               "durable writes (O_DSYNC, --dsync: each write reaches stable storage before it completes). %util is the\n"
-              "kernel's io_ticks (any I/O in flight during a jiffy's sample); busy% is the exact time ioacct's own\n"
-              "I/Os were in flight. Note %util counts every I/O on the device, other programs' too.",
+              "kernel's io_ticks (any I/O in flight during a jiffy's sample); busy% is the exact time the device had\n"
+              "I/O in flight (eBPF). Both count every I/O on the device, other programs' too.",
               {"--iodepth", "1"},
               {}};
   for (const char* rate : {"100", "250", "500", "1000"})

@@ -5,10 +5,10 @@
 namespace ioacct {
 
 std::optional<double> busy_pct(const RunResult& r) {
-  // The coordinator switches this to the device's exact busy time (BPF) when
-  // the stat work lands; nothing else reads RunResult.inflight for busy%.
-  if (!r.inflight || !r.inflight->window_ns) return std::nullopt;
-  return 100.0 * static_cast<double>(r.inflight->busy_ns) / static_cast<double>(r.inflight->window_ns);
+  if (!r.accounting) return std::nullopt;
+  for (const auto& d : r.accounting->devices)
+    if (d.role == "target") return d.busy_pct;  // the device %util is read from
+  return std::nullopt;
 }
 
 RunMetrics measure(const RunResult& r) {

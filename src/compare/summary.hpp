@@ -28,11 +28,14 @@ struct RunMetrics {
   std::shared_ptr<const Histogram> latency;        // for the percentile curves
 };
 
-// The busy% column, read in one place so that its source can be switched in
-// one line: today the exact in-flight time of ioacct's own I/Os (the union of
-// their submission-to-reaping intervals, RunResult.inflight, --acct full).
+// The busy% column, read in one place: the first target device's exact busy
+// time over the window (eBPF, block_io_start..block_io_done: the span that
+// diskstats accounts, so it stands beside %util of the same device and counts
+// the same I/O, other programs' too). None without --acct full, without BPF
+// permission, or without a block device under the targets.
 std::optional<double> busy_pct(const RunResult& r);
-inline constexpr const char* kBusySource = "ioacct's own I/O in flight (exact union of submission-to-reaping intervals)";
+inline constexpr const char* kBusySource =
+    "the exact time the first target device had I/O in flight (eBPF, every I/O on it, like %util)";
 
 RunMetrics measure(const RunResult& r);
 
