@@ -33,6 +33,10 @@ struct DeviceStat {
   // The exact busy time over the same window (--acct full, with BPF): none
   // when it was not measured. Filled by the runner, not by account().
   std::optional<double> busy_pct, dev_pct;
+  // Completions the kernel ran no BPF program for (BusyCounters::lost) and
+  // the share of the window then unsure: busy lies in [busy_pct, busy_pct + unsure_pct].
+  std::optional<uint64_t> lost;
+  std::optional<double> unsure_pct;
 };
 
 struct SystemStat {

@@ -101,8 +101,15 @@ int run_stat_command(const StatArgs& a) {
     }
   }
 
-  std::set<std::string> warned;
+  std::set<std::string> warned, warned_lost;
   auto emit = [&](const StatReport& r) {
+    for (const StatRow& row : r.rows)
+      if (row.lost && *row.lost > 0 && warned_lost.insert(row.device.name).second)
+        fmt::print(stderr,
+                   "ioacct stat: {}: the kernel ran no BPF program for {} completion{} (it skips them now and then "
+                   "under load); found afterwards, so busy% may read up to {:.2f} points low in that report: the JSON "
+                   "has busy_unsure_pct for every report, and less load on the CPUs makes it rarer\n",
+                   row.device.name, *row.lost, *row.lost == 1 ? "" : "s", row.unsure_pct.value_or(0));
     for (const StatRow& row : r.rows)
       if (row.untracked && *row.untracked > 0 && warned.insert(row.device.name).second)
         fmt::print(stderr,

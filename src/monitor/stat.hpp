@@ -59,6 +59,10 @@ struct StatRow {
   std::optional<uint64_t> started, done, untracked;  // requests in the window
   std::optional<uint64_t> in_flight;                 // requests in flight (accounting span) at the window's end
   std::optional<uint64_t> missed;                    // tracepoint hits no program ran for, in the window (all devices)
+  // Completions no program ran for, found later (BusyCounters::lost), and the
+  // time left out of busy_ns because of them: busy lies in [busy, busy + unsure].
+  std::optional<uint64_t> lost, unsure_ns;
+  std::optional<double> unsure_pct;
 };
 
 struct StatReport {

@@ -48,6 +48,9 @@ void accounting_lines(std::string& out, const Accounting& a, uint64_t ios) {
     if (d.busy_pct)
       out += fmt::format("; busy% {:.1f}  dev% {:.1f}  (exact, eBPF {})", *d.busy_pct, *d.dev_pct,
                          a.exact_source ? *a.exact_source : "");
+    if (d.lost && *d.lost > 0)
+      out += fmt::format("; {} completion{} the kernel ran no BPF program for: busy% up to {:.2f} higher", *d.lost,
+                         *d.lost == 1 ? "" : "s", d.unsure_pct.value_or(0));
     out += "\n";
   }
   if (a.exact_unavailable && !a.devices.empty())

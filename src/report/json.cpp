@@ -222,7 +222,9 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
                       {"r_await_ms", x.r_await}, {"w_await_ms", x.w_await}, {"aqu_sz", x.aqu_sz},
                       {"areq_sz_kB", x.areq_sz}, {"util_pct", x.util},
                       {"busy_pct", d.busy_pct ? json(*d.busy_pct) : json(nullptr)},
-                      {"dev_pct", d.dev_pct ? json(*d.dev_pct) : json(nullptr)}});
+                      {"dev_pct", d.dev_pct ? json(*d.dev_pct) : json(nullptr)},
+                      {"completions_lost", d.lost ? json(*d.lost) : json(nullptr)},
+                      {"busy_unsure_pct", d.unsure_pct ? json(*d.unsure_pct) : json(nullptr)}});
     }
     results["devices"] = devs;
     results["exact_busy"] = {{"source", a.exact_source ? json(*a.exact_source) : json(nullptr)},

@@ -76,6 +76,9 @@ nlohmann::json stat_to_json(const StatReport& r, const StatFormat& f) {
         {"requests_untracked", opt_json(row.untracked)},
         {"requests_in_flight", opt_json(row.in_flight)},
         {"tracepoint_misses", opt_json(row.missed)},
+        {"completions_lost", opt_json(row.lost)},
+        {"busy_unsure_ns", opt_json(row.unsure_ns)},
+        {"busy_unsure_pct", opt_json(row.unsure_pct)},
     };
     if (row.depth_pct) {
       nlohmann::json q = nlohmann::json::object();

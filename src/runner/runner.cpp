@@ -965,6 +965,8 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
             if (w <= 0) continue;
             d.busy_pct = 100.0 * static_cast<double>(y.busy_ns - x.busy_ns) / w;
             d.dev_pct = 100.0 * static_cast<double>(y.dev_busy_ns - x.dev_busy_ns) / w;
+            d.lost = y.lost - x.lost;
+            d.unsure_pct = 100.0 * static_cast<double>(y.unsure_ns - x.unsure_ns) / w;
           }
     }
   }

@@ -26,6 +26,7 @@ const volatile __u8 latency = 0;
 const volatile __u32 n_watch = 0;
 const volatile __u8 any_partition = 0; /* a partition is watched: look at rq->part too */
 const volatile __u32 watch[IOACCT_MAX_DEVICES] = {};
+const volatile __u32 reader_tgid = 0; /* the process whose thread renames fire the sweep */
 /* Set by user space once every program is attached, so that no request is
  * half-seen because its start came before the program for its end existed. */
 volatile __u8 armed = 0;
@@ -43,6 +44,13 @@ struct {
   __type(key, __u32);
   __type(value, struct ioacct_lat);
 } lat SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, IOACCT_MAX_DEVICES);
+  __type(key, __u32);
+  __type(value, struct ioacct_recent);
+} recent SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -104,10 +112,18 @@ static __always_inline struct ioacct_rq *rq_find_or_claim(__u64 key, int *found)
   return 0;
 }
 
-static __always_inline void rq_release(struct ioacct_rq *e) {
+/* Ends the slot's life and copies it to *c, once: a lost request may be found
+ * by a sweep while its late block_io_done runs on another CPU, and only the
+ * one that wins the compare-and-swap counts it down. The key goes through an
+ * odd value (pointers are aligned), which no request matches and no claim
+ * takes, while the fields are cleared. */
+static __always_inline int rq_take(struct ioacct_rq *e, __u64 key, struct ioacct_rq *c) {
+  *c = *e;
+  if (__sync_val_compare_and_swap(&e->key, key, key | 1) != key) return 0;
   e->acct = 0;
   e->issued = 0;
   __sync_lock_test_and_set(&e->key, 0); /* a full barrier: the fields are clear before the slot is free */
+  return 1;
 }
 
 /* Flush requests the block layer makes itself: block_io_done fires for them
@@ -158,7 +174,7 @@ static __always_inline __u32 lat_bucket(__u64 v) {
 }
 
 enum { SPAN_ACCT = 0, SPAN_DEV = 1 };
-enum { EV_NONE = 0, EV_START = 1, EV_DONE = 2, EV_UNTRACKED = 3 };
+enum { EV_NONE = 0, EV_START = 1, EV_DONE = 2, EV_UNTRACKED = 3, EV_LOST = 4 };
 
 /* One change of a device's in-flight count. The stamp is read just before
  * the lock (no helper may be called while holding it), so another CPU may
@@ -184,8 +200,15 @@ static __always_inline void change(__u32 idx, int span, int delta, int ev, __u64
   if (span == SPAN_ACCT) {
     if (now < d->acct_last) now = d->acct_last;
     __u64 dt = now - d->acct_last;
-    if (d->acct_count) d->acct_busy += dt;
-    int b = depth_bucket(d->acct_count);
+    /* A lost request alone in flight since the last change: its completion
+     * came somewhere in that span, so the span is unsure, not busy. */
+    __u64 n = d->acct_count;
+    if (ev == EV_LOST && n == 1) {
+      d->unsure += dt;
+      n = 0;
+    }
+    if (n) d->acct_busy += dt;
+    int b = depth_bucket(n);
     if (b >= 0 && b < IOACCT_DEPTH_BUCKETS) d->depth_ns[b] += dt;
     d->acct_last = now;
     if (delta > 0) d->acct_count++;
@@ -204,6 +227,7 @@ static __always_inline void change(__u32 idx, int span, int delta, int ev, __u64
     if (lat_ns > d->lat_max) d->lat_max = lat_ns;
   }
   if (ev == EV_UNTRACKED) d->untracked++;
+  if (ev == EV_LOST && span == SPAN_ACCT) d->lost++;
   bpf_spin_unlock(&d->lock);
 }
 
@@ -220,6 +244,58 @@ static __always_inline int is_passthrough(struct request *rq) {
   return op == bpf_core_enum_value(enum req_op, REQ_OP_DRV_IN) || op == bpf_core_enum_value(enum req_op, REQ_OP_DRV_OUT);
 }
 
+/* Whether the request a slot remembers has ended although no program saw it
+ * end: the block layer has freed it (mq_hctx is cleared on free), or used the
+ * struct again for a later request (the kernel stamps start_time_ns just
+ * after block_io_start, so a stamp well after ours is another request's). */
+#define IOACCT_REUSED_NS 50000
+static __always_inline int rq_gone(__u64 key, __u64 start) {
+  struct request *rq = (struct request *)key;
+  void *hctx = 0;
+  __u64 ks = 0;
+  if (bpf_core_read(&hctx, sizeof(hctx), &rq->mq_hctx)) return 0;
+  if (!hctx) return 1;
+  if (bpf_core_read(&ks, sizeof(ks), &rq->start_time_ns)) return 0;
+  return ks > start + IOACCT_REUSED_NS;
+}
+
+/* Ends the spans of a request whose completion no program saw. */
+static __always_inline void end_lost(struct ioacct_rq *e, __u64 key) {
+  struct ioacct_rq c;
+  if (!rq_take(e, key, &c)) return;
+  __u64 now = bpf_ktime_get_ns();
+  if (c.issued) both(&c, SPAN_DEV, -1, EV_NONE, now, 0);
+  if (c.acct) both(&c, SPAN_ACCT, -1, EV_LOST, now, 0);
+}
+
+/* At most every IOACCT_CHECK_NS per device, while it counts a request in
+ * flight, the last few started are looked at again (struct ioacct_recent). */
+#define IOACCT_CHECK_NS 100000
+static __always_inline void check_recent(__u32 idx, __u64 now) {
+  if (idx >= IOACCT_MAX_DEVICES) return;
+  struct ioacct_dev *d = bpf_map_lookup_elem(&stats, &idx);
+  struct ioacct_recent *r = bpf_map_lookup_elem(&recent, &idx);
+  if (!d || !r || !d->acct_count) return; /* read without the lock: a hint */
+  if (now - r->checked < IOACCT_CHECK_NS) return;
+  r->checked = now;
+  for (__u32 i = 0; i < IOACCT_RECENT; ++i) {
+    __u64 k = r->key[i], s = r->start[i];
+    if (!k) continue;
+    struct ioacct_rq *e = rq_find(k);
+    if (e && e->acct && e->start == s && rq_gone(k, s)) end_lost(e, k);
+    else if (!e || !e->acct || e->start != s) r->key[i] = 0; /* ended as it should, or a torn entry */
+  }
+}
+
+static __always_inline void remember(__u32 idx, __u64 key, __u64 now) {
+  if (idx >= IOACCT_MAX_DEVICES) return;
+  struct ioacct_recent *r = bpf_map_lookup_elem(&recent, &idx);
+  if (!r) return;
+  __u32 i = (__u32)__sync_fetch_and_add(&r->next, 1) & (IOACCT_RECENT - 1);
+  r->start[i] = now;
+  r->key[i] = key;
+}
+
 static __always_inline int acct_start(struct request *rq, __u64 key) {
   if (!armed) return 0;
   if (!acct_from_rq && is_passthrough(rq)) return 0;
@@ -228,13 +304,19 @@ static __always_inline int acct_start(struct request *rq, __u64 key) {
   rq_devices(rq, &disk, &part);
   if (disk == IOACCT_NO_DEVICE && part == IOACCT_NO_DEVICE) return 0;
   struct ioacct_rq r = {.start = now, .disk = disk, .part = part, .acct = 1};
+  check_recent(disk, now);
+  check_recent(part, now);
   int found;
   struct ioacct_rq *e = rq_find_or_claim(key, &found);
-  if (e && found && e->acct) {
-    /* Started again without a block_io_done: the block layer freed it
-     * unaccounted (and reused the struct). One count, a fresh clock. */
-    e->start = now;
-    return 0;
+  if (e && found) {
+    /* Started again, and no program saw the last request in this struct end
+     * (merges end in on_rq_merge): its completion was lost. */
+    struct ioacct_rq c;
+    if (rq_take(e, key, &c)) {
+      if (c.issued) both(&c, SPAN_DEV, -1, EV_NONE, now, 0);
+      if (c.acct) both(&c, SPAN_ACCT, -1, EV_LOST, now, 0);
+    }
+    e = rq_find_or_claim(key, &found);
   }
   if (!e) {
     both(&r, -1, 0, EV_UNTRACKED, now, 0); /* no free slot: counted, not timed */
@@ -246,6 +328,8 @@ static __always_inline int acct_start(struct request *rq, __u64 key) {
   e->issued = 0;
   e->acct = 1;
   both(&r, SPAN_ACCT, 1, EV_START, now, 0);
+  remember(disk, key, now);
+  remember(part, key, now);
   return 0;
 }
 
@@ -261,8 +345,8 @@ static __always_inline int acct_done(struct request *rq, __u64 key) {
     both(&u, -1, 0, EV_UNTRACKED, now, 0);
     return 0;
   }
-  struct ioacct_rq c = *e;
-  rq_release(e);
+  struct ioacct_rq c;
+  if (!rq_take(e, key, &c)) return 0; /* a sweep ended it first */
   if (c.issued) both(&c, SPAN_DEV, -1, EV_NONE, now, 0); /* ended without block_rq_complete (should not happen) */
   both(&c, SPAN_ACCT, -1, EV_DONE, now, now > c.start ? now - c.start : 0);
   return 0;
@@ -297,10 +381,13 @@ static __always_inline int dev_complete(struct request *rq, __u64 key) {
   __u64 now = bpf_ktime_get_ns();
   struct ioacct_rq *e = rq_find(key);
   if (e && e->issued) {
-    e->issued = 0;
     struct ioacct_rq c = *e;
-    if (!c.acct) rq_release(e);
-    both(&c, SPAN_DEV, -1, EV_NONE, now, 0);
+    if (c.acct) {
+      e->issued = 0;
+      both(&c, SPAN_DEV, -1, EV_NONE, now, 0);
+    } else if (rq_take(e, key, &c)) {
+      both(&c, SPAN_DEV, -1, EV_NONE, now, 0);
+    }
   }
   if (acct_from_rq) acct_done(rq, key);
   return 0;
@@ -317,3 +404,41 @@ int BPF_PROG(on_rq_issue, struct request *rq) { return dev_issue(rq, ptr_key(rq)
 
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_bytes) { return dev_complete(rq, ptr_key(rq)); }
+
+/* A request merged into another is freed without block_io_done; the kernel
+ * takes it out of its in-flight count here, and so do we. */
+static __always_inline int acct_merged(__u64 key) {
+  if (!armed) return 0;
+  __u64 now = bpf_ktime_get_ns();
+  struct ioacct_rq *e = rq_find(key);
+  struct ioacct_rq c;
+  if (!e || !e->acct || !rq_take(e, key, &c)) return 0;
+  both(&c, SPAN_ACCT, -1, EV_NONE, now, 0);
+  return 0;
+}
+
+SEC("tp_btf/block_rq_merge")
+int BPF_PROG(on_rq_merge, struct request *rq) { return acct_merged(ptr_key(rq)); }
+
+/* Run by the reader before each read: every slot still counted in flight is
+ * checked against its request, so that a lost completion on a device that
+ * went idle, or deep in a queue, is found by the next report rather than
+ * when the struct is used again (~65536 slot reads, ~0.5 ms). The reader
+ * fires it by renaming its thread to its own name (task_rename); this kernel
+ * cannot BPF_PROG_TEST_RUN a tp_btf program, and a raw_tp one may not take
+ * a bpf_spin_lock. */
+static long sweep_slot(__u64 i, void *ctx) {
+  __u32 idx = (__u32)i;
+  struct ioacct_rq *e = bpf_map_lookup_elem(&reqs, &idx);
+  if (!e) return 1;
+  __u64 k = e->key;
+  if (!k || (k & 1) || !(e->acct || e->issued)) return 0;
+  if (rq_gone(k, e->start)) end_lost(e, k);
+  return 0;
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(sweep, struct task_struct *task, const char *comm) {
+  if (armed && (__u32)(bpf_get_current_pid_tgid() >> 32) == reader_tgid) bpf_loop(IOACCT_RQ_SLOTS, sweep_slot, 0, 0);
+  return 0;
+}

@@ -4,6 +4,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -97,6 +98,11 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
     bpf_program__set_autoload(skel->progs.on_io_start, false);
     bpf_program__set_autoload(skel->progs.on_io_done, false);
   }
+  // The sweep that finds lost completions (busy.bpf.c) needs bpf_loop (5.17+);
+  // without it a lost one is still found when its struct request is reused.
+  if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACING, BPF_FUNC_loop, nullptr) <= 0)
+    bpf_program__set_autoload(skel->progs.sweep, false);
+  skel->rodata->reader_tgid = static_cast<uint32_t>(getpid());
   skel->rodata->n_watch = static_cast<uint32_t>(devices.size());
   std::error_code pec;
   for (const BusyDevice& d : devices)
@@ -129,10 +135,16 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
 BusyTracker::~BusyTracker() { busy_bpf__destroy(skel_); }
 
 std::vector<BusyCounters> BusyTracker::read() const {
+  // Fire the sweep (on task_rename, for this process only): renaming this
+  // thread to its own name changes nothing else.
+  if (bpf_program__fd(skel_->progs.sweep) >= 0) {
+    char name[16] = {};
+    if (prctl(PR_GET_NAME, name) == 0) prctl(PR_SET_NAME, name);
+  }
   std::vector<BusyCounters> out(devices_.size());
   uint64_t missed = 0;
   for (const bpf_program* p : {skel_->progs.on_io_start, skel_->progs.on_io_done, skel_->progs.on_rq_issue,
-                               skel_->progs.on_rq_complete}) {
+                               skel_->progs.on_rq_complete, skel_->progs.on_rq_merge}) {
     const int fd = bpf_program__fd(p);
     if (fd < 0) continue;  // not loaded (before 6.5)
     bpf_prog_info info{};
@@ -167,6 +179,8 @@ std::vector<BusyCounters> BusyTracker::read() const {
     c.started = v.started;
     c.done = v.done;
     c.untracked = v.untracked;
+    c.lost = v.lost;
+    c.unsure_ns = v.unsure;
     c.missed = missed;
     if (latency_) {
       ioacct_lat l{};

@@ -36,6 +36,14 @@ struct BusyCounters {          // cumulative since attach, extended to stamp_ns
   uint64_t in_flight = 0;       // requests in flight (accounting span) at stamp_ns
   uint64_t attach_ns = 0;       // CLOCK_MONOTONIC when counting began: sum(depth_ns) == stamp_ns - attach_ns
   uint64_t missed = 0;          // tracepoint hits the kernel did not run a program for (all devices; see below)
+  // Completions the kernel ran no program for although it counted them (it
+  // skips BPF tracepoint programs now and then under load, without counting
+  // a miss: docs/design.md, "Lost completions"), found afterwards from the
+  // request's own state. The time one of them was the only request counted
+  // in flight is unsure_ns, left out of busy_ns: the true busy time lies in
+  // [busy_ns, busy_ns + unsure_ns].
+  uint64_t lost = 0;
+  uint64_t unsure_ns = 0;
 };
 
 // The depth bucket of `n` requests in flight: 0, 1, 2-3, 4-7, 8-15, 16+.

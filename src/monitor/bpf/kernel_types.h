@@ -29,10 +29,14 @@ typedef __u32 req_flags_t;
 
 typedef __u32 blk_opf_t;
 
+struct blk_mq_hw_ctx;
+
 struct request {
   struct request_queue *q;
+  struct blk_mq_hw_ctx *mq_hctx; /* NULL once the block layer has freed the request */
   blk_opf_t cmd_flags;
   req_flags_t rq_flags;
+  __u64 start_time_ns;           /* the kernel's own block_io_start stamp, set just after the tracepoint */
   struct block_device *part;
 } __attribute__((preserve_access_index));
 
