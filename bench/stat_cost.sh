@@ -78,7 +78,7 @@ stop_stat() { kill -INT "$STAT_PID"; wait "$STAT_PID" || true; STAT_PID=""; }
 prog_stats() {  # name run_time_ns run_cnt, per program of ioacct stat
   local id
   for id in $(cat /proc/"$STAT_PID"/fdinfo/* 2>/dev/null | awk '/^prog_id:/ {print $2}' | sort -u); do
-    bpftool prog show id "$id" | head -1 |
+    bpftool prog show id "$id" | sed -n 1p |
       awk '{for (i = 1; i < NF; i++) { if ($i == "name") n = $(i+1); if ($i == "run_time_ns") t = $(i+1); if ($i == "run_cnt") c = $(i+1) } print n, t+0, c+0}'
   done
 }

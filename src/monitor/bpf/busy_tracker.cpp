@@ -100,7 +100,8 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   }
   // The sweep that finds lost completions (busy.bpf.c) needs bpf_loop (5.17+);
   // without it a lost one is still found when its struct request is reused.
-  if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACING, BPF_FUNC_loop, nullptr) <= 0)
+  // (libbpf cannot probe a tracing program type; a helper is there for all.)
+  if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT, BPF_FUNC_loop, nullptr) <= 0)
     bpf_program__set_autoload(skel->progs.sweep, false);
   skel->rodata->reader_tgid = static_cast<uint32_t>(getpid());
   skel->rodata->n_watch = static_cast<uint32_t>(devices.size());
