@@ -110,6 +110,13 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
     auto untracked = family("ioacct_device_untracked_requests_total",
                             "Requests the tracker did not count (in flight when it attached, or its table full)",
                             MetricType::Counter);
+    auto lost = family("ioacct_device_lost_completions_total",
+                       "Completions the kernel ran no BPF program for (it skips them now and then under load), "
+                       "found afterwards from the request's own state", MetricType::Counter);
+    auto unsure = family("ioacct_device_busy_unsure_seconds_total",
+                         "Time a lost completion's request was the only one counted in flight: left out of "
+                         "ioacct_device_busy_seconds_total, so the true busy time lies between that and the sum",
+                         MetricType::Counter);
     auto latency = family("ioacct_device_request_latency_seconds",
                           "Request latency over the accounting span (block_io_start..block_io_done; eBPF)",
                           MetricType::Histogram);
@@ -121,6 +128,8 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
       for (int b = 0; b < BusyCounters::kDepthBuckets; ++b)
         add(depth, {{"device", name}, {"depth", kDepthLabels[b]}}, seconds(c.depth_ns[b]));
       add(untracked, {{"device", name}}, static_cast<double>(c.untracked));
+      add(lost, {{"device", name}}, static_cast<double>(c.lost));
+      add(unsure, {{"device", name}}, seconds(c.unsure_ns));
       if (!c.latency_count.empty()) {
         ClientMetric m;
         m.label = {{"device", name}};
@@ -132,6 +141,8 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
     out.push_back(std::move(driver));
     out.push_back(std::move(depth));
     out.push_back(std::move(untracked));
+    out.push_back(std::move(lost));
+    out.push_back(std::move(unsure));
     if (!latency.metric.empty()) out.push_back(std::move(latency));
   }
 

@@ -3,9 +3,10 @@
  * event crosses to user space. See docs/design.md ("Exact busy time").
  *
  * Per request (keyed by its struct request pointer) the program remembers
- * where it is; per device it keeps, under a bpf_spin_lock, how many requests
- * are in flight and since when, so each change adds the time since the last
- * change to busy_ns (when >= 1 was in flight) and to the depth bucket. */
+ * where it is; per device it keeps, in one word changed by compare-and-swap,
+ * how many requests are in flight and since when, so each change adds the
+ * time since the last change to busy_ns (when >= 1 was in flight) and to the
+ * depth bucket. */
 #include "kernel_types.h"
 
 #include <bpf/bpf_core_read.h>
@@ -14,7 +15,7 @@
 
 #include "busy_shared.h"
 
-char LICENSE[] SEC("license") = "GPL"; /* bpf_spin_lock and tp_btf need it */
+char LICENSE[] SEC("license") = "GPL"; /* tp_btf needs it */
 
 /* Set before load. acct_from_rq: the kernel has no block_io_start/done
  * (before 6.5), so the accounting span is taken from issue..complete. */
@@ -26,7 +27,6 @@ const volatile __u8 latency = 0;
 const volatile __u32 n_watch = 0;
 const volatile __u8 any_partition = 0; /* a partition is watched: look at rq->part too */
 const volatile __u32 watch[IOACCT_MAX_DEVICES] = {};
-const volatile __u32 reader_tgid = 0; /* the process whose thread renames fire the sweep */
 /* Set by user space once every program is attached, so that no request is
  * half-seen because its start came before the program for its end existed. */
 volatile __u8 armed = 0;
@@ -39,11 +39,29 @@ struct {
 } stats SEC(".maps");
 
 struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, IOACCT_MAX_DEVICES);
+  __type(key, __u32);
+  __type(value, struct ioacct_cnt);
+} counts SEC(".maps");
+
+struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
   __uint(max_entries, IOACCT_MAX_DEVICES);
   __type(key, __u32);
   __type(value, struct ioacct_lat);
 } lat SEC(".maps");
+
+/* One word per program per CPU, see ptr_key(). */
+struct ioacct_scratch {
+  __u64 word[8];
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct ioacct_scratch);
+} scratch SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -60,13 +78,19 @@ struct {
 } reqs SEC(".maps");
 
 /* The request's address as a plain number, the table's key. The verifier
- * forbids arithmetic on a kernel pointer; copied by a helper, the bytes are
- * a scalar. (A per-CPU scratch word would be cheaper but is not safe: the
- * completion programs also run in interrupts, nested in a submission's.) */
-static __always_inline __u64 ptr_key(void *p) {
-  __u64 key = 0;
-  bpf_probe_read_kernel(&key, sizeof(key), &p);
-  return key;
+ * forbids arithmetic on a kernel pointer, but a privileged program may store
+ * one in a map value, and what it loads back is a scalar. The word is per
+ * CPU and per program: programs nest on a CPU (a completion in an interrupt
+ * over a submission), but one program never nests in itself (the kernel
+ * skips such a run). Cheaper than bpf_probe_read_kernel by a helper call
+ * (~55 ns here). 0 when the scratch map is missing (never). */
+enum { PROG_IO_START, PROG_IO_DONE, PROG_RQ_ISSUE, PROG_RQ_COMPLETE, PROG_RQ_MERGE };
+static __always_inline __u64 ptr_key(void *p, int prog) {
+  __u32 zero = 0;
+  struct ioacct_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+  if (!s || prog < 0 || prog >= 8) return 0;
+  s->word[prog] = (__u64)p;
+  return *(volatile __u64 *)&s->word[prog];
 }
 
 static __always_inline __u32 rq_group(__u64 key) {
@@ -176,57 +200,61 @@ static __always_inline __u32 lat_bucket(__u64 v) {
 enum { SPAN_ACCT = 0, SPAN_DEV = 1 };
 enum { EV_NONE = 0, EV_START = 1, EV_DONE = 2, EV_UNTRACKED = 3, EV_LOST = 4 };
 
-/* One change of a device's in-flight count at `now`. The stamp is read
- * before the lock (no helper may be called while holding it), so another
- * CPU may already have moved `last` past it: such a stamp is clamped to
- * `last`, which keeps the sum of the spans equal to the time since attach
- * and never negative. */
+/* One change of a device's in-flight count at `now` (read first thing in
+ * the program: a clock read costs ~60 ns here). Another CPU may apply a
+ * later event first: such a stamp is clamped to the word's, which keeps the
+ * sum of the spans equal to the time since attach and never negative, off
+ * by at most the window between the stamp and the CAS (a few hundred ns). */
 static __always_inline void change(__u32 idx, int span, int delta, int ev, __u64 now, __u64 lat_ns) {
   if (idx >= IOACCT_MAX_DEVICES) return;
   struct ioacct_dev *d = bpf_map_lookup_elem(&stats, &idx);
-  if (!d) return;
-  if (ev == EV_DONE && latency) {
-    struct ioacct_lat *l = bpf_map_lookup_elem(&lat, &idx);
-    __u32 b = lat_bucket(lat_ns);
-    if (l && b < IOACCT_LAT_BUCKETS) __sync_fetch_and_add(&l->count[b], 1);
+  struct ioacct_cnt *c = bpf_map_lookup_elem(&counts, &idx);
+  if (!d || !c) return;
+  /* Per-CPU counters, but atomic all the same: a nested program may add to
+   * the same entry between a plain load and store. */
+  if (ev == EV_START) __sync_fetch_and_add(&c->started, 1);
+  if (ev == EV_UNTRACKED) __sync_fetch_and_add(&c->untracked, 1);
+  if (ev == EV_DONE) {
+    __sync_fetch_and_add(&c->done, 1);
+    __sync_fetch_and_add(&c->lat_sum, lat_ns);
+    if (lat_ns > c->lat_max) c->lat_max = lat_ns; /* only on_io_done writes it */
+    if (latency) {
+      struct ioacct_lat *l = bpf_map_lookup_elem(&lat, &idx);
+      __u32 b = lat_bucket(lat_ns);
+      if (l && b < IOACCT_LAT_BUCKETS) __sync_fetch_and_add(&l->count[b], 1);
+    }
   }
-  /* `now` is the event's one stamp, read first thing in the program (a
-   * clock read costs ~25 ns, and there are four events per I/O). Between it
-   * and the lock another CPU may apply a later event first; the stamp is
-   * then clamped to `last`, off by at most that window (a few hundred ns). */
-  bpf_spin_lock(&d->lock);
-  if (span == SPAN_ACCT) {
-    if (now < d->acct_last) now = d->acct_last;
-    __u64 dt = now - d->acct_last;
+  if (span != SPAN_ACCT && span != SPAN_DEV) return;
+  __u64 *w = span == SPAN_ACCT ? &d->acct_word : &d->dev_word;
+  __u64 *pending = span == SPAN_ACCT ? &d->acct_pending : &d->dev_pending;
+  __u64 t = now >> IOACCT_STAMP_SHIFT;
+  __sync_fetch_and_add(pending, 1);
+  int done = 0;
+  for (int i = 0; i < IOACCT_CAS_TRIES && !done; ++i) {
+    __u64 old = *(volatile __u64 *)w;
+    __u64 n = old & IOACCT_COUNT_MASK, last = old >> IOACCT_COUNT_BITS;
+    __u64 at = t > last ? t : last;
+    __u64 m = delta > 0 ? (n < IOACCT_COUNT_MASK ? n + 1 : n) : delta < 0 ? (n ? n - 1 : 0) : n;
+    if (__sync_val_compare_and_swap(w, old, (at << IOACCT_COUNT_BITS) | m) != old) continue;
+    done = 1;
+    __u64 dt = (at - last) << IOACCT_STAMP_SHIFT;
+    if (span == SPAN_DEV) {
+      if (n) __sync_fetch_and_add(&d->dev_busy, dt);
+      continue;
+    }
     /* A lost request alone in flight since the last change: its completion
      * came somewhere in that span, so the span is unsure, not busy. */
-    __u64 n = d->acct_count;
     if (ev == EV_LOST && n == 1) {
-      d->unsure += dt;
+      __sync_fetch_and_add(&d->unsure, dt);
       n = 0;
     }
-    if (n) d->acct_busy += dt;
+    if (n) __sync_fetch_and_add(&d->acct_busy, dt);
     int b = depth_bucket(n);
-    if (b >= 0 && b < IOACCT_DEPTH_BUCKETS) d->depth_ns[b] += dt;
-    d->acct_last = now;
-    if (delta > 0) d->acct_count++;
-    else if (delta < 0 && d->acct_count) d->acct_count--;
-  } else if (span == SPAN_DEV) {
-    if (now < d->dev_last) now = d->dev_last;
-    if (d->dev_count) d->dev_busy += now - d->dev_last;
-    d->dev_last = now;
-    if (delta > 0) d->dev_count++;
-    else if (delta < 0 && d->dev_count) d->dev_count--;
+    if (b >= 0 && b < IOACCT_DEPTH_BUCKETS) __sync_fetch_and_add(&d->depth_ns[b], dt);
   }
-  if (ev == EV_START) d->started++;
-  if (ev == EV_DONE) {
-    d->done++;
-    d->lat_sum += lat_ns;
-    if (lat_ns > d->lat_max) d->lat_max = lat_ns;
-  }
-  if (ev == EV_UNTRACKED) d->untracked++;
-  if (ev == EV_LOST && span == SPAN_ACCT) d->lost++;
-  bpf_spin_unlock(&d->lock);
+  __sync_fetch_and_add(pending, -1);
+  if (!done) __sync_fetch_and_add(&c->contended, 1);
+  else if (ev == EV_LOST && span == SPAN_ACCT) __sync_fetch_and_add(&c->lost, 1);
 }
 
 static __always_inline void both(struct ioacct_rq *r, int span, int delta, int ev, __u64 now, __u64 lat_ns) {
@@ -276,7 +304,7 @@ static __always_inline void check_recent(__u32 idx, __u64 now) {
   /* Read without the lock: a hint. Deeper than 2, the device is busy
    * anyway and the sweep finds what was lost; a shared line written on
    * every start would cost more than it saves. */
-  __u64 n = d ? d->acct_count : 0;
+  __u64 n = d ? IOACCT_WORD_COUNT(d->acct_word) : 0;
   if (!r || n == 0 || n > 2) return;
   if (now - r->checked < IOACCT_CHECK_NS) return;
   r->checked = now;
@@ -295,14 +323,14 @@ static __always_inline void remember(__u32 idx, __u64 key, __u64 now) {
   if (idx >= IOACCT_MAX_DEVICES) return;
   struct ioacct_dev *d = bpf_map_lookup_elem(&stats, &idx);
   struct ioacct_recent *r = bpf_map_lookup_elem(&recent, &idx);
-  if (!d || !r || d->acct_count > 2) return;
+  if (!d || !r || IOACCT_WORD_COUNT(d->acct_word) > 2) return;
   __u32 i = (__u32)__sync_fetch_and_add(&r->next, 1) & (IOACCT_RECENT - 1);
   r->start[i] = now;
   r->key[i] = key;
 }
 
 static __always_inline int acct_start(struct request *rq, __u64 key) {
-  if (!armed) return 0;
+  if (!armed || !key) return 0;
   if (!acct_from_rq && is_passthrough(rq)) return 0;
   __u64 now = bpf_ktime_get_ns(); /* first: the stamp closest to the event, before any cache miss below */
   __u32 disk, part;
@@ -339,7 +367,7 @@ static __always_inline int acct_start(struct request *rq, __u64 key) {
 }
 
 static __always_inline int acct_done(struct request *rq, __u64 key) {
-  if (!armed) return 0;
+  if (!armed || !key) return 0;
   __u64 now = bpf_ktime_get_ns();
   struct ioacct_rq *e = rq_find(key);
   if (!e || !e->acct) {
@@ -358,7 +386,7 @@ static __always_inline int acct_done(struct request *rq, __u64 key) {
 }
 
 static __always_inline int dev_issue(struct request *rq, __u64 key) {
-  if (!armed) return 0;
+  if (!armed || !key) return 0;
   if (acct_from_rq) acct_start(rq, key);
   __u64 now = bpf_ktime_get_ns();
   struct ioacct_rq *e = rq_find(key);
@@ -382,7 +410,7 @@ static __always_inline int dev_issue(struct request *rq, __u64 key) {
 }
 
 static __always_inline int dev_complete(struct request *rq, __u64 key) {
-  if (!armed) return 0;
+  if (!armed || !key) return 0;
   __u64 now = bpf_ktime_get_ns();
   struct ioacct_rq *e = rq_find(key);
   if (e && e->issued) {
@@ -399,21 +427,21 @@ static __always_inline int dev_complete(struct request *rq, __u64 key) {
 }
 
 SEC("tp_btf/block_io_start")
-int BPF_PROG(on_io_start, struct request *rq) { return acct_start(rq, ptr_key(rq)); }
+int BPF_PROG(on_io_start, struct request *rq) { return acct_start(rq, ptr_key(rq, PROG_IO_START)); }
 
 SEC("tp_btf/block_io_done")
-int BPF_PROG(on_io_done, struct request *rq) { return acct_done(rq, ptr_key(rq)); }
+int BPF_PROG(on_io_done, struct request *rq) { return acct_done(rq, ptr_key(rq, PROG_IO_DONE)); }
 
 SEC("tp_btf/block_rq_issue")
-int BPF_PROG(on_rq_issue, struct request *rq) { return dev_issue(rq, ptr_key(rq)); }
+int BPF_PROG(on_rq_issue, struct request *rq) { return dev_issue(rq, ptr_key(rq, PROG_RQ_ISSUE)); }
 
 SEC("tp_btf/block_rq_complete")
-int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_bytes) { return dev_complete(rq, ptr_key(rq)); }
+int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_bytes) { return dev_complete(rq, ptr_key(rq, PROG_RQ_COMPLETE)); }
 
 /* A request merged into another is freed without block_io_done; the kernel
  * takes it out of its in-flight count here, and so do we. */
 static __always_inline int acct_merged(__u64 key) {
-  if (!armed) return 0;
+  if (!armed || !key) return 0;
   __u64 now = bpf_ktime_get_ns();
   struct ioacct_rq *e = rq_find(key);
   struct ioacct_rq c;
@@ -423,15 +451,14 @@ static __always_inline int acct_merged(__u64 key) {
 }
 
 SEC("tp_btf/block_rq_merge")
-int BPF_PROG(on_rq_merge, struct request *rq) { return acct_merged(ptr_key(rq)); }
+int BPF_PROG(on_rq_merge, struct request *rq) { return acct_merged(ptr_key(rq, PROG_RQ_MERGE)); }
 
-/* Run by the reader before each read: every slot still counted in flight is
- * checked against its request, so that a lost completion on a device that
- * went idle, or deep in a queue, is found by the next report rather than
- * when the struct is used again (~65536 slot reads, ~0.5 ms). The reader
- * fires it by renaming its thread to its own name (task_rename); this kernel
- * cannot BPF_PROG_TEST_RUN a tp_btf program, and a raw_tp one may not take
- * a bpf_spin_lock. */
+/* Run by the reader (BPF_PROG_TEST_RUN) before each read: every slot still
+ * counted in flight is checked against its request, so that a lost
+ * completion on a device that went idle, or deep in a queue, is found by the
+ * next report rather than when the struct is used again (~65536 slot reads,
+ * ~0.1 ms). A raw_tp program, attached nowhere: a tp_btf one cannot be
+ * test-run. */
 static long sweep_slot(__u64 i, void *ctx) {
   __u32 idx = (__u32)i;
   struct ioacct_rq *e = bpf_map_lookup_elem(&reqs, &idx);
@@ -442,8 +469,8 @@ static long sweep_slot(__u64 i, void *ctx) {
   return 0;
 }
 
-SEC("tp_btf/task_rename")
-int BPF_PROG(sweep, struct task_struct *task, const char *comm) {
-  if (armed && (__u32)(bpf_get_current_pid_tgid() >> 32) == reader_tgid) bpf_loop(IOACCT_RQ_SLOTS, sweep_slot, 0, 0);
+SEC("raw_tp")
+int sweep(void *ctx) {
+  if (armed) bpf_loop(IOACCT_RQ_SLOTS, sweep_slot, 0, 0);
   return 0;
 }

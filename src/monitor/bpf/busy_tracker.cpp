@@ -4,12 +4,12 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdarg>
+#include <cstring>
 #include <filesystem>
 
 #include "acct/clock.hpp"
@@ -103,7 +103,6 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   // (libbpf cannot probe a tracing program type; a helper is there for all.)
   if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT, BPF_FUNC_loop, nullptr) <= 0)
     bpf_program__set_autoload(skel->progs.sweep, false);
-  skel->rodata->reader_tgid = static_cast<uint32_t>(getpid());
   skel->rodata->n_watch = static_cast<uint32_t>(devices.size());
   std::error_code pec;
   for (const BusyDevice& d : devices)
@@ -116,7 +115,7 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   const uint64_t t0 = now_ns();
   for (uint32_t i = 0; i < devices.size(); ++i) {
     ioacct_dev v{};
-    v.acct_last = v.dev_last = t0;  // the programs count nothing before `armed`
+    v.acct_word = v.dev_word = IOACCT_WORD(t0, 0);  // the programs count nothing before `armed`
     if (bpf_map_update_elem(stats_fd, &i, &v, BPF_ANY) != 0) throw NotAvailable(why_not("fill", errno));
   }
   if (int err = busy_bpf__attach(skel.get())) throw NotAvailable(why_not("attach", err));
@@ -135,12 +134,30 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
 
 BusyTracker::~BusyTracker() { busy_bpf__destroy(skel_); }
 
+namespace {
+
+// A consistent copy of a device's shared entry: two equal copies with no
+// change between its CAS and its sums (busy_shared.h). A change takes tens of
+// ns, so a retry or two is the most ever needed; after many (a CPU stopped
+// in the middle of one, by the hypervisor) the last copy is taken as it is.
+ioacct_dev snapshot(int fd, uint32_t i) {
+  ioacct_dev a{}, b{};
+  for (int tries = 0;; ++tries) {
+    if (bpf_map_lookup_elem(fd, &i, &a) != 0 || bpf_map_lookup_elem(fd, &i, &b) != 0)
+      throw RuntimeError(fmt::format("cannot read the busy-time map: {}", errno_text(errno)));
+    if ((a.acct_pending == 0 && a.dev_pending == 0 && std::memcmp(&a, &b, sizeof(a)) == 0) || tries >= 10000) return b;
+  }
+}
+
+}  // namespace
+
 std::vector<BusyCounters> BusyTracker::read() const {
-  // Fire the sweep (on task_rename, for this process only): renaming this
-  // thread to its own name changes nothing else.
-  if (bpf_program__fd(skel_->progs.sweep) >= 0) {
-    char name[16] = {};
-    if (prctl(PR_GET_NAME, name) == 0) prctl(PR_SET_NAME, name);
+  // Find the lost completions first (busy.bpf.c, sweep), so that this read
+  // has the spans they leave open closed.
+  if (const int fd = bpf_program__fd(skel_->progs.sweep); fd >= 0) {
+    uint64_t args[1] = {};
+    LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = args, .ctx_size_in = sizeof(args));
+    (void)bpf_prog_test_run_opts(fd, &run);  // best effort: a lost one is also found on reuse
   }
   std::vector<BusyCounters> out(devices_.size());
   uint64_t missed = 0;
@@ -153,35 +170,44 @@ std::vector<BusyCounters> BusyTracker::read() const {
     if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) missed += info.recursion_misses;
   }
   const int stats_fd = bpf_map__fd(skel_->maps.stats), lat_fd = bpf_map__fd(skel_->maps.lat);
+  const int counts_fd = bpf_map__fd(skel_->maps.counts);
+  const int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0) throw RuntimeError(fmt::format("cannot count the possible CPUs: {}", errno_text(-ncpu)));
+  std::vector<ioacct_cnt> per_cpu(static_cast<size_t>(ncpu));  // 56 bytes: a multiple of 8, as the kernel lays them out
   for (uint32_t i = 0; i < devices_.size(); ++i) {
-    ioacct_dev v{};
     // The clock before the snapshot, never after: this thread may be
     // preempted between the two, and a clock read after would extend the
     // open spans over time in which requests may have ended. Events applied
     // meanwhile are in the snapshot with later stamps; the snapshot is then
     // exact as of the latest of them.
     const uint64_t before = now_ns();
-    if (bpf_map_lookup_elem_flags(stats_fd, &i, &v, BPF_F_LOCK) != 0)
-      throw RuntimeError(fmt::format("cannot read the busy-time map: {}", errno_text(errno)));
-    const uint64_t now = std::max<uint64_t>({before, v.acct_last, v.dev_last});
+    const ioacct_dev v = snapshot(stats_fd, i);
+    if (bpf_map_lookup_elem(counts_fd, &i, per_cpu.data()) != 0)
+      throw RuntimeError(fmt::format("cannot read the busy-time counters: {}", errno_text(errno)));
+    const uint64_t acct_last = IOACCT_WORD_STAMP_NS(v.acct_word), dev_last = IOACCT_WORD_STAMP_NS(v.dev_word);
+    const uint64_t acct_n = IOACCT_WORD_COUNT(v.acct_word), dev_n = IOACCT_WORD_COUNT(v.dev_word);
+    const uint64_t now = std::max<uint64_t>({before, acct_last, dev_last});
     BusyCounters& c = out[i];
     c.stamp_ns = now;
     c.attach_ns = attach_ns_;
-    c.in_flight = v.acct_count;
+    c.in_flight = acct_n;
     for (int b = 0; b < IOACCT_DEPTH_BUCKETS; ++b) c.depth_ns[b] = v.depth_ns[b];
     c.busy_ns = v.acct_busy;
     c.dev_busy_ns = v.dev_busy;
-    // The spans still open run on to `now`.
-    if (now > v.acct_last) {
-      c.depth_ns[busy_depth_bucket(v.acct_count)] += now - v.acct_last;
-      if (v.acct_count) c.busy_ns += now - v.acct_last;
-    }
-    if (now > v.dev_last && v.dev_count) c.dev_busy_ns += now - v.dev_last;
-    c.started = v.started;
-    c.done = v.done;
-    c.untracked = v.untracked;
-    c.lost = v.lost;
     c.unsure_ns = v.unsure;
+    // The spans still open run on to `now`.
+    c.depth_ns[busy_depth_bucket(acct_n)] += now - acct_last;
+    if (acct_n) c.busy_ns += now - acct_last;
+    if (dev_n) c.dev_busy_ns += now - dev_last;
+    for (const ioacct_cnt& k : per_cpu) {
+      c.started += k.started;
+      c.done += k.done;
+      c.untracked += k.untracked;
+      c.lost += k.lost;
+      c.contended += k.contended;
+      c.latency_sum_ns += k.lat_sum;
+      c.latency_max_ns = std::max<uint64_t>(c.latency_max_ns, k.lat_max);
+    }
     c.missed = missed;
     if (latency_) {
       ioacct_lat l{};
@@ -190,8 +216,8 @@ std::vector<BusyCounters> BusyTracker::read() const {
       c.latency_le_ns.resize(IOACCT_LAT_BUCKETS);
       c.latency_count.assign(l.count, l.count + IOACCT_LAT_BUCKETS);
       for (int b = 0; b < IOACCT_LAT_BUCKETS; ++b) c.latency_le_ns[b] = latency_le(b);
-      c.latency_sum_ns = v.lat_sum;
-      c.latency_max_ns = v.lat_max;
+    } else {
+      c.latency_sum_ns = c.latency_max_ns = 0;
     }
   }
   return out;

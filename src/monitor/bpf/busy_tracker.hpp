@@ -44,6 +44,7 @@ struct BusyCounters {          // cumulative since attach, extended to stamp_ns
   // [busy_ns, busy_ns + unsure_ns].
   uint64_t lost = 0;
   uint64_t unsure_ns = 0;
+  uint64_t contended = 0;       // changes dropped after losing the CAS race many times in a row (never seen)
 };
 
 // The depth bucket of `n` requests in flight: 0, 1, 2-3, 4-7, 8-15, 16+.
