@@ -104,6 +104,14 @@ int run_stat_command(const StatArgs& a) {
   std::set<std::string> warned, warned_lost;
   auto emit = [&](const StatReport& r) {
     for (const StatRow& row : r.rows)
+      if (row.contended && *row.contended > 0 && warned_lost.insert(row.device.name + "/cas").second)
+        fmt::print(stderr,
+                   "ioacct stat: {}: {} change{} of the in-flight count lost the compare-and-swap race 16 times and "
+                   "{} dropped, so busy% and the in-flight columns are off for that report: please report it with "
+                   "the device and CPU count\n",
+                   row.device.name, *row.contended, *row.contended == 1 ? "" : "s",
+                   *row.contended == 1 ? "was" : "were");
+    for (const StatRow& row : r.rows)
       if (row.lost && *row.lost > 0 && warned_lost.insert(row.device.name).second)
         fmt::print(stderr,
                    "ioacct stat: {}: the kernel ran no BPF program for {} completion{} (it skips them now and then "

@@ -142,6 +142,7 @@ StatReport make_stat_report(const std::vector<StatDevice>& devices, const StatSa
       row.in_flight = y.in_flight;
       row.missed = y.missed - x.missed;
       row.lost = y.lost - x.lost;
+      row.contended = y.contended - x.contended;
       row.unsure_ns = y.unsure_ns - x.unsure_ns;
       row.unsure_pct = pct(*row.unsure_ns, w);
       if (!y.latency_count.empty() && x.latency_count.size() == y.latency_count.size()) {

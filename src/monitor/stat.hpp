@@ -62,6 +62,7 @@ struct StatRow {
   // Completions no program ran for, found later (BusyCounters::lost), and the
   // time left out of busy_ns because of them: busy lies in [busy, busy + unsure].
   std::optional<uint64_t> lost, unsure_ns;
+  std::optional<uint64_t> contended;  // changes the tracker dropped (BusyCounters::contended): never seen
   std::optional<double> unsure_pct;
 };
 

@@ -77,6 +77,7 @@ nlohmann::json stat_to_json(const StatReport& r, const StatFormat& f) {
         {"requests_in_flight", opt_json(row.in_flight)},
         {"tracepoint_misses", opt_json(row.missed)},
         {"completions_lost", opt_json(row.lost)},
+        {"changes_dropped", opt_json(row.contended)},
         {"busy_unsure_ns", opt_json(row.unsure_ns)},
         {"busy_unsure_pct", opt_json(row.unsure_pct)},
     };

@@ -127,7 +127,9 @@ TEST(StatExact, ConcurrentRequestsFromTwoThreadsSurvive) {
   const double busy = w.row["busy_ns"].get<double>(), truth = static_cast<double>(w.trace_union_ns);
   const double window = w.row["window_ns"].get<double>();
   EXPECT_LE(w.row["busy_pct"].get<double>(), 100.0);
-  EXPECT_NEAR(busy, truth, 0.02 * truth) << "busy% within 2% (relative) of the trace-derived union";
+  EXPECT_EQ(w.row["changes_dropped"], 0u) << "no change lost the CAS race for good";
+  EXPECT_NEAR(busy, truth - w.row["busy_unsure_ns"].get<double>() / 2, 0.02 * truth + w.row["busy_unsure_ns"].get<double>() / 2)
+      << "busy% within 2% (relative) of the trace-derived union, or inside [busy, busy + unsure]";
   double sum = 0, deep = 0;
   for (const auto& [k, v] : w.row["inflight_pct"].items()) {
     sum += v.get<double>();

@@ -239,7 +239,8 @@ static __always_inline void change(__u32 idx, int span, int delta, int ev, __u64
     done = 1;
     __u64 dt = (at - last) << IOACCT_STAMP_SHIFT;
     if (span == SPAN_DEV) {
-      if (n) __sync_fetch_and_add(&d->dev_busy, dt);
+      /* Likewise unsure, and left out, for the device span. */
+      if (n && !(ev == EV_LOST && n == 1)) __sync_fetch_and_add(&d->dev_busy, dt);
       continue;
     }
     /* A lost request alone in flight since the last change: its completion
@@ -290,7 +291,7 @@ static __always_inline void end_lost(struct ioacct_rq *e, __u64 key) {
   struct ioacct_rq c;
   if (!rq_take(e, key, &c)) return;
   __u64 now = bpf_ktime_get_ns();
-  if (c.issued) both(&c, SPAN_DEV, -1, EV_NONE, now, 0);
+  if (c.issued) both(&c, SPAN_DEV, -1, EV_LOST, now, 0);
   if (c.acct) both(&c, SPAN_ACCT, -1, EV_LOST, now, 0);
 }
 
@@ -346,7 +347,7 @@ static __always_inline int acct_start(struct request *rq, __u64 key) {
      * (merges end in on_rq_merge): its completion was lost. */
     struct ioacct_rq c;
     if (rq_take(e, key, &c)) {
-      if (c.issued) both(&c, SPAN_DEV, -1, EV_NONE, now, 0);
+      if (c.issued) both(&c, SPAN_DEV, -1, EV_LOST, now, 0);
       if (c.acct) both(&c, SPAN_ACCT, -1, EV_LOST, now, 0);
     }
     e = rq_find_or_claim(key, &found);
