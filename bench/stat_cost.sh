@@ -16,6 +16,7 @@
 #
 # Usage: bench/stat_cost.sh            (as root)
 # Environment: RUNTIME (5s) REPS (3) LOOP_MIB (1024) IOACCT FIO OUT_DIR (see lib.sh)
+#   STAT_ARGS: more flags for ioacct stat, e.g. STAT_ARGS=--no-dev (no dev%: half the tracepoints)
 # Exit status: 0 when everything ran (whatever PASS/FAIL says), 2 when a run failed.
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -69,7 +70,8 @@ PYEOF
 }
 
 start_stat() {
-  "$IOACCT" stat 1 "$NAME" >"$1.stat" 2>"$1.stat.err" &
+  # shellcheck disable=SC2086 # STAT_ARGS is a list of flags
+  "$IOACCT" stat ${STAT_ARGS:-} 1 "$NAME" >"$1.stat" 2>"$1.stat.err" &
   STAT_PID=$!
   for _ in $(seq 100); do grep -q "exact busy time from" "$1.stat.err" 2>/dev/null && break; sleep 0.05; done
   grep -q "exact busy time from" "$1.stat.err" || { cat "$1.stat.err" >&2; die "ioacct stat did not attach"; }
@@ -85,7 +87,7 @@ prog_stats() {  # name run_time_ns run_cnt, per program of ioacct stat
 
 echo
 echo "== g) ioacct stat's cost: fio ${FIO_ARGS[*]}"
-echo "   with and without: ioacct stat 1 $NAME"
+echo "   with and without: ioacct stat ${STAT_ARGS:+$STAT_ARGS }1 $NAME"
 for rep in $(seq 1 "$REPS"); do
   if [ $((rep % 2)) = 1 ]; then order=(off on); else order=(on off); fi
   for mode in "${order[@]}"; do one_run "$mode" "$rep"; done

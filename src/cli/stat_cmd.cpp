@@ -51,6 +51,9 @@ CLI::App* add_stat_command(CLI::App& app, StatArgs& a) {
   s->add_flag("-y", a.omit_first, "omit the first report (statistics since boot)");
   s->add_flag("--latency", a.latency, "per-device latency percentiles (p50, p99, max) from an in-kernel histogram");
   s->add_flag("--no-bpf", a.no_bpf, "io_ticks columns only: do not load the eBPF programs");
+  s->add_flag("--no-dev", a.no_dev,
+              "no dev% column: the issue..complete span is not traced, which halves the events per I/O and "
+              "the tracker's cost");
   s->add_option("--format", a.format, "console or json (JSON lines: one object per report)")->type_name("FORMAT");
   s->add_option("args", a.args, "[INTERVAL [COUNT]] [DEVICE...]: devices by name (vda, vda1, loop0) or path")
       ->type_name("");
@@ -91,7 +94,7 @@ int run_stat_command(const StatArgs& a) {
     watch.reserve(devices.size());
     for (const StatDevice& d : devices) watch.push_back({d.name, d.major, d.minor});
     try {
-      tracker = BusyTracker::attach(watch, a.latency);
+      tracker = BusyTracker::attach(watch, a.latency, !a.no_dev);
       f.source = tracker->source();
       fmt::print(stderr, "ioacct stat: exact busy time from {} (eBPF) on {} device{}\n", tracker->source(),
                  devices.size(), devices.size() == 1 ? "" : "s");

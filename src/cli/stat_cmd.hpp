@@ -12,6 +12,7 @@ struct StatArgs {
   bool omit_first = false;  // -y
   bool latency = false;     // --latency
   bool no_bpf = false;      // --no-bpf: io_ticks columns only
+  bool no_dev = false;      // --no-dev: no dev% (half the tracepoints)
   std::string format = "console";
   std::vector<std::string> args;
 };

@@ -130,9 +130,9 @@ StatReport make_stat_report(const std::vector<StatDevice>& devices, const StatSa
       row.window_end_ns = y.stamp_ns;
       row.window_ns = w;
       row.busy_ns = y.busy_ns - x.busy_ns;
-      row.dev_busy_ns = y.dev_busy_ns - x.dev_busy_ns;
+      if (y.device_span) row.dev_busy_ns = y.dev_busy_ns - x.dev_busy_ns;
       row.busy_pct = pct(*row.busy_ns, w);
-      row.dev_pct = pct(*row.dev_busy_ns, w);
+      if (row.dev_busy_ns) row.dev_pct = pct(*row.dev_busy_ns, w);
       std::array<double, BusyCounters::kDepthBuckets> d{};
       for (int k = 0; k < BusyCounters::kDepthBuckets; ++k) d[k] = pct(y.depth_ns[k] - x.depth_ns[k], w);
       row.depth_pct = d;

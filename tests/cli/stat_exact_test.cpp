@@ -25,7 +25,8 @@ struct Watched {
 // Runs `ioacct stat --format json -y INTERVAL 1 DEV` and, once it has
 // attached, the bench `workload` on the same loop device; the trace records
 // both. Returns stat's row and the trace's union over stat's own window.
-Watched watch(const LoopDevice& loop, const std::string& interval, const std::vector<std::string>& workload) {
+Watched watch(const LoopDevice& loop, const std::string& interval, const std::vector<std::string>& workload,
+              const std::vector<std::string>& stat_flags = {}) {
   struct stat st {};
   EXPECT_EQ(::stat(loop.path().c_str(), &st), 0);
   // The trace starts once stat has attached, before the workload: the
@@ -39,7 +40,9 @@ Watched watch(const LoopDevice& loop, const std::string& interval, const std::ve
     trace = std::make_unique<BlockTrace>(major(st.st_rdev), minor(st.st_rdev));
     bench = std::thread([&] { bench_out = run_ioacct(workload); });
   };
-  Outcome o = run_ioacct({"stat", "--format", "json", "-y", interval, "1", loop.name()}, opts);
+  std::vector<std::string> stat_args = {"stat", "--format", "json", "-y", interval, "1", loop.name()};
+  stat_args.insert(stat_args.begin() + 1, stat_flags.begin(), stat_flags.end());
+  Outcome o = run_ioacct(stat_args, opts);
   if (bench.joinable()) bench.join();
   if (!trace) {
     ADD_FAILURE() << "stat never attached: " << o.err;
@@ -139,6 +142,24 @@ TEST(StatExact, ConcurrentRequestsFromTwoThreadsSurvive) {
   EXPECT_GT(deep, 1.0) << "two threads at depth 16 had more than one request in flight";
   EXPECT_NEAR(w.row["inflight_pct"]["0"].get<double>(), 100.0 * (1 - busy / window), 0.01)
       << "time at depth 0 is the complement of busy";
+}
+
+// --no-dev leaves out the device span's two programs and only them: busy%
+// still matches the witness, dev% is not a number.
+TEST(StatExact, NoDevKeepsBusyAndDropsDevPct) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.random_data = true});
+  sh("losetup --direct-io=on " + loop.path());
+  const Watched w =
+      watch(loop, "1", {"bench", "--rate-iops", "500", "--iodepth", "1", "--runtime", "2s", loop.path()}, {"--no-dev"});
+  ASSERT_FALSE(w.row.is_null());
+  report("no_dev", w);
+  EXPECT_TRUE(w.row["dev_pct"].is_null()) << w.row;
+  EXPECT_TRUE(w.row["dev_busy_ns"].is_null());
+  const double busy = w.row["busy_ns"].get<double>(), truth = static_cast<double>(w.trace_union_ns);
+  ASSERT_GT(w.row["requests_done"].get<uint64_t>(), 100u);
+  EXPECT_GE(truth, busy - 0.02 * truth);
+  EXPECT_LE(truth, busy + w.row["busy_unsure_ns"].get<double>() + 0.02 * truth);
 }
 
 // Nothing stays "in flight" once the device is idle again: every request the

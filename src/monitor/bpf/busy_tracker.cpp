@@ -58,7 +58,8 @@ struct SkelDeleter {
 int busy_depth_bucket(uint64_t n) noexcept { return n == 0 ? 0 : n == 1 ? 1 : n < 4 ? 2 : n < 8 ? 3 : n < 16 ? 4 : 5; }
 uint64_t busy_depth_low(int bucket) noexcept { return bucket == 0 ? 0 : uint64_t{1} << (bucket - 1); }
 
-std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& devices, bool latency) {
+std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& devices, bool latency,
+                                                 bool device_span) {
   if (devices.size() > IOACCT_MAX_DEVICES)
     throw NotAvailable(fmt::format("exact busy time watches at most {} devices; {} were asked for: name fewer",
                                    IOACCT_MAX_DEVICES, devices.size()));
@@ -97,6 +98,9 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   if (!has_io_start) {
     bpf_program__set_autoload(skel->progs.on_io_start, false);
     bpf_program__set_autoload(skel->progs.on_io_done, false);
+  } else if (!device_span) {
+    bpf_program__set_autoload(skel->progs.on_rq_issue, false);
+    bpf_program__set_autoload(skel->progs.on_rq_complete, false);
   }
   // The sweep that finds lost completions (busy.bpf.c) needs bpf_loop (5.17+);
   // without it a lost one is still found when its struct request is reused.
@@ -127,6 +131,7 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   t->skel_ = skel.release();
   t->devices_ = devices;
   t->latency_ = latency;
+  t->device_span_ = device_span;
   t->attach_ns_ = t0;
   t->source_ = has_io_start ? "block_io_start/block_io_done" : "block_rq_issue/block_rq_complete";
   return t;
@@ -195,6 +200,7 @@ std::vector<BusyCounters> BusyTracker::read() const {
     c.busy_ns = v.acct_busy;
     c.dev_busy_ns = v.dev_busy;
     c.unsure_ns = v.unsure;
+    c.device_span = device_span_;
     // The spans still open run on to `now`.
     c.depth_ns[busy_depth_bucket(acct_n)] += now - acct_last;
     if (acct_n) c.busy_ns += now - acct_last;

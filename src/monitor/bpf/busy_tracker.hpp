@@ -45,6 +45,7 @@ struct BusyCounters {          // cumulative since attach, extended to stamp_ns
   uint64_t lost = 0;
   uint64_t unsure_ns = 0;
   uint64_t contended = 0;       // changes dropped after losing the CAS race many times in a row (never seen)
+  bool device_span = true;      // false: attached without it, dev_busy_ns is not measured
 };
 
 // The depth bucket of `n` requests in flight: 0, 1, 2-3, 4-7, 8-15, 16+.
@@ -57,8 +58,11 @@ class BusyTracker {
   // Loads and attaches the BPF programs for `devices` (at most 64). Throws
   // NotAvailable with a one-line reason a person can act on when BPF, BTF or
   // the tracepoints are missing or not permitted. `latency`: also a latency
-  // histogram of the accounting span per device.
-  static std::unique_ptr<BusyTracker> attach(const std::vector<BusyDevice>& devices, bool latency);
+  // histogram of the accounting span per device. `device_span` false: no
+  // block_rq_issue/complete programs (half the events per I/O, half the
+  // cost; dev_busy_ns stays 0 and BusyCounters::device_span says so).
+  static std::unique_ptr<BusyTracker> attach(const std::vector<BusyDevice>& devices, bool latency,
+                                             bool device_span = true);
   ~BusyTracker();  // detaches; the kernel is left as it was (programs and maps freed)
   BusyTracker(const BusyTracker&) = delete;
   BusyTracker& operator=(const BusyTracker&) = delete;
@@ -80,6 +84,7 @@ class BusyTracker {
   busy_bpf* skel_ = nullptr;
   std::vector<BusyDevice> devices_;
   bool latency_ = false;
+  bool device_span_ = true;
   uint64_t attach_ns_ = 0;
   std::string source_;
 };
