@@ -104,10 +104,10 @@ int run_stat_command(const StatArgs& a) {
     }
   }
 
-  std::set<std::string> warned, warned_lost;
+  std::set<std::string> warned, warned_lost, warned_dropped;
   auto emit = [&](const StatReport& r) {
     for (const StatRow& row : r.rows)
-      if (row.contended && *row.contended > 0 && warned_lost.insert(row.device.name + "/cas").second)
+      if (row.contended && *row.contended > 0 && warned_dropped.insert(row.device.name).second)
         fmt::print(stderr,
                    "ioacct stat: {}: {} change{} of the in-flight count lost the compare-and-swap race 16 times and "
                    "{} dropped, so busy% and the in-flight columns are off for that report: please report it with "

@@ -286,11 +286,10 @@ static __always_inline int rq_gone(__u64 key, __u64 start) {
   return ks > start + IOACCT_REUSED_NS;
 }
 
-/* Ends the spans of a request whose completion no program saw. */
-static __always_inline void end_lost(struct ioacct_rq *e, __u64 key) {
+/* Ends, at `now`, the spans of a request whose completion no program saw. */
+static __always_inline void end_lost(struct ioacct_rq *e, __u64 key, __u64 now) {
   struct ioacct_rq c;
   if (!rq_take(e, key, &c)) return;
-  __u64 now = bpf_ktime_get_ns();
   if (c.issued) both(&c, SPAN_DEV, -1, EV_LOST, now, 0);
   if (c.acct) both(&c, SPAN_ACCT, -1, EV_LOST, now, 0);
 }
@@ -302,7 +301,7 @@ static __always_inline void check_recent(__u32 idx, __u64 now) {
   if (idx >= IOACCT_MAX_DEVICES) return;
   struct ioacct_dev *d = bpf_map_lookup_elem(&stats, &idx);
   struct ioacct_recent *r = bpf_map_lookup_elem(&recent, &idx);
-  /* Read without the lock: a hint. Deeper than 2, the device is busy
+  /* Read outside the CAS: a hint. Deeper than 2, the device is busy
    * anyway and the sweep finds what was lost; a shared line written on
    * every start would cost more than it saves. */
   __u64 n = d ? IOACCT_WORD_COUNT(d->acct_word) : 0;
@@ -313,7 +312,7 @@ static __always_inline void check_recent(__u32 idx, __u64 now) {
     __u64 k = r->key[i], s = r->start[i];
     if (!k) continue;
     struct ioacct_rq *e = rq_find(k);
-    if (e && e->acct && e->start == s && rq_gone(k, s)) end_lost(e, k);
+    if (e && e->acct && e->start == s && rq_gone(k, s)) end_lost(e, k, now);
     else if (!e || !e->acct || e->start != s) r->key[i] = 0; /* ended as it should, or a torn entry */
   }
 }
@@ -345,11 +344,7 @@ static __always_inline int acct_start(struct request *rq, __u64 key) {
   if (e && found) {
     /* Started again, and no program saw the last request in this struct end
      * (merges end in on_rq_merge): its completion was lost. */
-    struct ioacct_rq c;
-    if (rq_take(e, key, &c)) {
-      if (c.issued) both(&c, SPAN_DEV, -1, EV_LOST, now, 0);
-      if (c.acct) both(&c, SPAN_ACCT, -1, EV_LOST, now, 0);
-    }
+    end_lost(e, key, now);
     e = rq_find_or_claim(key, &found);
   }
   if (!e) {
@@ -466,7 +461,7 @@ static long sweep_slot(__u64 i, void *ctx) {
   if (!e) return 1;
   __u64 k = e->key;
   if (!k || (k & 1) || !(e->acct || e->issued)) return 0;
-  if (rq_gone(k, e->start)) end_lost(e, k);
+  if (rq_gone(k, e->start)) end_lost(e, k, bpf_ktime_get_ns());
   return 0;
 }
 
