@@ -258,8 +258,7 @@ JobSpec to_job(const BenchArgs& a) {
   if (!a.verify_delay.empty()) j.verify_delay = parse_duration("--verify-delay", a.verify_delay);
   j.targets = a.targets;
   j.dir = a.dir;
-  if (a.format != "console" && a.format != "json")
-    throw UsageError(fmt::format("--format: '{}' is not one of console, json", a.format));
+  require_one_of("--format", a.format, {"console", "json"});
   validate(j);
   return j;
 }

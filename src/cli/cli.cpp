@@ -1,6 +1,7 @@
 #include "cli/cli.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -14,6 +15,13 @@
 #include "common/errors.hpp"
 
 namespace ioacct {
+
+void require_one_of(std::string_view flag, const std::string& value, std::initializer_list<std::string_view> choices) {
+  for (std::string_view c : choices)
+    if (value == c) return;
+  throw UsageError(fmt::format("{}: '{}' is not one of {}", flag, value, fmt::join(choices, ", ")));
+}
+
 
 namespace {
 

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "cli/bench_cmd.hpp"
+#include "cli/cli.hpp"
 #include "cli/signals.hpp"
 #include "common/errors.hpp"
 #include "compare/matrix.hpp"
@@ -131,8 +132,7 @@ int run_compare_command(const CompareArgs& a, const std::vector<std::string>& ar
   if (repeat < 1 || repeat > 1000) throw UsageError(fmt::format("--repeat: {} is out of range (1 to 1000)", a.repeat));
   const unsigned warmup = static_cast<unsigned>(parse_count("--warmup", a.warmup));
   if (warmup > 100) throw UsageError(fmt::format("--warmup: {} is out of range (0 to 100)", a.warmup));
-  if (a.format != "console" && a.format != "json" && a.format != "csv" && a.format != "markdown")
-    throw UsageError(fmt::format("--format: '{}' is not one of console, json, csv, markdown", a.format));
+  require_one_of("--format", a.format, {"console", "json", "csv", "markdown"});
   if (!a.output.empty()) check_output_writable("--output", a.output);
   if (!a.report.empty()) check_output_writable("--report", a.report);
 

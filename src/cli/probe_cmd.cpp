@@ -22,8 +22,7 @@ CLI::App* add_probe_command(CLI::App& app, ProbeArgs& a) {
 }
 
 int run_probe_command(const ProbeArgs& a) {
-  if (a.format != "console" && a.format != "json")
-    throw UsageError(fmt::format("--format: '{}' is not one of console, json", a.format));
+  require_one_of("--format", a.format, {"console", "json"});
   const ProbeResult r = probe_io_uring();
   const std::string text = a.format == "json" ? probe_to_json(r).dump(2) + "\n" : format_probe_console(r);
   std::fwrite(text.data(), 1, text.size(), stdout);

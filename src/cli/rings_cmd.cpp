@@ -45,8 +45,7 @@ CLI::App* add_rings_command(CLI::App& app, RingsArgs& a) {
 }
 
 int run_rings_command(const RingsArgs& a) {
-  if (a.format != "console" && a.format != "json")
-    throw UsageError(fmt::format("--format: '{}' is not one of console, json", a.format));
+  require_one_of("--format", a.format, {"console", "json"});
   std::optional<int> pid;
   if (!a.pid.empty()) {
     const uint64_t p = parse_count("--pid", a.pid);

@@ -61,8 +61,7 @@ CLI::App* add_stat_command(CLI::App& app, StatArgs& a) {
 }
 
 int run_stat_command(const StatArgs& a) {
-  if (a.format != "console" && a.format != "json")
-    throw UsageError(fmt::format("--format: '{}' is not one of console, json", a.format));
+  require_one_of("--format", a.format, {"console", "json"});
   StatLoop loop;
   std::vector<std::string> names;
   size_t i = 0;
