@@ -143,8 +143,13 @@ TEST(Export, CountersMoveByTheIoDoneOnALoopDeviceBetweenTwoScrapes) {
     at_depth += d(s1, s2, "ioacct_device_inflight_seconds_total{" + dev + ",depth=\"" + depth + "\"}");
   EXPECT_NEAR(at_depth, busy, 1e-6 + 1e-6 * busy) << "time at depth >= 1 is the busy time";
   EXPECT_EQ(d(s1, s2, "ioacct_device_inflight_seconds_total{" + dev + ",depth=\"8-15\"}"), 0) << "depth 4 never reaches 8";
-  EXPECT_EQ(d(s1, s2, "ioacct_device_request_latency_seconds_count{" + dev + "}"), 2000);
-  EXPECT_EQ(d(s1, s2, "ioacct_device_request_latency_seconds_bucket{" + dev + ",le=\"+Inf\"}"), 2000);
+  // Every read is either seen ending (with its latency) or, when the kernel
+  // ran no program for its completion, found lost afterwards (no latency to
+  // give): the two add up to the 2000 exactly (docs/design.md, "Lost completions").
+  const double lost = d(s1, s2, "ioacct_device_lost_completions_total{" + dev + "}");
+  EXPECT_EQ(d(s1, s2, "ioacct_device_request_latency_seconds_count{" + dev + "}") + lost, 2000);
+  EXPECT_EQ(d(s1, s2, "ioacct_device_request_latency_seconds_bucket{" + dev + ",le=\"+Inf\"}") + lost, 2000);
+  EXPECT_LE(lost, 20) << "lost completions are rare";
   EXPECT_GT(d(s1, s2, "ioacct_device_request_latency_seconds_sum{" + dev + "}"), 0);
   promtool_accepts(s2);
 
