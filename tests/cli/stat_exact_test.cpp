@@ -29,22 +29,27 @@ Watched watch(const LoopDevice& loop, const std::string& interval, const std::ve
               const std::vector<std::string>& stat_flags = {}) {
   struct stat st {};
   EXPECT_EQ(::stat(loop.path().c_str(), &st), 0);
-  // The trace starts once stat has attached, before the workload: the
-  // device is idle then, so no request is half-seen by either.
-  std::unique_ptr<BlockTrace> trace;
+  // The trace starts before stat attaches, and the workload once it has:
+  // the device is idle until then, so no request is half-seen by either.
+  // Started first, the trace's probe runs first on each tracepoint, so its
+  // stamps lead the tracker's by the same few instructions at both edges.
+  // (Started second, it stamped each start after on_io_start had run, a few
+  // µs on a cold cache at 250 requests/s, and read ~1.5% short.)
+  auto trace = std::make_unique<BlockTrace>(major(st.st_rdev), minor(st.st_rdev));
   std::thread bench;
   Outcome bench_out;
   RunOptions opts;
   opts.action_after = "exact busy time from";
+  bool attached = false;
   opts.action = [&] {
-    trace = std::make_unique<BlockTrace>(major(st.st_rdev), minor(st.st_rdev));
+    attached = true;
     bench = std::thread([&] { bench_out = run_ioacct(workload); });
   };
   std::vector<std::string> stat_args = {"stat", "--format", "json", "-y", interval, "1", loop.name()};
   stat_args.insert(stat_args.begin() + 1, stat_flags.begin(), stat_flags.end());
   Outcome o = run_ioacct(stat_args, opts);
   if (bench.joinable()) bench.join();
-  if (!trace) {
+  if (!attached) {
     ADD_FAILURE() << "stat never attached: " << o.err;
     return {};
   }
