@@ -866,7 +866,7 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
       busy_names.push_back(name);
     }
     try {
-      tracker = BusyTracker::attach(devs, false);
+      tracker = BusyTracker::attach(devs);
       ctl.tracker = tracker.get();
     } catch (const NotAvailable& e) {
       busy_unavailable = e.what();
@@ -964,7 +964,7 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
             const double w = static_cast<double>(y.stamp_ns - x.stamp_ns);
             if (w <= 0) continue;
             d.busy_pct = 100.0 * static_cast<double>(y.busy_ns - x.busy_ns) / w;
-            d.dev_pct = 100.0 * static_cast<double>(y.dev_busy_ns - x.dev_busy_ns) / w;
+            if (y.device_span) d.dev_pct = 100.0 * static_cast<double>(y.dev_busy_ns - x.dev_busy_ns) / w;
             d.lost = y.lost - x.lost;
             d.unsure_pct = 100.0 * static_cast<double>(y.unsure_ns - x.unsure_ns) / w;
           }
