@@ -57,7 +57,7 @@ void accounting_lines(std::string& out, const Accounting& a, uint64_t ios) {
     out += "\n";
   }
   if (a.exact_unavailable && !a.devices.empty())
-    out += fmt::format("  device     exact busy% and dev% not available: {}\n", *a.exact_unavailable);
+    out += fmt::format("  device     exact busy% not available: {}\n", *a.exact_unavailable);
   if (a.devices.empty()) out += "  device     not available: no target sits on a block device\n";
   out += "  system    ";
   if (a.system.iowait_pct)

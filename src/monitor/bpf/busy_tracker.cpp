@@ -163,6 +163,7 @@ struct BusyTracker::Impl {
   std::vector<Dev> dev;
   uint64_t t_prev = 0, t_arm = 0, last_read = 0;
   uint64_t lost_at = 0;  // the last round that found a request whose end no program saw
+  uint64_t pre_arm_ended = 0;  // completions of requests started before the attach, since the last settle check
   bool settled = false;
   std::vector<uint64_t> dropped_seen, dropped_ns_seen;
   uint64_t dropped_total = 0;
@@ -300,6 +301,7 @@ struct BusyTracker::Impl {
               if (settled || r.s >= t_arm) ++d.c.unseen_starts;
               late(d, r.s, from);
             }
+            if (unmatched > 0 && r.s < t_arm) ++pre_arm_ended;
           });
           if (count_part && r.part != kNone && r.part < dev.size()) ++dev[r.part].c.started;
           ++cost.completions;
@@ -717,6 +719,10 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
       const std::vector<uint64_t> k = impl->kernel_in_flight();
       bool known = true;
       for (size_t i = 0; i < devices.size(); ++i) known &= k[i] <= impl->dev[i].c.in_flight;
+      // And no request from before the attach ended in that round: the
+      // kernel's count moves while it is read, so both must say so.
+      known &= impl->pre_arm_ended == 0;
+      impl->pre_arm_ended = 0;
       if (known || now_ns() >= give_up) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
