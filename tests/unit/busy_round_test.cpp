@@ -74,6 +74,32 @@ TEST(BusyRound, DeepQueuesLandInTheOpenBucket) {
   EXPECT_EQ(busy_depth_low(kBusyDepthBuckets - 1), 256u);
 }
 
+// Many spans out of order take the radix path; the answer is the same as
+// counting every nanosecond.
+TEST(BusyRound, ManySpansInAnyOrderGiveWhatCountingEachNanosecondGives) {
+  BusyRoundInput in{.from = 1'000'000, .to = 1'002'000};
+  uint64_t x = 12345;
+  auto rnd = [&] { return x = x * 6364136223846793005ull + 1442695040888963407ull, x >> 33; };
+  for (int i = 0; i < 500; ++i) {
+    const uint64_t a = in.from - 100 + rnd() % 2100, len = rnd() % 40;
+    (i % 5 ? in.certain : in.unsure).push_back({a, a + len});
+  }
+  std::array<uint64_t, kBusyDepthBuckets> depth{};
+  uint64_t busy = 0, unsure = 0;
+  for (uint64_t t = in.from; t < in.to; ++t) {  // the nanosecond (t, t + 1]
+    uint64_t c = 0, u = 0;
+    for (const auto& s : in.certain) c += s.from <= t && t + 1 <= s.to;
+    for (const auto& s : in.unsure) u += s.from <= t && t + 1 <= s.to;
+    ++depth[static_cast<size_t>(busy_depth_bucket(c))];
+    busy += c > 0;
+    unsure += c == 0 && u > 0;
+  }
+  const BusyRoundOutput o = busy_round(in);
+  EXPECT_EQ(o.busy_ns, busy);
+  EXPECT_EQ(o.unsure_ns, unsure);
+  EXPECT_EQ(o.depth_ns, depth);
+}
+
 TEST(BusyRound, AnEmptyOrBackwardRoundIsNothing) {
   EXPECT_EQ(total(busy_round({.from = 5, .to = 5})), 0u);
   EXPECT_EQ(total(busy_round({.from = 6, .to = 5})), 0u);

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <mutex>
 #include <thread>
+#include <optional>
 #include <unordered_map>
 
 #include "acct/clock.hpp"
@@ -25,6 +26,7 @@
 #include "common/files.hpp"
 #include "monitor/bpf/busy.skel.h"
 #include "monitor/bpf/busy_shared.h"
+#include "monitor/bpf/pointer_map.hpp"
 
 namespace ioacct {
 namespace {
@@ -129,13 +131,6 @@ struct Req {
   bool fresh = false;      // started after this round's sweep: not looked at yet
 };
 
-// One log record, tagged with its log, for grouping by request.
-struct Event {
-  uint64_t rq;
-  uint32_t log;
-  uint32_t i;  // index into that log's batch
-};
-
 }  // namespace
 
 struct BusyTracker::Impl {
@@ -154,7 +149,20 @@ struct BusyTracker::Impl {
   int stats_fd = -1;
 
   mutable std::mutex mu;
-  std::unordered_map<uint64_t, Req> inflight;
+  // What one batch holds for one struct request. Its starts and ends
+  // alternate, but the logs are per CPU and a start has no time, so only
+  // their counts and the ends' times order them.
+  struct Agg {
+    int starts = 0, ends = 0;
+    uint32_t start_disk = kNone;
+    uint64_t first_end = UINT64_MAX;  // the earliest end's time
+  };
+
+  PointerMap<Req> inflight;
+  PointerMap<Agg> aggs;
+  PointerMap<uint64_t> pending_issue;
+  std::vector<uint64_t> keys;
+  std::vector<std::pair<uint64_t, std::optional<Req>>> changes;  // applied after a pass over `aggs`
   struct Dev {
     BusyCounters c;
     BusyRoundInput acct, dev;
@@ -164,12 +172,12 @@ struct BusyTracker::Impl {
   uint64_t t_prev = 0, t_arm = 0, last_read = 0;
   uint64_t lost_at = 0;  // the last round that found a request whose end no program saw
   uint64_t pre_arm_ended = 0;  // completions of requests started before the attach, since the last settle check
+  uint64_t busiest = 0;        // the most records one log held at a drain, this round
   bool settled = false;
   std::vector<uint64_t> dropped_seen, dropped_ns_seen;
   uint64_t dropped_total = 0;
   BusyCost cost;
   std::vector<ioacct_rec> batch[IOACCT_LOGS];
-  std::vector<Event> events;
 
   std::thread bg;
   std::condition_variable cv;
@@ -204,6 +212,7 @@ struct BusyTracker::Impl {
         uint64_t tail = tails[idx].tail;
         if (head - tail > slots) tail = head - slots;  // never: the writer checks
         for (uint64_t n = tail; n < head; ++n) batch[k].push_back(logs[idx * slots + (n & (slots - 1))]);
+        busiest = std::max<uint64_t>(busiest, head - tail);
         __atomic_store_n(&tails[idx].tail, head, __ATOMIC_RELEASE);
         const uint64_t dropped = __atomic_load_n(&heads[idx].dropped, __ATOMIC_RELAXED);
         const uint64_t dropped_ns = __atomic_load_n(&heads[idx].dropped_ns, __ATOMIC_RELAXED);
@@ -237,119 +246,128 @@ struct BusyTracker::Impl {
   // first seen in this batch can have started; `until`: the latest one can
   // have ended.
   void apply(uint64_t from, uint64_t since, uint64_t until, bool after_sweep) {
-    events.clear();
-    for (uint32_t k = 0; k < nlogs; ++k)
-      for (uint32_t i = 0; i < batch[k].size(); ++i) events.push_back({batch[k][i].rq, k, i});
-    std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.rq < b.rq; });
-    struct End {
-      const ioacct_rec* r;
-      uint32_t log;
-    };
-    std::vector<End> ends;
-    std::vector<uint64_t> issues;
-    for (size_t g = 0; g < events.size();) {
-      size_t h = g;
-      while (h < events.size() && events[h].rq == events[g].rq) ++h;
-      const uint64_t rq = events[g].rq;
-      int starts = 0;
-      uint32_t start_disk = kNone;
-      ends.clear();
-      issues.clear();
-      // Records of one struct request: its starts and ends alternate (the
-      // logs are per CPU, so only their times order them, and a start has none).
-      for (size_t j = g; j < h; ++j) {
-        const ioacct_rec& r = batch[events[j].log][events[j].i];
-        if (events[j].log == IOACCT_LOG_START) {
-          ++starts;
-          start_disk = r.disk;
-        } else if (events[j].log == IOACCT_LOG_ISSUE) {
-          issues.push_back(r.t);
-        } else {
-          ends.push_back({&r, events[j].log});
-        }
+    aggs.clear();
+    for (const ioacct_rec& r : batch[IOACCT_LOG_START]) {
+      Agg& a = aggs[r.rq];
+      ++a.starts;
+      a.start_disk = r.disk;
+    }
+    for (uint32_t k : {uint32_t{IOACCT_LOG_DONE}, uint32_t{IOACCT_LOG_MERGE}})
+      for (const ioacct_rec& r : batch[k]) {
+        Agg& a = aggs[r.rq];
+        ++a.ends;
+        a.first_end = std::min<uint64_t>(a.first_end, r.t);
       }
-      g = h;
-      std::sort(ends.begin(), ends.end(), [](const End& a, const End& b) { return a.r->t < b.r->t; });
-      std::sort(issues.begin(), issues.end());
-      auto it = inflight.find(rq);
-      Req* known = it == inflight.end() ? nullptr : &it->second;
-      const int net = (known ? 1 : 0) + starts - static_cast<int>(ends.size());
-      // Ends with no start to match come first: requests in flight since
-      // before the attach, or whose start no program saw.
-      int unmatched = std::max(0, static_cast<int>(ends.size()) - starts - (known ? 1 : 0));
-      size_t next_issue = 0;
-      for (size_t e = 0; e < ends.size(); ++e) {
-        const ioacct_rec& r = *ends[e].r;
-        const bool of_known = e == 0 && known;
-        // Its issue: the one known, else the first logged before its end.
-        uint64_t issue = of_known ? known->issue : 0;
-        while (next_issue < issues.size() && issues[next_issue] <= r.t) {
-          const uint64_t ti = issues[next_issue++];
-          if (!issue) issue = ti;
+    if (opt.device_span) pair_issues();
+    for (const ioacct_rec& r : batch[IOACCT_LOG_DONE]) {
+      if (r.part == IOACCT_UNACCOUNTED) continue;
+      const Agg& a = *aggs.find(r.rq);
+      const Req* known = inflight.find(r.rq);
+      const bool of_known = known && r.t == a.first_end;
+      // More ends than starts to match: requests in flight since before the
+      // attach, or whose start no program saw. Their time before this round
+      // was not counted.
+      const int unmatched = a.ends - a.starts - (known ? 1 : 0);
+      const bool unseen = unmatched > 0 && !of_known;
+      const bool count_part = !(of_known && known->part_counted);
+      for_devices(r.disk, r.part, [&](Dev& d) {
+        d.acct.certain.push_back({r.s, r.t});
+        ++d.c.done;
+        const uint64_t lat = r.t > r.s ? r.t - r.s : 0;
+        d.c.latency_sum_ns += lat;
+        d.c.latency_max_ns = std::max(d.c.latency_max_ns, lat);
+        if (opt.latency) ++d.c.latency_count[static_cast<size_t>(lat_bucket(lat))];
+        if (unseen) {
+          if (settled || r.s >= t_arm) ++d.c.unseen_starts;
+          late(d, r.s, from);
         }
-        if (ends[e].log == IOACCT_LOG_DONE && r.part != IOACCT_UNACCOUNTED) {
-          const bool count_part = !(of_known && known->part_counted);
-          for_devices(r.disk, r.part, [&](Dev& d) {
-            d.acct.certain.push_back({r.s, r.t});
-            if (issue && issue < r.t) d.dev.certain.push_back({issue, r.t});
-            ++d.c.done;
-            const uint64_t lat = r.t > r.s ? r.t - r.s : 0;
-            d.c.latency_sum_ns += lat;
-            d.c.latency_max_ns = std::max(d.c.latency_max_ns, lat);
-            if (opt.latency) ++d.c.latency_count[static_cast<size_t>(lat_bucket(lat))];
-            if (unmatched > 0) {
-              if (settled || r.s >= t_arm) ++d.c.unseen_starts;
-              late(d, r.s, from);
-            }
-            if (unmatched > 0 && r.s < t_arm) ++pre_arm_ended;
-          });
-          if (count_part && r.part != kNone && r.part < dev.size()) ++dev[r.part].c.started;
-          ++cost.completions;
-        } else if (ends[e].log == IOACCT_LOG_MERGE) {
-          // Merged away: the survivor keeps the earlier start stamp, so the
-          // union loses nothing; its own span up to here counts for depth.
-          for_devices(r.disk, of_known ? known->part : kNone, [&](Dev& d) {
-            if (of_known && known->s) {
-              d.acct.certain.push_back({known->s, r.t});
-              if (issue && issue < r.t) d.dev.certain.push_back({issue, r.t});
-            }
-            ++d.c.merged;
-          });
-        }
-        if (unmatched > 0) --unmatched;
-      }
-      if (starts > 0 && start_disk != kNone && start_disk < dev.size())
-        dev[start_disk].c.started += static_cast<uint64_t>(starts);
+      });
+      if (unseen && r.s < t_arm) ++pre_arm_ended;
+      if (count_part && r.part != kNone && r.part < dev.size()) ++dev[r.part].c.started;
+      ++cost.completions;
+    }
+    for (const ioacct_rec& r : batch[IOACCT_LOG_MERGE]) {
+      // Merged away: the survivor keeps the earlier start stamp, so the
+      // union loses nothing; its own span up to here counts for depth.
+      const Req* known = inflight.find(r.rq);
+      const bool of_known = known && r.t == aggs.find(r.rq)->first_end;
+      for_devices(r.disk, of_known ? known->part : kNone, [&](Dev& d) {
+        if (of_known && known->s) d.acct.certain.push_back({known->s, r.t});
+        ++d.c.merged;
+      });
+    }
+    aggs.for_each([&](uint64_t rq, Agg& a) {
+      Req* known = inflight.find(rq);
+      const int net = (known ? 1 : 0) + a.starts - a.ends;
+      if (a.starts > 0 && a.start_disk != kNone && a.start_disk < dev.size())
+        dev[a.start_disk].c.started += static_cast<uint64_t>(a.starts);
       uint64_t pred_from = 0;
       if (net >= 2) {
         // A struct request started again without an end: the earlier
         // request's completion ran no program. It ended before the new one
         // started; classify() closes its unsure span at that start.
-        const uint32_t disk = known ? known->disk : start_disk;
+        const uint32_t disk = known ? known->disk : a.start_disk;
         const uint32_t part = known ? known->part : kNone;
         pred_from = known ? std::max(known->seen, from) : since;
         for_devices(disk, part, [&](Dev& d) { d.c.lost += static_cast<uint64_t>(net - 1); });
         lost_at = until;
       }
       if (net >= 1) {
-        if (known && starts == 0 && ends.empty()) {
-          if (!known->issue && !issues.empty()) known->issue = issues.front();
-        } else {
-          Req n;
-          n.disk = starts ? start_disk : (known ? known->disk : kNone);
-          n.seen = since;
-          n.pred_from = pred_from;
-          n.fresh = after_sweep;
-          if (next_issue < issues.size()) n.issue = issues[next_issue];
-          inflight[rq] = n;
-        }
+        if (known && a.starts == 0 && a.ends == 0) return;
+        Req n;
+        n.disk = a.starts ? a.start_disk : (known ? known->disk : kNone);
+        n.seen = since;
+        n.fresh = after_sweep;
+        n.pred_from = pred_from;
+        if (const uint64_t* i = pending_issue.find(rq)) n.issue = *i;
+        changes.emplace_back(rq, n);
       } else {
-        if (pred_from) {  // it ended too: the unseen end lies before this batch's end
-          for_devices(known ? known->disk : start_disk, known ? known->part : kNone,
+        if (pred_from)  // it ended too: the unseen end lies before this batch's end
+          for_devices(known ? known->disk : a.start_disk, known ? known->part : kNone,
                       [&](Dev& d) { d.acct.unsure.push_back({pred_from, until}); });
-        }
-        if (known) inflight.erase(it);
+        if (known) changes.emplace_back(rq, std::nullopt);
       }
+    });
+    for (const auto& [rq, r] : changes) {
+      if (r) inflight[rq] = *r;
+      else inflight.erase(rq);
+    }
+    changes.clear();
+    pending_issue.clear();
+  }
+
+  // dev% only: each accounting end's device span starts at its request's
+  // issue, the first one logged after the request before it ended.
+  void pair_issues() {
+    struct Ev {
+      uint64_t rq, t;
+      int kind;  // 0 issue, 1 end
+      const ioacct_rec* r;
+    };
+    std::vector<Ev> ev;
+    for (const ioacct_rec& r : batch[IOACCT_LOG_ISSUE]) ev.push_back({r.rq, r.t, 0, &r});
+    if (ev.empty()) return;
+    for (uint32_t k : {uint32_t{IOACCT_LOG_DONE}, uint32_t{IOACCT_LOG_MERGE}})
+      for (const ioacct_rec& r : batch[k]) ev.push_back({r.rq, r.t, 1, &r});
+    std::sort(ev.begin(), ev.end(), [](const Ev& a, const Ev& b) { return a.rq != b.rq ? a.rq < b.rq : a.t < b.t; });
+    for (size_t g = 0; g < ev.size();) {
+      size_t h = g;
+      while (h < ev.size() && ev[h].rq == ev[g].rq) ++h;
+      const Req* known = inflight.find(ev[g].rq);
+      uint64_t issue = known ? known->issue : 0;
+      for (size_t j = g; j < h; ++j) {
+        if (ev[j].kind == 0) {
+          if (!issue) issue = ev[j].t;
+          continue;
+        }
+        const ioacct_rec& r = *ev[j].r;
+        if (issue && issue < r.t && r.part != IOACCT_UNACCOUNTED)
+          for_devices(r.disk, ev[j].r->part == IOACCT_NO_DEVICE || r.s == 0 ? kNone : r.part,
+                      [&](Dev& d) { d.dev.certain.push_back({issue, r.t}); });
+        issue = 0;
+      }
+      if (issue) pending_issue[ev[g].rq] = issue;  // the request still in flight after the batch
+      g = h;
     }
   }
 
@@ -357,12 +375,13 @@ struct BusyTracker::Impl {
   std::vector<std::pair<uint64_t, ioacct_probe>> sweep() {
     std::vector<std::pair<uint64_t, ioacct_probe>> out;
     out.reserve(inflight.size());
-    auto it = inflight.begin();
-    while (it != inflight.end()) {
+    keys.clear();
+    inflight.for_each([&](uint64_t rq, Req&) { keys.push_back(rq); });
+    for (size_t next = 0; next < keys.size();) {
       uint32_t n = 0;
-      for (; it != inflight.end() && n < probe_cap; ++it, ++n) {
+      for (; next < keys.size() && n < probe_cap; ++next, ++n) {
         probes[n] = ioacct_probe{};
-        probes[n].rq = it->first;
+        probes[n].rq = keys[next];
       }
       skel->bss->n_probes = n;
       uint64_t args[1] = {};
@@ -411,10 +430,10 @@ struct BusyTracker::Impl {
     std::vector<uint64_t> at_sweep(dev.size(), 0);
     for (const auto& [rq, p] : probed)
       if (p.ok && p.ref > 0 && p.accounted && p.start_time_ns)
-        if (auto it = inflight.find(rq); it != inflight.end()) {
+        if (const Req* r = inflight.find(rq)) {
           auto f = p.part_dev ? index_of.find(p.part_dev) : index_of.end();
-          const uint32_t part = f == index_of.end() || f->second == it->second.disk ? kNone : f->second;
-          for_devices(it->second.disk, part, [&](Dev& d) { ++at_sweep[static_cast<size_t>(&d - dev.data())]; });
+          const uint32_t part = f == index_of.end() || f->second == r->disk ? kNone : f->second;
+          for_devices(r->disk, part, [&](Dev& d) { ++at_sweep[static_cast<size_t>(&d - dev.data())]; });
         }
     std::vector<uint64_t> kernel;
     if (check) kernel = kernel_in_flight();
@@ -422,12 +441,12 @@ struct BusyTracker::Impl {
     unknown |= drain();
     apply(from, t1, t, true);
     for (const auto& [rq, p] : probed) {
-      auto it = inflight.find(rq);
-      if (it == inflight.end() || it->second.fresh) continue;  // ended (or ended and started again) after the sweep
-      if (!classify(it->second, p, from, t)) inflight.erase(it);
+      Req* r = inflight.find(rq);
+      if (!r || r->fresh) continue;  // ended (or ended and started again) after the sweep
+      if (!classify(*r, p, from, t)) inflight.erase(rq);
     }
-    for (auto& [rq, r] : inflight) {
-      if (!r.fresh) continue;
+    inflight.for_each([&](uint64_t, Req& r) {
+      if (!r.fresh) return;
       // Started after the sweep looked: its start is after t1; the next
       // round looks at it. Until then it may have been in flight.
       for_devices(r.disk, r.part, [&](Dev& d) {
@@ -438,7 +457,7 @@ struct BusyTracker::Impl {
       r.pred_from = 0;
       r.fresh = false;
       r.seen = t1;
-    }
+    });
     for (size_t i = 0; i < dev.size(); ++i) {
       Dev& d = dev[i];
       // A request the kernel counts but the reader does not know is in
@@ -459,8 +478,14 @@ struct BusyTracker::Impl {
       }
       d.c.in_flight = d.valid;
       d.c.stamp_ns = t;
-      d.acct = {};
-      d.dev = {};
+      d.acct.certain.clear();
+      d.acct.unsure.clear();
+      d.acct.unknown = false;
+      d.acct.unsure_extra_ns = 0;
+      d.dev.certain.clear();
+      d.dev.unsure.clear();
+      d.dev.unknown = false;
+      d.dev.unsure_extra_ns = 0;
       d.valid = d.fresh_starts = 0;
     }
     t_prev = t;
@@ -547,23 +572,32 @@ struct BusyTracker::Impl {
     return most;
   }
 
+  // Rounds between reads: every 100 ms, or sooner when the logs fill fast
+  // (so that none passes half full), and every 5 ms while the kernel skips
+  // programs (a request whose end no program saw is unsure until a round
+  // finds it gone, so each leaves at most that much unsure time). Each wake
+  // costs a context switch, each round a sweep: nothing in between.
   void background() {
     std::unique_lock<std::mutex> l(mu);
+    uint64_t wait_ns = 100'000'000;
     while (!stop) {
-      // A request whose end no program saw is unsure until a round finds it
-      // gone: while the kernel is skipping programs, rounds come every 5 ms
-      // so that each such request leaves at most that much unsure time.
       const bool losing = now_ns() - lost_at < 500'000'000ull;
-      cv.wait_for(l, std::chrono::milliseconds(losing ? 5 : 20));
+      const uint64_t due = t_prev + (losing ? 5'000'000ull : wait_ns);
+      const uint64_t now = now_ns();
+      if (now < due) cv.wait_for(l, std::chrono::nanoseconds(due - now));
       if (stop) break;
-      // Otherwise often enough that no log fills (a quarter of it is the
-      // trigger) and the in-flight set stays small; each round costs a sweep.
-      if (losing || fill() >= slots / 4 || now_ns() - t_prev >= 100'000'000ull) {
-        try {
-          round(false);
-        } catch (const std::exception&) {
-          // the next read reports it
-        }
+      if (now_ns() < t_prev + (now_ns() - lost_at < 500'000'000ull ? 5'000'000ull : wait_ns)) continue;  // a read ran meanwhile
+      try {
+        const uint64_t from = t_prev;
+        busiest = 0;
+        round(false);
+        // The next round before the busiest log could be half full at this rate.
+        const double per_ns = static_cast<double>(busiest) / static_cast<double>(std::max<uint64_t>(1, t_prev - from));
+        const double half = static_cast<double>(slots) / 2;
+        wait_ns = per_ns > 0 ? std::clamp<uint64_t>(static_cast<uint64_t>(half / per_ns), 5'000'000, 100'000'000)
+                             : 100'000'000;
+      } catch (const std::exception&) {
+        // the next read reports it
       }
     }
   }
@@ -765,7 +799,9 @@ BusyCost BusyTracker::cost() const {
     ns += info.run_time_ns;
     runs += info.run_cnt;
   }
-  if (runs > 0) {
+  // Run times are kept only while the kernel's statistics are on (ours or
+  // anybody's): then even 0 is a measurement.
+  if (m.stats_fd >= 0 || runs > 0 || read_first_line("/proc/sys/kernel/bpf_stats_enabled") == "1") {
     c.bpf_run_ns = ns;
     c.bpf_runs = runs;
   }
