@@ -91,8 +91,10 @@ int run_stat_command(const StatArgs& a) {
   StatFormat f;
   f.latency = a.latency;
   std::unique_ptr<BusyTracker> tracker;
-  // The exact columns need an interval: the since-boot report has none.
-  if (!a.no_bpf && loop.interval_ns > 0 && !devices.empty()) {
+  // The exact columns need an interval: the since-boot report has none, so
+  // `stat N 1` (only that report, as iostat) loads nothing.
+  const bool interval_reports = loop.interval_ns > 0 && (loop.count != 1 || loop.omit_first);
+  if (!a.no_bpf && interval_reports && !devices.empty()) {
     std::vector<BusyDevice> watch;
     watch.reserve(devices.size());
     for (const StatDevice& d : devices) watch.push_back({d.name, d.major, d.minor});

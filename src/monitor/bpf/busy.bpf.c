@@ -55,14 +55,6 @@ struct {
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
   __uint(map_flags, BPF_F_MMAPABLE);
-  __uint(max_entries, 1); /* sized at load: IOACCT_LOGS * n_cpus */
-  __type(key, __u32);
-  __type(value, struct ioacct_tail);
-} tails SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(map_flags, BPF_F_MMAPABLE);
   __uint(max_entries, 1); /* sized at load */
   __type(key, __u32);
   __type(value, struct ioacct_probe);
@@ -101,10 +93,9 @@ static __always_inline __u32 disk_dev(struct gendisk *g) { return ((__u32)g->maj
 static __always_inline void append(__u32 log, __u64 rq, __u64 s, __u64 t, __u32 disk, __u32 part) {
   __u32 k = log * n_cpus + bpf_get_smp_processor_id();
   struct ioacct_head *h = bpf_map_lookup_elem(&heads, &k);
-  struct ioacct_tail *tl = bpf_map_lookup_elem(&tails, &k);
-  if (!h || !tl) return;
+  if (!h) return;
   __u64 n = h->head;
-  if (n - tl->tail >= log_slots) {
+  if (n - *(volatile __u64 *)&h->tail >= log_slots) {
     __sync_fetch_and_add(&h->dropped, 1);
     if (log == IOACCT_LOG_DONE && t > s) __sync_fetch_and_add(&h->dropped_ns, t - s);
     return;
@@ -117,10 +108,15 @@ static __always_inline void append(__u32 log, __u64 rq, __u64 s, __u64 t, __u32 
   r->t = t;
   r->disk = disk;
   r->part = part;
-  /* Publishes the record. An exchange is fully ordered on every
-   * architecture (a plain store is not), and with one writer per log it is
-   * the increment. */
+  /* Publishes the record. x86 keeps stores in order, and the JIT keeps the
+   * program's order, so a plain store does (an exchange costs ~50 ns more on
+   * a warm line here). Elsewhere an exchange: fully ordered, and with one
+   * writer per log it is the increment. */
+#ifdef __TARGET_ARCH_x86
+  *(volatile __u64 *)&h->head = n + 1;
+#else
   __sync_lock_test_and_set(&h->head, n + 1);
+#endif
 }
 
 SEC("tp_btf/block_io_start")

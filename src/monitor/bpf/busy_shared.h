@@ -54,17 +54,16 @@ struct ioacct_rec {
 };
 #define IOACCT_UNACCOUNTED 0xfffffffeu
 
-/* Per log: written by its program (head, dropped) or by the reader (tail),
- * each on a cache line of its own. */
+/* Per log, one cache line: `head`, `dropped*` written by its program, `tail`
+ * by the reader. Sharing the line costs the program a miss only after the
+ * reader has emptied the log (every few ms at most); a line of its own would
+ * be one more line to touch on every run. */
 struct ioacct_head {
   __u64 head;
   __u64 dropped;
   __u64 dropped_ns; /* DONE: the time the dropped completions covered (s..t, summed) */
-  __u64 pad[5];
-};
-struct ioacct_tail {
-  __u64 tail;
-  __u64 pad[7];
+  __u64 tail;       /* the reader's */
+  __u64 pad[4];
 };
 
 /* The reader's look at the kernel's own state of requests it believes are in

@@ -59,9 +59,13 @@ uint64_t latency_le(int i) {
 
 // libbpf explains failures on stderr by default; we turn each into one line
 // of our own instead, so its chatter is dropped.
-// IOACCT_BPF_LOG=1 in the environment lets it through (the verifier's log included).
+// IOACCT_BPF_LOG in the environment lets its warnings through (the
+// verifier's log included), IOACCT_BPF_LOG=debug everything.
 int quiet(enum libbpf_print_level /*level*/, const char* /*fmt*/, va_list /*args*/) { return 0; }
-int loud(enum libbpf_print_level /*level*/, const char* fmt, va_list args) { return std::vfprintf(stderr, fmt, args); }
+int loud(enum libbpf_print_level level, const char* fmt, va_list args) {
+  static const bool debug = std::string_view(std::getenv("IOACCT_BPF_LOG") ? std::getenv("IOACCT_BPF_LOG") : "") == "debug";
+  return level == LIBBPF_WARN || debug ? std::vfprintf(stderr, fmt, args) : 0;
+}
 
 // The kernel's dev_t (MKDEV in include/linux/kdev_t.h), not glibc's.
 uint32_t kernel_dev(unsigned major, unsigned minor) { return (major << 20) | minor; }
@@ -139,10 +143,9 @@ struct BusyTracker::Impl {
   BusyOptions opt;
   std::string source = "block_io_start/block_io_done";
   uint32_t ncpu = 1, nlogs = 3, slots = 1, probe_cap = 1;
-  MapView logs_v, heads_v, tails_v, probes_v;
+  MapView logs_v, heads_v, probes_v;
   ioacct_rec* logs = nullptr;
   ioacct_head* heads = nullptr;
-  ioacct_tail* tails = nullptr;
   ioacct_probe* probes = nullptr;
   std::unordered_map<uint32_t, uint32_t> index_of;  // dev_t -> device index
   std::vector<std::vector<uint32_t>> kernel_devs;   // per device: the dev_ts whose diskstats in_flight add up to it
@@ -177,7 +180,8 @@ struct BusyTracker::Impl {
   std::vector<uint64_t> dropped_seen, dropped_ns_seen;
   uint64_t dropped_total = 0;
   BusyCost cost;
-  std::vector<ioacct_rec> batch[IOACCT_LOGS];
+  std::vector<ioacct_rec> batch[IOACCT_LOGS], pending[IOACCT_LOGS];
+  bool collected_unknown = false;
 
   std::thread bg;
   std::condition_variable cv;
@@ -199,21 +203,22 @@ struct BusyTracker::Impl {
     if (part != kNone && part < dev.size() && part != disk) f(dev[part]);
   }
 
-  // Copies every published record into `batch` and frees its slots. Returns
-  // whether any log dropped a start, merge or issue record (then a request
-  // in flight may be unknown) and adds dropped completions' time to unsure.
-  bool drain() {
+  // Copies every published record into `pending` and frees its slots; the
+  // next round's drain() hands them over. Runs between rounds too, when the
+  // logs fill fast. Returns whether any log dropped a start, merge or issue
+  // record (then a request in flight may be unknown) and adds dropped
+  // completions' time to unsure.
+  bool collect() {
     bool unknown = false;
     for (uint32_t k = 0; k < nlogs; ++k) {
-      batch[k].clear();
       for (uint32_t c = 0; c < ncpu; ++c) {
         const uint32_t idx = k * ncpu + c;
         const uint64_t head = __atomic_load_n(&heads[idx].head, __ATOMIC_ACQUIRE);
-        uint64_t tail = tails[idx].tail;
+        uint64_t tail = heads[idx].tail;
         if (head - tail > slots) tail = head - slots;  // never: the writer checks
-        for (uint64_t n = tail; n < head; ++n) batch[k].push_back(logs[idx * slots + (n & (slots - 1))]);
+        for (uint64_t n = tail; n < head; ++n) pending[k].push_back(logs[idx * slots + (n & (slots - 1))]);
         busiest = std::max<uint64_t>(busiest, head - tail);
-        __atomic_store_n(&tails[idx].tail, head, __ATOMIC_RELEASE);
+        __atomic_store_n(&heads[idx].tail, head, __ATOMIC_RELEASE);
         const uint64_t dropped = __atomic_load_n(&heads[idx].dropped, __ATOMIC_RELAXED);
         const uint64_t dropped_ns = __atomic_load_n(&heads[idx].dropped_ns, __ATOMIC_RELAXED);
         if (dropped != dropped_seen[idx]) {
@@ -227,6 +232,19 @@ struct BusyTracker::Impl {
         }
       }
     }
+    collected_unknown |= unknown;
+    return unknown;
+  }
+
+  // Everything collected so far, as this round's batch.
+  bool drain() {
+    collect();
+    for (uint32_t k = 0; k < nlogs; ++k) {
+      batch[k].swap(pending[k]);
+      pending[k].clear();
+    }
+    const bool unknown = collected_unknown;
+    collected_unknown = false;
     return unknown;
   }
 
@@ -568,34 +586,37 @@ struct BusyTracker::Impl {
   uint64_t fill() const {
     uint64_t most = 0;
     for (uint32_t i = 0; i < nlogs * ncpu; ++i)
-      most = std::max<uint64_t>(most, __atomic_load_n(&heads[i].head, __ATOMIC_RELAXED) - tails[i].tail);
+      most = std::max<uint64_t>(most, __atomic_load_n(&heads[i].head, __ATOMIC_RELAXED) - heads[i].tail);
     return most;
   }
 
-  // Rounds between reads: every 100 ms, or sooner when the logs fill fast
-  // (so that none passes half full), and every 5 ms while the kernel skips
-  // programs (a request whose end no program saw is unsure until a round
-  // finds it gone, so each leaves at most that much unsure time). Each wake
+  // Between reads: rounds every 100 ms (every 5 ms while the kernel skips
+  // programs: a request whose end no program saw is unsure until a round
+  // finds it gone, so each leaves at most that much unsure time), and the
+  // logs emptied before they are half full at the rate they fill. Each wake
   // costs a context switch, each round a sweep: nothing in between.
   void background() {
     std::unique_lock<std::mutex> l(mu);
-    uint64_t wait_ns = 100'000'000;
+    uint64_t collect_every = 100'000'000, collected = now_ns();
     while (!stop) {
       const bool losing = now_ns() - lost_at < 500'000'000ull;
-      const uint64_t due = t_prev + (losing ? 5'000'000ull : wait_ns);
+      const uint64_t round_due = t_prev + (losing ? 5'000'000ull : 100'000'000ull);
+      const uint64_t due = std::min(round_due, collected + collect_every);
       const uint64_t now = now_ns();
       if (now < due) cv.wait_for(l, std::chrono::nanoseconds(due - now));
       if (stop) break;
-      if (now_ns() < t_prev + (now_ns() - lost_at < 500'000'000ull ? 5'000'000ull : wait_ns)) continue;  // a read ran meanwhile
       try {
-        const uint64_t from = t_prev;
+        const uint64_t t = now_ns();
         busiest = 0;
-        round(false);
-        // The next round before the busiest log could be half full at this rate.
-        const double per_ns = static_cast<double>(busiest) / static_cast<double>(std::max<uint64_t>(1, t_prev - from));
-        const double half = static_cast<double>(slots) / 2;
-        wait_ns = per_ns > 0 ? std::clamp<uint64_t>(static_cast<uint64_t>(half / per_ns), 5'000'000, 100'000'000)
-                             : 100'000'000;
+        if (t >= t_prev + (now_ns() - lost_at < 500'000'000ull ? 5'000'000ull : 100'000'000ull)) round(false);
+        else if (t >= collected + collect_every) collect();
+        else continue;  // a read ran meanwhile
+        // The next look before the busiest log could be half full at this rate.
+        const double per_ns = static_cast<double>(busiest) / static_cast<double>(std::max<uint64_t>(1, t - collected));
+        collect_every = per_ns > 0 ? std::clamp<uint64_t>(static_cast<uint64_t>(static_cast<double>(slots) / 2 / per_ns),
+                                                            2'000'000, 100'000'000)
+                                   : 100'000'000;
+        collected = t;
       } catch (const std::exception&) {
         // the next read reports it
       }
@@ -622,6 +643,15 @@ BusyTracker::~BusyTracker() = default;
 const std::string& BusyTracker::source() const { return impl_->source; }
 
 std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& devices, const BusyOptions& options) {
+  // IOACCT_BPF_LOG=1: libbpf's log, and how long each step of the attach took.
+  const bool log = std::getenv("IOACCT_BPF_LOG") != nullptr;
+  uint64_t step_at = now_ns();
+  auto step = [&](const char* what) {
+    if (!log) return;
+    const uint64_t t = now_ns();
+    std::fprintf(stderr, "ioacct: busy tracker: %s %.1f ms\n", what, static_cast<double>(t - step_at) / 1e6);
+    step_at = t;
+  };
   std::error_code ec;
   if (!std::filesystem::exists("/sys/kernel/btf/vmlinux", ec))
     throw NotAvailable(
@@ -662,15 +692,19 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
       }
     }
   }
-  libbpf_set_print(std::getenv("IOACCT_BPF_LOG") ? loud : quiet);
+  libbpf_set_print(log ? loud : quiet);
+  step("devices looked up");
 
   const int ncpu = libbpf_num_possible_cpus();
   if (ncpu <= 0) throw NotAvailable(fmt::format("cannot count the possible CPUs: {}", errno_text(-ncpu)));
   impl->ncpu = static_cast<uint32_t>(ncpu);
   impl->nlogs = options.device_span ? 4 : 3;
-  // Room for a few rounds' worth of records at ~1M completions/s per CPU:
-  // the background thread drains a log once it is a quarter full.
-  impl->slots = std::clamp<uint32_t>(pow2_at_least(65536u / impl->ncpu), 2048, 16384);
+  // 4096 records (128 KiB) per log and CPU: small enough to stay in the
+  // CPU's cache (a ring four times larger cost each append a cache miss,
+  // ~50-80 ns here), large enough that the background thread, which empties
+  // the logs before they are half full, wakes every ~20 ms at 100k I/Os per
+  // second on one CPU. Half that with many CPUs, for memory.
+  impl->slots = impl->ncpu > 32 ? 2048 : 4096;
   std::vector<uint32_t> table_devs;
   for (const BusyDevice& d : devices) table_devs.push_back(kernel_dev(d.major, d.minor));
   for (uint32_t p : parent_disks)
@@ -688,10 +722,11 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   bpf_map__set_max_entries(skel->maps.watch, watch_slots);
   bpf_map__set_max_entries(skel->maps.logs, impl->nlogs * impl->ncpu * impl->slots);
   bpf_map__set_max_entries(skel->maps.heads, impl->nlogs * impl->ncpu);
-  bpf_map__set_max_entries(skel->maps.tails, impl->nlogs * impl->ncpu);
   bpf_map__set_max_entries(skel->maps.probes, impl->probe_cap);
   if (!options.device_span) bpf_program__set_autoload(skel->progs.on_rq_issue, false);
+  step("opened");
   if (int err = busy_bpf__load(skel)) throw NotAvailable(why_not("load", err));
+  step("loaded (kernel BTF read, relocated, verified)");
 
   // The watch table, filled like the programs look it up (busy.bpf.c).
   {
@@ -716,11 +751,9 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   }
   impl->logs_v.map(skel->maps.logs, "log");
   impl->heads_v.map(skel->maps.heads, "head");
-  impl->tails_v.map(skel->maps.tails, "tail");
   impl->probes_v.map(skel->maps.probes, "probe");
   impl->logs = impl->logs_v.as<ioacct_rec>();
   impl->heads = impl->heads_v.as<ioacct_head>();
-  impl->tails = impl->tails_v.as<ioacct_tail>();
   impl->probes = impl->probes_v.as<ioacct_probe>();
   impl->dropped_seen.assign(impl->nlogs * impl->ncpu, 0);
   impl->dropped_ns_seen.assign(impl->nlogs * impl->ncpu, 0);
@@ -735,7 +768,9 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   }
   if (options.bpf_stats) impl->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 
+  step("maps filled and mapped");
   if (int err = busy_bpf__attach(skel)) throw NotAvailable(why_not("attach", err));
+  step("attached");
   // Only now, with every program attached, may a request be logged: one that
   // started earlier is seen ending without a start.
   impl->t_arm = impl->t_prev = impl->last_read = now_ns();
@@ -763,6 +798,7 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
     impl->settled = true;
     impl->last_read = impl->t_prev;
   }
+  step("settled");
   Impl* p = impl.get();
   impl->bg = std::thread([p] { p->background(); });
   return std::unique_ptr<BusyTracker>(new BusyTracker(std::move(impl)));
