@@ -11,8 +11,9 @@
 #include "cli/signals.hpp"
 #include "common/errors.hpp"
 #include "common/files.hpp"
+#include "common/units.hpp"
+#include "monitor/attach.hpp"
 #include "monitor/export.hpp"
-#include "workload/units.hpp"
 
 namespace ioacct {
 namespace {
@@ -85,14 +86,11 @@ int run_export_command(const ExportArgs& a) {
   StopSignals stop;  // before any thread: the HTTP server's threads inherit the blocked signals
   std::unique_ptr<BusyTracker> tracker;
   if (!a.no_bpf && !devices.empty()) {
-    std::vector<BusyDevice> watch;
-    watch.reserve(devices.size());
-    for (const StatDevice& d : devices) watch.push_back({d.name, d.major, d.minor});
-    try {
-      tracker = BusyTracker::attach(watch, {.latency = !a.no_latency, .device_span = a.dev, .bpf_stats = a.bpf_stats});
-    } catch (const NotAvailable& e) {
-      fmt::print(stderr, "ioacct export: no exact busy, in-flight or latency metrics: {}\n", e.what());
-    }
+    TrackerAttach attached = attach_tracker(busy_devices(devices),
+                                            {.latency = !a.no_latency, .device_span = a.dev, .bpf_stats = a.bpf_stats});
+    tracker = std::move(attached.tracker);
+    if (!tracker)
+      fmt::print(stderr, "ioacct export: no exact busy, in-flight or latency metrics: {}\n", *attached.unavailable);
   }
   auto collector = std::make_shared<ExportCollector>(devices, tracker.get(),
                                                      static_cast<uint64_t>(min_interval.count()));

@@ -12,9 +12,11 @@
 #include "cli/signals.hpp"
 #include "common/errors.hpp"
 #include "common/files.hpp"
+#include "common/output.hpp"
+#include "monitor/attach.hpp"
+#include "common/units.hpp"
 #include "monitor/stat.hpp"
 #include "report/stat_report.hpp"
-#include "workload/units.hpp"
 
 namespace ioacct {
 namespace {
@@ -28,11 +30,6 @@ uint64_t parse_interval(const std::string& s) {
   if (ns < 1'000'000)
     throw UsageError(fmt::format("INTERVAL: '{}' is shorter than 1ms (iostat's interval is in seconds: try 1)", s));
   return static_cast<uint64_t>(ns);
-}
-
-void write_out(const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  if (std::fflush(stdout) != 0) throw RuntimeError(fmt::format("cannot write to stdout: {}", errno_text(errno)));
 }
 
 }  // namespace
@@ -95,17 +92,16 @@ int run_stat_command(const StatArgs& a) {
   // `stat N 1` (only that report, as iostat) loads nothing.
   const bool interval_reports = loop.interval_ns > 0 && (loop.count != 1 || loop.omit_first);
   if (!a.no_bpf && interval_reports && !devices.empty()) {
-    std::vector<BusyDevice> watch;
-    watch.reserve(devices.size());
-    for (const StatDevice& d : devices) watch.push_back({d.name, d.major, d.minor});
-    try {
-      tracker = BusyTracker::attach(watch, {.latency = a.latency, .device_span = a.dev, .bpf_stats = a.bpf_stats});
+    TrackerAttach attached = attach_tracker(busy_devices(devices),
+                                            {.latency = a.latency, .device_span = a.dev, .bpf_stats = a.bpf_stats});
+    tracker = std::move(attached.tracker);
+    if (tracker) {
       f.source = tracker->source();
       fmt::print(stderr, "ioacct stat: exact busy time from {} (eBPF) on {} device{}\n", tracker->source(),
                  devices.size(), devices.size() == 1 ? "" : "s");
-    } catch (const NotAvailable& e) {
-      f.unavailable = e.what();
-      fmt::print(stderr, "ioacct stat: no busy%/dev%/in-flight columns: {}\n", e.what());
+    } else {
+      f.unavailable = attached.unavailable;
+      fmt::print(stderr, "ioacct stat: no busy%/dev%/in-flight columns: {}\n", *attached.unavailable);
     }
   }
 
@@ -140,7 +136,7 @@ int run_stat_command(const StatArgs& a) {
                    "a request no program saw start was already in flight then\n",
                    n, 100.0 * static_cast<double>(*row.late_ns) / static_cast<double>(*row.window_ns));
     }
-    write_out(a.format == "json" ? stat_to_json(r, f).dump() + "\n" : format_stat_console(r, f));
+    write_output(a.format == "json" ? stat_to_json(r, f).dump() + "\n" : format_stat_console(r, f));
   };
   run_stat_loop(loop, devices, tracker.get(), [&](int ms) { return signals.wait(ms); }, emit);
   tracker.reset();  // detach before saying goodbye

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "report/result.hpp"
+#include "runner/result.hpp"
 #include "workload/job.hpp"
 
 namespace ioacct {
@@ -18,5 +18,10 @@ std::string format_console(const JobSpec& job, const RunResult& r);
 nlohmann::json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::string>& argv);
 // The start-up line (stderr): effective configuration and obtained ring flags.
 std::string format_start_line(const JobSpec& job, const RunResult& context);
+
+// The words the JSON uses: "runtime", "ios", "interrupted", "errors", "fatal";
+// "target", "underlying".
+const char* stop_reason_name(StopReason r) noexcept;
+const char* device_role_name(DeviceRole r) noexcept;
 
 }  // namespace ioacct
