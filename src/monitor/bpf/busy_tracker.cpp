@@ -164,6 +164,7 @@ struct BusyTracker::Impl {
   PointerMap<Req> inflight;
   PointerMap<Agg> aggs;
   PointerMap<uint64_t> pending_issue;
+  PointerMap<uint8_t> held;
   std::vector<uint64_t> keys;
   std::vector<std::pair<uint64_t, std::optional<Req>>> changes;  // applied after a pass over `aggs`
   struct Dev {
@@ -180,7 +181,8 @@ struct BusyTracker::Impl {
   std::vector<uint64_t> dropped_seen, dropped_ns_seen;
   uint64_t dropped_total = 0;
   BusyCost cost;
-  std::vector<ioacct_rec> batch[IOACCT_LOGS], pending[IOACCT_LOGS];
+  std::vector<ioacct_rec> batch[IOACCT_LOGS], pending[IOACCT_LOGS], deferred[IOACCT_LOGS];
+  std::vector<uint64_t> cut_heads;
   bool collected_unknown = false;
 
   std::thread bg;
@@ -209,14 +211,31 @@ struct BusyTracker::Impl {
   // record (then a request in flight may be unknown) and adds dropped
   // completions' time to unsure.
   bool collect() {
+    // A consistent cut: every start log's head first, then the other logs'.
+    // A request's start is logged before its end, so an end taken here has
+    // its start taken too, unless the request started after the start heads
+    // were read; its record says so (its start stamp is later than `cut`),
+    // and it waits for the next pass. Read the other way round, a struct's
+    // next start could be taken before its previous end, or an end before
+    // its own start, whenever this thread is preempted in between.
+    for (uint32_t k = 0; k < nlogs; ++k)
+      for (const ioacct_rec& r : deferred[k]) pending[k].push_back(r);
+    for (auto& d : deferred) d.clear();
+    const uint64_t cut = now_ns();
+    for (uint32_t c = 0; c < ncpu; ++c) cut_heads[c] = __atomic_load_n(&heads[c].head, __ATOMIC_ACQUIRE);
+    for (uint32_t i = ncpu; i < nlogs * ncpu; ++i) cut_heads[i] = __atomic_load_n(&heads[i].head, __ATOMIC_ACQUIRE);
     bool unknown = false;
     for (uint32_t k = 0; k < nlogs; ++k) {
       for (uint32_t c = 0; c < ncpu; ++c) {
         const uint32_t idx = k * ncpu + c;
-        const uint64_t head = __atomic_load_n(&heads[idx].head, __ATOMIC_ACQUIRE);
+        const uint64_t head = cut_heads[idx];
         uint64_t tail = heads[idx].tail;
         if (head - tail > slots) tail = head - slots;  // never: the writer checks
-        for (uint64_t n = tail; n < head; ++n) pending[k].push_back(logs[idx * slots + (n & (slots - 1))]);
+        for (uint64_t n = tail; n < head; ++n) {
+          const ioacct_rec& r = logs[idx * slots + (n & (slots - 1))];
+          const uint64_t started = k == IOACCT_LOG_DONE && r.s ? r.s : r.t;  // the start is no later than this
+          (k != IOACCT_LOG_START && started > cut ? deferred[k] : pending[k]).push_back(r);
+        }
         busiest = std::max<uint64_t>(busiest, head - tail);
         __atomic_store_n(&heads[idx].tail, head, __ATOMIC_RELEASE);
         const uint64_t dropped = __atomic_load_n(&heads[idx].dropped, __ATOMIC_RELAXED);
@@ -458,9 +477,15 @@ struct BusyTracker::Impl {
     const uint64_t t = now_ns();
     unknown |= drain();
     apply(from, t1, t, true);
+    // Ends taken but held back for the next pass (collect()): those requests
+    // did end, and are not lost; the next round has their records.
+    held.clear();
+    for (uint32_t k : {uint32_t{IOACCT_LOG_DONE}, uint32_t{IOACCT_LOG_MERGE}})
+      for (const ioacct_rec& r : deferred[k]) held[r.rq] = 1;
     for (const auto& [rq, p] : probed) {
       Req* r = inflight.find(rq);
       if (!r || r->fresh) continue;  // ended (or ended and started again) after the sweep
+      if (held.find(rq)) continue;
       if (!classify(*r, p, from, t)) inflight.erase(rq);
     }
     inflight.for_each([&](uint64_t, Req& r) {
@@ -756,6 +781,7 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   impl->heads = impl->heads_v.as<ioacct_head>();
   impl->probes = impl->probes_v.as<ioacct_probe>();
   impl->dropped_seen.assign(impl->nlogs * impl->ncpu, 0);
+  impl->cut_heads.assign(impl->nlogs * impl->ncpu, 0);
   impl->dropped_ns_seen.assign(impl->nlogs * impl->ncpu, 0);
   impl->dev.resize(devices.size());
   for (Impl::Dev& d : impl->dev) {
