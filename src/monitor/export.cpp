@@ -119,6 +119,11 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
     auto lost = family("ioacct_device_lost_completions_total",
                        "Requests whose end no BPF program saw (the kernel skipped it); the kernel's own state showed "
                        "them gone", MetricType::Counter);
+    auto seen = family("ioacct_device_seen_completions_total",
+                       "Requests whose end the busy tracker saw or found lost (flushes aside): where the increase of "
+                       "ioacct_device_completed_ios_total{direction!=\"flush\"} over a window is larger, some "
+                       "completions were seen by no BPF program at either end and no busy bound holds for it",
+                       MetricType::Counter);
     auto unsure = family("ioacct_device_busy_unsure_seconds_total",
                          "Time that may have been busy but is not counted in ioacct_device_busy_seconds_total (a "
                          "request whose end or start no program saw): the true busy time lies between that and the sum",
@@ -135,6 +140,7 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
         add(depth, {{"device", name}, {"depth", depth_label(b)}}, seconds(c.depth_ns[b]));
       add(unseen, {{"device", name}}, static_cast<double>(c.unseen_starts));
       add(lost, {{"device", name}}, static_cast<double>(c.lost));
+      add(seen, {{"device", name}}, static_cast<double>(c.done + c.lost));
       add(unsure, {{"device", name}}, seconds(c.unsure_ns));
       if (!c.latency_count.empty()) {
         ClientMetric m;
@@ -148,6 +154,7 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
     out.push_back(std::move(depth));
     out.push_back(std::move(unseen));
     out.push_back(std::move(lost));
+    out.push_back(std::move(seen));
     out.push_back(std::move(unsure));
     if (!latency.metric.empty()) out.push_back(std::move(latency));
   }

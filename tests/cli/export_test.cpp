@@ -150,6 +150,8 @@ TEST(Export, CountersMoveByTheIoDoneOnALoopDeviceBetweenTwoScrapes) {
   EXPECT_EQ(d(s1, s2, "ioacct_device_request_latency_seconds_count{" + dev + "}") + lost, 2000);
   EXPECT_EQ(d(s1, s2, "ioacct_device_request_latency_seconds_bucket{" + dev + ",le=\"+Inf\"}") + lost, 2000);
   EXPECT_LE(lost, 20) << "lost completions are rare";
+  EXPECT_EQ(d(s1, s2, "ioacct_device_seen_completions_total{" + dev + "}"), 2000)
+      << "every read was seen ending or found lost: the window's bound holds";
   EXPECT_GT(d(s1, s2, "ioacct_device_request_latency_seconds_sum{" + dev + "}"), 0);
   const double user_cpu = d(s1, s2, "ioacct_tracker_cpu_seconds_total{part=\"user\"}");
   EXPECT_GT(user_cpu, 0) << "the tracker's own CPU is in the open";
