@@ -37,11 +37,17 @@ std::vector<StatDevice> select_stat_devices(std::string_view diskstats_text, con
 struct StatSample {
   uint64_t uptime_cs = 0;                   // /proc/uptime, 1/100 s: iostat's clock for the interval
   std::map<std::string, DiskStats> disks;   // by name
+  // /proc/diskstats again right after the tracker's read (only with a
+  // tracker): the completions diskstats counts between this and the next
+  // sample's `disks` all fall inside the tracker's window, whatever the reads
+  // cost, which is what the check of invisible completions needs.
+  std::map<std::string, DiskStats> disks_after;
   std::optional<std::vector<BusyCounters>> busy;  // in device order; none without a tracker
   std::optional<BusyCost> cost;                   // the tracker's own cost so far
   std::optional<std::string> busy_error;          // the tracker could not be read (then `busy` is none)
 };
-// Reads /proc/uptime, then /proc/diskstats, then the tracker (iostat's order).
+// Reads /proc/uptime, then /proc/diskstats, then the tracker (iostat's order),
+// then /proc/diskstats once more.
 StatSample take_stat_sample(const std::vector<StatDevice>& devices, const BusyTracker* tracker);
 
 struct LatencySummary {
