@@ -5,7 +5,8 @@
 #    (fast, so a per-I/O cost shows), with and without `ioacct stat` attached.
 #    Every case interleaved, REPS rounds, medians:
 #    - g1: the programs' own time per I/O <= 0.3 us: kernel.bpf_stats run
-#      time summed over stat's programs, divided by the I/Os, minus what
+#      time summed over stat's programs, divided by the I/Os (every request
+#      completed on the machine meanwhile: the programs run for all), minus what
 #      bpf_stats itself adds per program run, measured on an empty program
 #      attached to the same two tracepoints in the same run;
 #    - g2: fio IOPS with / without stat >= 0.98;
@@ -104,6 +105,19 @@ prog_runs() {
   echo "$t $c"
 }
 
+# block_ios: requests completed on every whole disk so far (/proc/diskstats:
+# reads, writes, discards, flushes). The programs run for every request on
+# the machine (most return at the device test), so their time is per request
+# of the machine; other processes' I/O on vda counts too.
+block_ios() {
+  local n=0 name
+  while read -r _ _ name r _ _ _ w _ _ _ _ _ _ d _ _ _ f _; do
+    [ -e "/sys/class/block/$name/partition" ] && continue
+    n=$((n + r + w + ${d:-0} + ${f:-0}))
+  done </proc/diskstats
+  echo "$n"
+}
+
 # An empty program on the two tracepoints stat's default programs use, held
 # until killed: its run time per run is what bpf_stats itself adds (two clock
 # reads and the call), to be taken off stat's figure. Plain python, ctypes.
@@ -156,12 +170,14 @@ if [[ " $PARTS " == *" g "* ]]; then
               start_empty
               read -r t0 n0 < <(prog_runs "$STAT_PID")
               read -r e0 m0 < <(prog_runs name:ioacct_empty)
+              b0=$(block_ios)
               run_fio "$out.json" $(fio_args "$c" "$qd")
+              b1=$(block_ios)
               read -r t1 n1 < <(prog_runs "$STAT_PID")
               read -r e1 m1 < <(prog_runs name:ioacct_empty)
               stop_empty
               interrupt_stat
-              echo "$((t1 - t0)) $((n1 - n0)) $((e1 - e0)) $((m1 - m0))" >"$out.progs"
+              echo "$((t1 - t0)) $((n1 - n0)) $((e1 - e0)) $((m1 - m0)) $((b1 - b0))" >"$out.progs"
               ;;
           esac
         done
@@ -171,16 +187,18 @@ d, c, qd, rep = sys.argv[1:5]
 def iops(mode):
     return json.load(open(f"{d}/g.{c}.{qd}.{mode}.{rep}.json"))["jobs"][0]["read"]["iops"]
 base = f"{d}/g.{c}.{qd}.stats.{rep}"
-t, n, e, m = map(int, open(base + ".progs").read().split())
-ios = json.load(open(base + ".json"))["jobs"][0]["read"]["total_ios"]
+t, n, e, m, blk = map(int, open(base + ".progs").read().split())
+fio_ios = json.load(open(base + ".json"))["jobs"][0]["read"]["total_ios"]
+ios = max(blk, fio_ios)  # every request on the machine; at least fio's
 empty = e / m if m else 0.0
 prog_us = (t - n * empty) / ios / 1000 if ios else 0.0
 raw_us = t / ios / 1000 if ios else 0.0
+fio_share = fio_ios / ios if ios else 0.0
 tr = json.loads(open(f"{d}/g.{c}.{qd}.on.{rep}.stat").readline() or "{}").get("tracker") or {}
 user_us = (tr.get("user_cpu_ns") or 0) / max(1, tr.get("completions") or 0) / 1000
-print(c, qd, rep, iops("off"), iops("on"), prog_us, raw_us, empty, n / ios if ios else 0, user_us)
+print(c, qd, rep, iops("off"), iops("on"), prog_us, raw_us, empty, n / ios if ios else 0, user_us, fio_share)
 PYEOF
-        tail -1 "$ROWS" | awk '{printf "  rep %s  %-4s depth %-2s  IOPS without %8.0f  with %8.0f (%.3f)  programs %.3f us/IO (%.3f with bpf_stats; empty program %.0f ns, %.2f runs/IO)  reader %.3f us/IO\n", $3, $1, $2, $4, $5, $5 / $4, $6, $7, $8, $9, $10}'
+        tail -1 "$ROWS" | awk '{printf "  rep %s  %-4s depth %-2s  IOPS without %8.0f  with %8.0f (%.3f)  programs %.3f us/IO (%.3f with bpf_stats; empty program %.0f ns, %.2f runs/IO; fio %.0f%% of the I/Os)  reader %.3f us/IO\n", $3, $1, $2, $4, $5, $5 / $4, $6, $7, $8, $9, 100 * $11, $10}'
       done
     done
   done
@@ -191,8 +209,8 @@ cases = []
 for r in rows:
     if (r[0], r[1]) not in cases: cases.append((r[0], r[1]))
 print()
-print("| case | depth | IOPS without | IOPS with stat | ratio | programs µs/IO (bpf_stats share taken off) | with its share | reader µs/IO |")
-print("|---|---|---|---|---|---|---|---|")
+print("| case | depth | IOPS without | IOPS with stat | ratio | programs µs/IO (bpf_stats share taken off) | with its share | fio's share of the I/Os | reader µs/IO |")
+print("|---|---|---|---|---|---|---|---|---|")
 fails = []
 for c, qd in cases:
     rs = [r for r in rows if (r[0], r[1]) == (c, qd)]
@@ -200,7 +218,7 @@ for c, qd in cases:
     off, on = med(3), med(4)
     ratio = st.median(float(r[4]) / float(r[3]) for r in rs)
     prog = med(5)
-    print(f"| {c} | {qd} | {off:,.0f} | {on:,.0f} | {ratio:.3f} | {prog:.3f} | {med(6):.3f} | {med(9):.3f} |")
+    print(f"| {c} | {qd} | {off:,.0f} | {on:,.0f} | {ratio:.3f} | {prog:.3f} | {med(6):.3f} | {100 * med(10):.0f}% | {med(9):.3f} |")
     fails += [f"g1 {c} depth {qd}"] if prog > 0.3 else []
     fails += [f"g2 {c} depth {qd}"] if ratio < 0.98 else []
 print(f"(medians of {len(rows) // max(1, len(cases))} interleaved rounds)")
