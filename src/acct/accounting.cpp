@@ -92,7 +92,7 @@ void add_exact_busy(Accounting& acc, const std::vector<std::string>& names, cons
       const double w = static_cast<double>(y.stamp_ns - x.stamp_ns);
       if (w <= 0) continue;
       d.busy_pct = 100.0 * static_cast<double>(y.busy_ns - x.busy_ns) / w;
-      d.dev_pct = 100.0 * static_cast<double>(y.dev_busy_ns - x.dev_busy_ns) / w;
+      if (y.device_span) d.dev_pct = 100.0 * static_cast<double>(y.dev_busy_ns - x.dev_busy_ns) / w;
       d.lost = y.lost - x.lost;
       d.unsure_pct = 100.0 * static_cast<double>(y.unsure_ns - x.unsure_ns) / w;
     }

@@ -69,9 +69,10 @@ Accounting account(const SystemSample& a, const SystemSample& b, const std::vect
 // need, cumulative, stamped with CLOCK_MONOTONIC.
 struct ExactBusySample {
   uint64_t stamp_ns = 0, busy_ns = 0, dev_busy_ns = 0, lost = 0, unsure_ns = 0;
+  bool device_span = false;  // dev_busy_ns measured (the tracker's dev% is opt-in)
 };
 
-// Fills busy_pct, dev_pct, lost and unsure_pct of every device in `acc` named
+// Fills busy_pct, dev_pct (where measured), lost and unsure_pct of every device in `acc` named
 // in `names`, from its counters at the window's two edges (a[i] and b[i] are
 // names[i]'s), over the time between the two reads. Pure. When either edge
 // was not read whole (its size is not names.size()) nothing is filled: the

@@ -66,7 +66,11 @@ CLI::App* add_export_command(CLI::App& app, ExportArgs& a) {
                 "Scrapes closer together than this get the previous walk's figures (default 1s)")
       ->type_name("DURATION");
   e->add_flag("--no-bpf", a.no_bpf, "io_ticks and ring metrics only: do not load the eBPF programs");
-  e->add_flag("--no-latency", a.no_latency, "No request latency histogram (the tracker then does less per request)");
+  e->add_flag("--no-latency", a.no_latency, "No request latency histogram (saves its series; the programs do the same either way)");
+  e->add_flag("--dev", a.dev, "Also ioacct_device_driver_busy_seconds_total (one more tracepoint, with a clock read, per I/O)");
+  e->add_flag("--bpf-stats", a.bpf_stats,
+              "Turn on the kernel's BPF run-time statistics while serving, so that ioacct_tracker_cpu_seconds_total "
+              "has the programs' own time (it costs every BPF program on the machine two clock reads per run)");
   e->add_option("devices", a.devices, "Devices by name (vda, loop0) or path (default: every whole disk that has done I/O)")
       ->type_name("DEVICE");
   return e;
@@ -82,7 +86,8 @@ int run_export_command(const ExportArgs& a) {
   StopSignals stop;  // before any thread: the HTTP server's threads inherit the blocked signals
   std::unique_ptr<BusyTracker> tracker;
   if (!a.no_bpf && !devices.empty()) {
-    TrackerAttach attached = attach_tracker(busy_devices(devices), !a.no_latency);
+    TrackerAttach attached = attach_tracker(busy_devices(devices),
+                                            {.latency = !a.no_latency, .device_span = a.dev, .bpf_stats = a.bpf_stats});
     tracker = std::move(attached.tracker);
     if (!tracker)
       fmt::print(stderr, "ioacct export: no exact busy, in-flight or latency metrics: {}\n", *attached.unavailable);

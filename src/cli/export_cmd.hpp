@@ -9,6 +9,8 @@ namespace ioacct {
 struct ExportArgs {
   std::string listen = "127.0.0.1:9464", min_interval = "1s";
   bool no_bpf = false, no_latency = false;
+  bool dev = false;        // --dev: also the driver busy time (one more tracepoint per I/O)
+  bool bpf_stats = false;  // --bpf-stats: the kernel's BPF run-time statistics on, for the tracker's cost metric
   std::vector<std::string> devices;
 };
 

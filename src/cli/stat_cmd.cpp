@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 #include <set>
+#include <string>
 
 #include "cli/cli.hpp"
 #include "cli/signals.hpp"
@@ -37,8 +38,8 @@ CLI::App* add_stat_command(CLI::App& app, StatArgs& a) {
   CLI::App* s = app.add_subcommand(
       "stat",
       "iostat -x for block devices, with the exact busy time beside io_ticks' %util: busy% (>= 1 request "
-      "between the block layer's accounting points), dev% (issue to completion) and the time-weighted "
-      "in-flight distribution, from eBPF.");
+      "between the block layer's accounting points, with how unsure it is) and the time-weighted in-flight "
+      "distribution, from eBPF.");
   s->footer(
       "Like iostat: the first report covers the time since boot unless -y; INTERVAL in seconds (or a duration: "
       "500ms), COUNT reports, then exit (without COUNT: until Ctrl-C). Without root (CAP_BPF+CAP_PERFMON) or BTF "
@@ -48,9 +49,12 @@ CLI::App* add_stat_command(CLI::App& app, StatArgs& a) {
   s->add_flag("-y", a.omit_first, "omit the first report (statistics since boot)");
   s->add_flag("--latency", a.latency, "per-device latency percentiles (p50, p99, max) from an in-kernel histogram");
   s->add_flag("--no-bpf", a.no_bpf, "io_ticks columns only: do not load the eBPF programs");
-  s->add_flag("--no-dev", a.no_dev,
-              "no dev% column: the issue..complete span is not traced, which halves the events per I/O and "
-              "the tracker's cost");
+  s->add_flag("--dev", a.dev,
+              "also dev%: >= 1 request between block_rq_issue and the end of its accounting (one more tracepoint, "
+              "with a clock read, per I/O)");
+  s->add_flag("--bpf-stats", a.bpf_stats,
+              "turn on the kernel's BPF run-time statistics while running, so that the JSON's tracker cost includes "
+              "the programs' own time (it costs every BPF program on the machine two clock reads per run)");
   s->add_option("--format", a.format, "console or json (JSON lines: one object per report)")->type_name("FORMAT");
   s->add_option("args", a.args, "[INTERVAL [COUNT]] [DEVICE...]: devices by name (vda, vda1, loop0) or path")
       ->type_name("");
@@ -84,9 +88,12 @@ int run_stat_command(const StatArgs& a) {
   StatFormat f;
   f.latency = a.latency;
   std::unique_ptr<BusyTracker> tracker;
-  // The exact columns need an interval: the since-boot report has none.
-  if (!a.no_bpf && loop.interval_ns > 0 && !devices.empty()) {
-    TrackerAttach attached = attach_tracker(busy_devices(devices), a.latency, !a.no_dev);
+  // The exact columns need an interval: the since-boot report has none, so
+  // `stat N 1` (only that report, as iostat) loads nothing.
+  const bool interval_reports = loop.interval_ns > 0 && (loop.count != 1 || loop.omit_first);
+  if (!a.no_bpf && interval_reports && !devices.empty()) {
+    TrackerAttach attached = attach_tracker(busy_devices(devices),
+                                            {.latency = a.latency, .device_span = a.dev, .bpf_stats = a.bpf_stats});
     tracker = std::move(attached.tracker);
     if (tracker) {
       f.source = tracker->source();
@@ -98,30 +105,37 @@ int run_stat_command(const StatArgs& a) {
     }
   }
 
-  std::set<std::string> warned, warned_lost, warned_dropped;
+  std::set<std::string> warned_lost, warned_unseen, warned_late;
+  bool warned_error = false;
   auto emit = [&](const StatReport& r) {
-    for (const StatRow& row : r.rows)
-      if (row.contended && *row.contended > 0 && warned_dropped.insert(row.device.name).second)
+    if (r.busy_error && !warned_error) {
+      warned_error = true;
+      fmt::print(stderr, "ioacct stat: the exact columns of this report are '-': cannot read the busy tracker: {}\n",
+                 *r.busy_error);
+    }
+    for (const StatRow& row : r.rows) {
+      const std::string& n = row.device.name;
+      if (row.invalid)
+        fmt::print(stderr, "ioacct stat: {}: busy% and in-flight are '-' for this report: {}\n", n, *row.invalid);
+      if (row.lost && *row.lost > 0 && warned_lost.insert(n).second)
         fmt::print(stderr,
-                   "ioacct stat: {}: {} change{} of the in-flight count lost the compare-and-swap race 16 times and "
-                   "{} dropped, so busy% and the in-flight columns are off for that report: please report it with "
-                   "the device and CPU count\n",
-                   row.device.name, *row.contended, *row.contended == 1 ? "" : "s",
-                   *row.contended == 1 ? "was" : "were");
-    for (const StatRow& row : r.rows)
-      if (row.lost && *row.lost > 0 && warned_lost.insert(row.device.name).second)
+                   "ioacct stat: {}: the kernel ran no BPF program for the end of {} request{} (docs/design.md, "
+                   "\"Lost events\"); the time since each was last seen in flight is counted as unsure, not busy: "
+                   "busy% may read up to {:.2f} points low in that report, and the JSON has busy_unsure_pct for every "
+                   "report\n",
+                   n, *row.lost, *row.lost == 1 ? "" : "s", row.unsure_pct.value_or(0));
+      if (row.unseen_starts && *row.unseen_starts > 0 && warned_unseen.insert(n).second)
         fmt::print(stderr,
-                   "ioacct stat: {}: the kernel ran no BPF program for {} completion{} (it skips them now and then "
-                   "under load); found afterwards, so busy% may read up to {:.2f} points low in that report: the JSON "
-                   "has busy_unsure_pct for every report, and less load on the CPUs makes it rarer\n",
-                   row.device.name, *row.lost, *row.lost == 1 ? "" : "s", row.unsure_pct.value_or(0));
-    for (const StatRow& row : r.rows)
-      if (row.untracked && *row.untracked > 0 && warned.insert(row.device.name).second)
+                   "ioacct stat: {}: {} request{} in flight {} not seen starting (no BPF program ran for {}); {} time "
+                   "is unsure in the report it ended in\n",
+                   n, *row.unseen_starts, *row.unseen_starts == 1 ? "" : "s", *row.unseen_starts == 1 ? "was" : "were",
+                   *row.unseen_starts == 1 ? "it" : "them", *row.unseen_starts == 1 ? "its" : "their");
+      if (row.late_ns && *row.late_ns > 0 && row.window_ns && warned_late.insert(n).second)
         fmt::print(stderr,
-                   "ioacct stat: {} request{} on {} started before the tracker attached and {} left out of busy%/dev% "
-                   "(the first interval may read low; the next ones are whole)\n",
-                   *row.untracked, *row.untracked == 1 ? "" : "s", row.device.name,
-                   *row.untracked == 1 ? "is" : "are");
+                   "ioacct stat: {}: the previous report's busy% + unsure% may have been low by up to {:.2f} points: "
+                   "a request no program saw start was already in flight then\n",
+                   n, 100.0 * static_cast<double>(*row.late_ns) / static_cast<double>(*row.window_ns));
+    }
     write_output(a.format == "json" ? stat_to_json(r, f).dump() + "\n" : format_stat_console(r, f));
   };
   run_stat_loop(loop, devices, tracker.get(), [&](int ms) { return signals.wait(ms); }, emit);

@@ -12,7 +12,8 @@ struct StatArgs {
   bool omit_first = false;  // -y
   bool latency = false;     // --latency
   bool no_bpf = false;      // --no-bpf: io_ticks columns only
-  bool no_dev = false;      // --no-dev: no dev% (half the tracepoints)
+  bool dev = false;         // --dev: also dev% (one more tracepoint per I/O)
+  bool bpf_stats = false;   // --bpf-stats: the kernel's BPF run-time statistics on, for the tracker's cost
   std::string format = "console";
   std::vector<std::string> args;
 };

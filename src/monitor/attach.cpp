@@ -4,10 +4,10 @@
 
 namespace ioacct {
 
-TrackerAttach attach_tracker(const std::vector<BusyDevice>& devices, bool latency, bool device_span) {
+TrackerAttach attach_tracker(const std::vector<BusyDevice>& devices, const BusyOptions& options) {
   TrackerAttach a;
   try {
-    a.tracker = BusyTracker::attach(devices, latency, device_span);
+    a.tracker = BusyTracker::attach(devices, options);
   } catch (const NotAvailable& e) {
     a.unavailable = e.what();
   }

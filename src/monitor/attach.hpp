@@ -21,7 +21,7 @@ struct TrackerAttach {
 
 // BusyTracker::attach, with NotAvailable turned into `unavailable`; any other
 // error is thrown as it is.
-TrackerAttach attach_tracker(const std::vector<BusyDevice>& devices, bool latency, bool device_span = true);
+TrackerAttach attach_tracker(const std::vector<BusyDevice>& devices, const BusyOptions& options = {});
 
 // What to watch: the devices stat and export chose, or the devices of a
 // diskstats sample (in its order: by name).

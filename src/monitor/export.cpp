@@ -36,7 +36,13 @@ void add(MetricFamily& f, Labels labels, double value) {
 
 double seconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 
-const char* const kDepthLabels[BusyCounters::kDepthBuckets] = {"0", "1", "2-3", "4-7", "8-15", "16+"};
+// "0", "1", "2-3", ..., "128-255", "256+".
+std::string depth_label(int k) {
+  const uint64_t lo = busy_depth_low(k);
+  if (k == BusyCounters::kDepthBuckets - 1) return fmt::format("{}+", lo);
+  const uint64_t hi = busy_depth_low(k + 1) - 1;
+  return lo == hi ? fmt::format("{}", lo) : fmt::format("{}-{}", lo, hi);
+}
 
 // The tracker's fine log-linear buckets summed into powers of two of
 // nanoseconds, 2^13 (8.2 µs) to 2^33 (8.6 s): each power of two is a fine
@@ -98,24 +104,29 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
 
   if (s.busy) {
     auto busy = family("ioacct_device_busy_seconds_total",
-                       "Exact time with at least one request between the block layer's accounting points "
+                       "Exact time with at least one request certainly between the block layer's accounting points "
                        "(block_io_start..block_io_done; eBPF)", MetricType::Counter);
     auto driver = family("ioacct_device_driver_busy_seconds_total",
-                         "Exact time with at least one request between issue to the driver and completion "
-                         "(block_rq_issue..block_rq_complete; eBPF)", MetricType::Counter);
+                         "Exact time with at least one request between issue to the driver and the end of its "
+                         "accounting (block_rq_issue..block_io_done; eBPF; only with --dev)", MetricType::Counter);
     auto depth = family("ioacct_device_inflight_seconds_total",
-                        "Time spent with this many requests in flight (accounting span; depth buckets 0, 1, 2-3, "
-                        "4-7, 8-15, 16+); the buckets other than 0 add up to ioacct_device_busy_seconds_total",
+                        "Time spent with this many requests certainly in flight (accounting span; depth buckets 0, 1, "
+                        "2-3, ..., 128-255, 256+); the buckets other than 0 add up to ioacct_device_busy_seconds_total",
                         MetricType::Counter);
-    auto untracked = family("ioacct_device_untracked_requests_total",
-                            "Requests the tracker did not count (in flight when it attached, or its table full)",
-                            MetricType::Counter);
+    auto unseen = family("ioacct_device_unseen_starts_total",
+                         "Requests in flight whose start no BPF program saw (the kernel skipped it)",
+                         MetricType::Counter);
     auto lost = family("ioacct_device_lost_completions_total",
-                       "Completions the kernel ran no BPF program for (it skips them now and then under load), "
-                       "found afterwards from the request's own state", MetricType::Counter);
+                       "Requests whose end no BPF program saw (the kernel skipped it); the kernel's own state showed "
+                       "them gone", MetricType::Counter);
+    auto seen = family("ioacct_device_seen_completions_total",
+                       "Requests whose end the busy tracker saw or found lost (flushes aside): where the increase of "
+                       "ioacct_device_completed_ios_total{direction!=\"flush\"} over a window is larger, some "
+                       "completions were seen by no BPF program at either end and no busy bound holds for it",
+                       MetricType::Counter);
     auto unsure = family("ioacct_device_busy_unsure_seconds_total",
-                         "Time a lost completion's request was the only one counted in flight: left out of "
-                         "ioacct_device_busy_seconds_total, so the true busy time lies between that and the sum",
+                         "Time that may have been busy but is not counted in ioacct_device_busy_seconds_total (a "
+                         "request whose end or start no program saw): the true busy time lies between that and the sum",
                          MetricType::Counter);
     auto latency = family("ioacct_device_request_latency_seconds",
                           "Request latency over the accounting span (block_io_start..block_io_done; eBPF)",
@@ -124,11 +135,12 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
       const BusyCounters& c = (*s.busy)[i];
       const std::string& name = devices[i].name;
       add(busy, {{"device", name}}, seconds(c.busy_ns));
-      add(driver, {{"device", name}}, seconds(c.dev_busy_ns));
+      if (c.device_span) add(driver, {{"device", name}}, seconds(c.dev_busy_ns));
       for (int b = 0; b < BusyCounters::kDepthBuckets; ++b)
-        add(depth, {{"device", name}, {"depth", kDepthLabels[b]}}, seconds(c.depth_ns[b]));
-      add(untracked, {{"device", name}}, static_cast<double>(c.untracked));
+        add(depth, {{"device", name}, {"depth", depth_label(b)}}, seconds(c.depth_ns[b]));
+      add(unseen, {{"device", name}}, static_cast<double>(c.unseen_starts));
       add(lost, {{"device", name}}, static_cast<double>(c.lost));
+      add(seen, {{"device", name}}, static_cast<double>(c.done + c.lost));
       add(unsure, {{"device", name}}, seconds(c.unsure_ns));
       if (!c.latency_count.empty()) {
         ClientMetric m;
@@ -138,12 +150,29 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
       }
     }
     out.push_back(std::move(busy));
-    out.push_back(std::move(driver));
+    if (!driver.metric.empty()) out.push_back(std::move(driver));
     out.push_back(std::move(depth));
-    out.push_back(std::move(untracked));
+    out.push_back(std::move(unseen));
     out.push_back(std::move(lost));
+    out.push_back(std::move(seen));
     out.push_back(std::move(unsure));
     if (!latency.metric.empty()) out.push_back(std::move(latency));
+  }
+  if (s.cost) {
+    // What the exact figures cost the machine, so that a fleet can see it:
+    // rate(cpu) / rate(completions) is the tracker's CPU per I/O.
+    auto cpu = family("ioacct_tracker_cpu_seconds_total",
+                      "CPU time of the busy tracker: part=\"user\" its reader in this process (merging the BPF "
+                      "programs' logs), part=\"bpf\" the programs' own run time (only while kernel.bpf_stats_enabled "
+                      "is 1, e.g. with --bpf-stats)", MetricType::Counter);
+    add(cpu, {{"part", "user"}}, seconds(s.cost->user_cpu_ns));
+    if (s.cost->bpf_run_ns) add(cpu, {{"part", "bpf"}}, seconds(*s.cost->bpf_run_ns));
+    auto done = family("ioacct_tracker_completions_total",
+                       "Requests the busy tracker saw complete on the watched devices: the I/Os its CPU time is spread "
+                       "over", MetricType::Counter);
+    add(done, {}, static_cast<double>(s.cost->completions));
+    out.push_back(std::move(cpu));
+    out.push_back(std::move(done));
   }
 
   auto sq_cpu = family("ioacct_sq_thread_cpu_seconds_total",
@@ -195,6 +224,7 @@ std::vector<MetricFamily> ExportCollector::Collect() const {
     StatSample st = take_stat_sample(devices_, tracker_);
     s.disks = std::move(st.disks);
     s.busy = std::move(st.busy);
+    s.cost = st.cost;
     s.rings = scan_rings();
   } catch (const std::exception&) {
     return cached_;  // an exception must not reach the HTTP server's thread

@@ -23,6 +23,7 @@ namespace ioacct {
 struct ExportSample {
   std::map<std::string, DiskStats> disks;
   std::optional<std::vector<BusyCounters>> busy;
+  std::optional<BusyCost> cost;  // the tracker's own cost, with `busy`
   RingScan rings;
 };
 

@@ -81,7 +81,15 @@ StatSample take_stat_sample(const std::vector<StatDevice>& devices, const BusyTr
   names.reserve(devices.size());
   for (const StatDevice& d : devices) names.push_back(d.name);
   s.disks = sample_system(names, {}, false, false).disks;
-  if (tracker) s.busy = tracker->read();
+  if (tracker) {
+    try {
+      s.busy = tracker->read();
+      s.cost = tracker->cost();
+      s.disks_after = sample_system(names, {}, false, false).disks;
+    } catch (const std::exception& e) {
+      s.busy_error = e.what();
+    }
+  }
   return s;
 }
 
@@ -106,6 +114,16 @@ double bucket_quantile(const std::vector<uint64_t>& le, const std::vector<uint64
 StatReport make_stat_report(const std::vector<StatDevice>& devices, const StatSample* prev, const StatSample& cur) {
   StatReport r;
   r.since_boot = prev == nullptr;
+  r.busy_error = cur.busy_error;
+  if (prev && prev->cost && cur.cost) {
+    TrackerCost c;
+    c.completions = cur.cost->completions - prev->cost->completions;
+    c.user_cpu_ns = cur.cost->user_cpu_ns - prev->cost->user_cpu_ns;
+    if (prev->cost->bpf_run_ns && cur.cost->bpf_run_ns) c.bpf_run_ns = *cur.cost->bpf_run_ns - *prev->cost->bpf_run_ns;
+    if (c.completions)
+      c.cpu_ns_per_io = static_cast<double>(c.user_cpu_ns + c.bpf_run_ns.value_or(0)) / static_cast<double>(c.completions);
+    r.tracker = c;
+  }
   const uint64_t itv_cs = prev ? cur.uptime_cs - prev->uptime_cs : cur.uptime_cs;
   r.interval_s = static_cast<double>(itv_cs) / 100;
   for (size_t i = 0; i < devices.size(); ++i) {
@@ -129,22 +147,45 @@ StatReport make_stat_report(const std::vector<StatDevice>& devices, const StatSa
       row.window_start_ns = x.stamp_ns;
       row.window_end_ns = y.stamp_ns;
       row.window_ns = w;
-      row.busy_ns = y.busy_ns - x.busy_ns;
-      if (y.device_span) row.dev_busy_ns = y.dev_busy_ns - x.dev_busy_ns;
-      row.busy_pct = pct(*row.busy_ns, w);
-      if (row.dev_busy_ns) row.dev_pct = pct(*row.dev_busy_ns, w);
-      std::array<double, BusyCounters::kDepthBuckets> d{};
-      for (int k = 0; k < BusyCounters::kDepthBuckets; ++k) d[k] = pct(y.depth_ns[k] - x.depth_ns[k], w);
-      row.depth_pct = d;
       row.started = y.started - x.started;
       row.done = y.done - x.done;
-      row.untracked = y.untracked - x.untracked;
+      row.merged = y.merged - x.merged;
       row.in_flight = y.in_flight;
       row.missed = y.missed - x.missed;
       row.lost = y.lost - x.lost;
-      row.contended = y.contended - x.contended;
-      row.unsure_ns = y.unsure_ns - x.unsure_ns;
-      row.unsure_pct = pct(*row.unsure_ns, w);
+      row.unseen_starts = y.unseen_starts - x.unseen_starts;
+      row.late_ns = y.late_ns - x.late_ns;
+      row.dropped = y.dropped - x.dropped;
+      // diskstats' completions against the tracker's, over a span inside
+      // the tracker's window (after the previous read, before this one): a
+      // few requests in flight at either end may be counted on one side only.
+      auto pa = prev->disks_after.find(dev.name);
+      const DiskStats& da = pa != prev->disks_after.end() ? pa->second : *a;
+      const DiskStats& db = b->second;
+      auto since = [](uint64_t y0, uint64_t x0) { return y0 > x0 ? y0 - x0 : 0; };
+      const uint64_t kernel_done =
+          since(db.reads, da.reads) + since(db.writes, da.writes) + since(db.discards, da.discards);
+      const uint64_t seen = *row.done + *row.lost;
+      const uint64_t slack = x.in_flight + y.in_flight + 4;
+      row.invisible = kernel_done > seen + slack ? kernel_done - seen : 0;
+      if (*row.invisible > 0)
+        row.invalid = fmt::format("{} completions diskstats counted were seen by no BPF program at either end, so "
+                                  "no bound holds for the time they took", *row.invisible);
+      if (!row.invalid) {
+        row.busy_ns = y.busy_ns - x.busy_ns;
+        row.busy_pct = pct(*row.busy_ns, w);
+        row.unsure_ns = y.unsure_ns - x.unsure_ns;
+        row.unsure_pct = pct(*row.unsure_ns, w);
+        if (y.device_span) {
+          row.dev_busy_ns = y.dev_busy_ns - x.dev_busy_ns;
+          row.dev_pct = pct(*row.dev_busy_ns, w);
+          row.dev_unsure_ns = y.dev_unsure_ns - x.dev_unsure_ns;
+          row.dev_unsure_pct = pct(*row.dev_unsure_ns, w);
+        }
+        std::array<double, BusyCounters::kDepthBuckets> d{};
+        for (int k = 0; k < BusyCounters::kDepthBuckets; ++k) d[k] = pct(y.depth_ns[k] - x.depth_ns[k], w);
+        row.depth_pct = d;
+      }
       if (!y.latency_count.empty() && x.latency_count.size() == y.latency_count.size()) {
         std::vector<uint64_t> delta(y.latency_count.size());
         LatencySummary l;

@@ -37,9 +37,17 @@ std::vector<StatDevice> select_stat_devices(std::string_view diskstats_text, con
 struct StatSample {
   uint64_t uptime_cs = 0;                   // /proc/uptime, 1/100 s: iostat's clock for the interval
   std::map<std::string, DiskStats> disks;   // by name
+  // /proc/diskstats again right after the tracker's read (only with a
+  // tracker): the completions diskstats counts between this and the next
+  // sample's `disks` all fall inside the tracker's window, whatever the reads
+  // cost, which is what the check of invisible completions needs.
+  std::map<std::string, DiskStats> disks_after;
   std::optional<std::vector<BusyCounters>> busy;  // in device order; none without a tracker
+  std::optional<BusyCost> cost;                   // the tracker's own cost so far
+  std::optional<std::string> busy_error;          // the tracker could not be read (then `busy` is none)
 };
-// Reads /proc/uptime, then /proc/diskstats, then the tracker (iostat's order).
+// Reads /proc/uptime, then /proc/diskstats, then the tracker (iostat's order),
+// then /proc/diskstats once more.
 StatSample take_stat_sample(const std::vector<StatDevice>& devices, const BusyTracker* tracker);
 
 struct LatencySummary {
@@ -56,20 +64,37 @@ struct StatRow {
   std::optional<double> busy_pct, dev_pct;
   std::optional<std::array<double, BusyCounters::kDepthBuckets>> depth_pct;  // of the window, adds up to 100
   std::optional<LatencySummary> latency;   // with --latency
-  std::optional<uint64_t> started, done, untracked;  // requests in the window
-  std::optional<uint64_t> in_flight;                 // requests in flight (accounting span) at the window's end
-  std::optional<uint64_t> missed;                    // tracepoint hits no program ran for, in the window (all devices)
-  // Completions no program ran for, found later (BusyCounters::lost), and the
-  // time left out of busy_ns because of them: busy lies in [busy, busy + unsure].
-  std::optional<uint64_t> lost, unsure_ns;
-  std::optional<uint64_t> contended;  // changes the tracker dropped (BusyCounters::contended): never seen
-  std::optional<double> unsure_pct;
+  std::optional<uint64_t> started, done, merged;  // requests in the window
+  std::optional<uint64_t> in_flight;              // requests certainly in flight at the window's end
+  std::optional<uint64_t> missed;                 // program runs the kernel skipped for recursion (all devices)
+  // Requests whose end no program saw (BusyCounters::lost), and the time that
+  // may have been busy: the truth lies in [busy, busy + unsure].
+  std::optional<uint64_t> lost, unsure_ns, dev_unsure_ns;
+  std::optional<double> unsure_pct, dev_unsure_pct;
+  std::optional<uint64_t> unseen_starts;  // requests in flight no program saw start
+  std::optional<uint64_t> late_ns;        // time they may have covered in the previous window (BusyCounters::late_ns)
+  std::optional<uint64_t> dropped;        // records the tracker's logs had no room for (all devices)
+  // Completions diskstats counted that no program saw at either end (beyond
+  // what the two samples' few hundred µs apart explain).
+  std::optional<uint64_t> invisible;
+  // Why this window's exact figures are null: the tracker cannot bound them.
+  std::optional<std::string> invalid;
+};
+
+// The tracker's own cost over a report's window, all devices together.
+struct TrackerCost {
+  uint64_t completions = 0;
+  uint64_t user_cpu_ns = 0;
+  std::optional<uint64_t> bpf_run_ns;        // with kernel.bpf_stats_enabled
+  std::optional<double> cpu_ns_per_io;       // (user + bpf, when known) / completions; none without completions
 };
 
 struct StatReport {
   bool since_boot = false;
   double interval_s = 0;  // iostat's interval: the uptime delta (since boot: the uptime)
   std::vector<StatRow> rows;
+  std::optional<TrackerCost> tracker;  // none in a since-boot report or without a tracker
+  std::optional<std::string> busy_error;  // the tracker could not be read for this report
 };
 
 // `prev` null: the since-boot report (counters against zero, interval = uptime).

@@ -45,16 +45,19 @@ void accounting_lines(std::string& out, const Accounting& a, uint64_t ios) {
                        "w_await {:.2f}  aqu-sz {:.2f}  areq-sz {:.2f}  %util {:.1f}  (diskstats, iostat -x formulas)",
                        x.device, d.role == DeviceRole::Target ? "" : " (underlying)", x.r_s, x.w_s, x.rkB_s, x.wkB_s, x.r_await,
                        x.w_await, x.aqu_sz, x.areq_sz, x.util);
-    if (d.busy_pct)
-      out += fmt::format("; busy% {:.1f}  dev% {:.1f}  (exact, eBPF {})", *d.busy_pct, *d.dev_pct,
-                         a.exact_source ? *a.exact_source : "");
+    if (d.busy_pct) {
+      out += fmt::format("; busy% {:.1f}", *d.busy_pct);
+      if (d.unsure_pct && *d.unsure_pct >= 0.05) out += fmt::format(" (up to {:.1f})", *d.busy_pct + *d.unsure_pct);
+      if (d.dev_pct) out += fmt::format("  dev% {:.1f}", *d.dev_pct);
+      out += fmt::format("  (exact, eBPF {})", a.exact_source ? *a.exact_source : "");
+    }
     if (d.lost && *d.lost > 0)
-      out += fmt::format("; {} completion{} the kernel ran no BPF program for: busy% up to {:.2f} higher", *d.lost,
-                         *d.lost == 1 ? "" : "s", d.unsure_pct.value_or(0));
+      out += fmt::format("; the kernel ran no BPF program for the end of {} request{}, so their time is counted as "
+                         "unsure", *d.lost, *d.lost == 1 ? "" : "s");
     out += "\n";
   }
   if (a.exact_unavailable && !a.devices.empty())
-    out += fmt::format("  device     exact busy% and dev% not available: {}\n", *a.exact_unavailable);
+    out += fmt::format("  device     exact busy% not available: {}\n", *a.exact_unavailable);
   if (a.devices.empty()) out += "  device     not available: no target sits on a block device\n";
   out += "  system    ";
   if (a.system.iowait_pct)

@@ -5,7 +5,13 @@
 namespace ioacct {
 namespace {
 
-constexpr const char* kDepthLabel[BusyCounters::kDepthBuckets] = {"0", "1", "2-3", "4-7", "8-15", "16+"};
+// "0", "1", "2-3", ..., "128-255", "256+".
+std::string depth_label(int k) {
+  const uint64_t lo = busy_depth_low(k);
+  if (k == BusyCounters::kDepthBuckets - 1) return fmt::format("{}+", lo);
+  const uint64_t hi = busy_depth_low(k + 1) - 1;
+  return lo == hi ? fmt::format("{}", lo) : fmt::format("{}-{}", lo, hi);
+}
 
 std::string opt(const std::optional<double>& v, int width, int prec) {
   if (!v) return fmt::format(" {:>{}}", "-", width);
@@ -22,7 +28,7 @@ std::string format_stat_console(const StatReport& r, const StatFormat& f) {
   std::string out =
       "Device            r/s     rkB/s   rrqm/s  %rrqm r_await rareq-sz     w/s     wkB/s   wrqm/s  %wrqm w_await "
       "wareq-sz     d/s     dkB/s   drqm/s  %drqm d_await dareq-sz     f/s f_await  aqu-sz  %util  busy%   dev%";
-  for (const char* l : kDepthLabel) out += fmt::format(" {:>6}", fmt::format("qd{}%", l));
+  for (int k = 0; k < BusyCounters::kDepthBuckets; ++k) out += fmt::format(" {:>9}", fmt::format("qd{}%", depth_label(k)));
   if (f.latency) out += "   p50_ms   p99_ms   max_ms";
   out += '\n';
   for (const StatRow& row : r.rows) {
@@ -37,7 +43,7 @@ std::string format_stat_console(const StatReport& r, const StatFormat& f) {
     out += fmt::format(" {:7.2f} {:7.2f} {:7.2f} {:6.2f}", x.f_s, x.f_await, x.aqu_sz, x.util_raw);
     out += opt(row.busy_pct, 6, 2) + opt(row.dev_pct, 6, 2);
     for (int k = 0; k < BusyCounters::kDepthBuckets; ++k)
-      out += opt(row.depth_pct ? std::optional<double>((*row.depth_pct)[k]) : std::nullopt, 6, 1);
+      out += opt(row.depth_pct ? std::optional<double>((*row.depth_pct)[k]) : std::nullopt, 9, 1);
     if (f.latency) {
       const bool have = row.latency && row.latency->count > 0;
       out += opt(have ? std::optional<double>(row.latency->p50_ns / 1e6) : std::nullopt, 8, 3);
@@ -71,19 +77,25 @@ nlohmann::json stat_to_json(const StatReport& r, const StatFormat& f) {
         {"dev_busy_ns", opt_json(row.dev_busy_ns)},
         {"busy_pct", opt_json(row.busy_pct)},
         {"dev_pct", opt_json(row.dev_pct)},
-        {"requests_started", opt_json(row.started)},
-        {"requests_done", opt_json(row.done)},
-        {"requests_untracked", opt_json(row.untracked)},
-        {"requests_in_flight", opt_json(row.in_flight)},
-        {"tracepoint_misses", opt_json(row.missed)},
-        {"completions_lost", opt_json(row.lost)},
-        {"changes_dropped", opt_json(row.contended)},
         {"busy_unsure_ns", opt_json(row.unsure_ns)},
         {"busy_unsure_pct", opt_json(row.unsure_pct)},
+        {"dev_unsure_ns", opt_json(row.dev_unsure_ns)},
+        {"dev_unsure_pct", opt_json(row.dev_unsure_pct)},
+        {"exact_invalid", row.invalid ? nlohmann::json(*row.invalid) : nlohmann::json()},
+        {"requests_started", opt_json(row.started)},
+        {"requests_done", opt_json(row.done)},
+        {"requests_merged", opt_json(row.merged)},
+        {"requests_in_flight", opt_json(row.in_flight)},
+        {"completions_lost", opt_json(row.lost)},
+        {"starts_unseen", opt_json(row.unseen_starts)},
+        {"late_ns", opt_json(row.late_ns)},
+        {"completions_invisible", opt_json(row.invisible)},
+        {"records_dropped", opt_json(row.dropped)},
+        {"tracepoint_misses", opt_json(row.missed)},
     };
     if (row.depth_pct) {
       nlohmann::json q = nlohmann::json::object();
-      for (int k = 0; k < BusyCounters::kDepthBuckets; ++k) q[kDepthLabel[k]] = (*row.depth_pct)[k];
+      for (int k = 0; k < BusyCounters::kDepthBuckets; ++k) q[depth_label(k)] = (*row.depth_pct)[k];
       d["inflight_pct"] = q;
     } else {
       d["inflight_pct"] = nullptr;
@@ -97,11 +109,19 @@ nlohmann::json stat_to_json(const StatReport& r, const StatFormat& f) {
       d["latency"] = nullptr;
     devices.push_back(std::move(d));
   }
+  nlohmann::json tracker = nullptr;
+  if (r.tracker)
+    tracker = {{"completions", r.tracker->completions},
+               {"user_cpu_ns", r.tracker->user_cpu_ns},
+               {"bpf_run_ns", r.tracker->bpf_run_ns ? nlohmann::json(*r.tracker->bpf_run_ns) : nlohmann::json()},
+               {"cpu_ns_per_io", opt_json(r.tracker->cpu_ns_per_io)}};
   return {{"schema_version", kStatSchemaVersion},
           {"since_boot", r.since_boot},
           {"interval_s", r.interval_s},
           {"exact_source", f.source ? nlohmann::json(*f.source) : nlohmann::json()},
           {"exact_unavailable", f.unavailable ? nlohmann::json(*f.unavailable) : nlohmann::json()},
+          {"exact_error", r.busy_error ? nlohmann::json(*r.busy_error) : nlohmann::json()},
+          {"tracker", tracker},
           {"devices", devices}};
 }
 

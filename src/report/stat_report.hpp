@@ -10,7 +10,7 @@
 
 namespace ioacct {
 
-inline constexpr int kStatSchemaVersion = 1;
+inline constexpr int kStatSchemaVersion = 2;
 
 struct StatFormat {
   bool latency = false;               // --latency columns

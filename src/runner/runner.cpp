@@ -47,7 +47,8 @@ RunDevices resolve_devices(const Targets& targets) {
 std::vector<ExactBusySample> exact_samples(const std::vector<BusyCounters>& counters) {
   std::vector<ExactBusySample> out;
   out.reserve(counters.size());
-  for (const BusyCounters& c : counters) out.push_back({c.stamp_ns, c.busy_ns, c.dev_busy_ns, c.lost, c.unsure_ns});
+  for (const BusyCounters& c : counters)
+    out.push_back({c.stamp_ns, c.busy_ns, c.dev_busy_ns, c.lost, c.unsure_ns, c.device_span});
   return out;
 }
 
@@ -189,7 +190,7 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
   if (job.acct == AcctLevel::Full && !ctl.disks.empty()) {
     const std::vector<BusyDevice> watch = busy_devices(sample_system(ctl.disks, {}, false, false).disks);
     for (const auto& d : watch) busy_names.push_back(d.name);
-    exact = attach_tracker(watch, false);
+    exact = attach_tracker(watch);
     ctl.tracker = exact.tracker.get();
   }
   result.setup_flags = workers[0]->engine()->setup_flags();

@@ -121,7 +121,7 @@ TEST(Export, CountersMoveByTheIoDoneOnALoopDeviceBetweenTwoScrapes) {
   TempDir dir;
   LoopDevice loop(dir.path(), {.random_data = true});
   const std::string dev = "device=\"" + loop.name() + "\"";
-  Exporter ex({"--listen", "127.0.0.1:0", "--min-interval", "0s", loop.path()});
+  Exporter ex({"--listen", "127.0.0.1:0", "--min-interval", "0s", "--dev", loop.path()});
   const std::string s1 = ex.scrape();
   ASSERT_EQ(value(s1, "ioacct_exact_busy_up"), 1.0) << "root with BTF: the tracker attaches. " << ex.err();
   const auto t0 = std::chrono::steady_clock::now();
@@ -139,18 +139,24 @@ TEST(Export, CountersMoveByTheIoDoneOnALoopDeviceBetweenTwoScrapes) {
   EXPECT_LE(busy, wall_s) << "busy time cannot exceed the time between the scrapes";
   EXPECT_GT(d(s1, s2, "ioacct_device_driver_busy_seconds_total{" + dev + "}"), 0);
   double at_depth = 0;
-  for (const char* depth : {"1", "2-3", "4-7", "8-15", "16+"})
+  for (const char* depth : {"1", "2-3", "4-7", "8-15", "16-31", "32-63", "64-127", "128-255", "256+"})
     at_depth += d(s1, s2, "ioacct_device_inflight_seconds_total{" + dev + ",depth=\"" + depth + "\"}");
   EXPECT_NEAR(at_depth, busy, 1e-6 + 1e-6 * busy) << "time at depth >= 1 is the busy time";
   EXPECT_EQ(d(s1, s2, "ioacct_device_inflight_seconds_total{" + dev + ",depth=\"8-15\"}"), 0) << "depth 4 never reaches 8";
   // Every read is either seen ending (with its latency) or, when the kernel
   // ran no program for its completion, found lost afterwards (no latency to
-  // give): the two add up to the 2000 exactly (docs/design.md, "Lost completions").
+  // give): the two add up to the 2000 exactly (docs/design.md, "Lost events").
   const double lost = d(s1, s2, "ioacct_device_lost_completions_total{" + dev + "}");
   EXPECT_EQ(d(s1, s2, "ioacct_device_request_latency_seconds_count{" + dev + "}") + lost, 2000);
   EXPECT_EQ(d(s1, s2, "ioacct_device_request_latency_seconds_bucket{" + dev + ",le=\"+Inf\"}") + lost, 2000);
   EXPECT_LE(lost, 20) << "lost completions are rare";
+  EXPECT_EQ(d(s1, s2, "ioacct_device_seen_completions_total{" + dev + "}"), 2000)
+      << "every read was seen ending or found lost: the window's bound holds";
   EXPECT_GT(d(s1, s2, "ioacct_device_request_latency_seconds_sum{" + dev + "}"), 0);
+  const double user_cpu = d(s1, s2, "ioacct_tracker_cpu_seconds_total{part=\"user\"}");
+  EXPECT_GT(user_cpu, 0) << "the tracker's own CPU is in the open";
+  EXPECT_LT(user_cpu, wall_s);
+  EXPECT_GE(d(s1, s2, "ioacct_tracker_completions_total"), 2000 - lost);
   promtool_accepts(s2);
 
   // An SQPOLL bench: its SQ thread's counters move, its ring is there with its sizes.

@@ -1,52 +1,72 @@
 // `ioacct stat`'s exact busy time against an independent witness: the same
-// tracepoints recorded through tracefs and their union computed here.
+// tracepoints recorded through tracefs and their union computed here. Every
+// window either holds its stated bound or says it is invalid.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/block_trace.hpp"
+#include "cli/churn.hpp"
 #include "cli/run_binary.hpp"
 
 namespace ioacct::test {
 namespace {
 
-struct Watched {
-  nlohmann::json row;     // the device's entry in stat's one interval report
+struct Window {
+  nlohmann::json row;  // the device's entry in one of stat's reports
   uint64_t trace_union_ns = 0;
   uint64_t trace_starts = 0, trace_dones = 0;  // inside the window
 };
 
-// Runs `ioacct stat --format json -y INTERVAL 1 DEV` and, once it has
-// attached, the bench `workload` on the same loop device; the trace records
-// both. Returns stat's row and the trace's union over stat's own window.
-Watched watch(const LoopDevice& loop, const std::string& interval, const std::vector<std::string>& workload,
-              const std::vector<std::string>& stat_flags = {}) {
+struct WatchOptions {
+  std::string interval = "2";
+  int count = 1;
+  std::vector<std::string> stat_flags;
+  // Before stat attaches (the trace is already recording): start the
+  // workload now and give it this long, so that stat attaches mid-flight.
+  double workload_first_s = -1;
+};
+
+// Runs `ioacct stat --format json -y INTERVAL COUNT DEV` and the bench
+// `workload` on the same loop device (once stat has attached, unless
+// workload_first_s says otherwise); the trace records both. Returns each
+// report's row with the trace's union over the report's own window.
+std::vector<Window> watch(const LoopDevice& loop, const std::vector<std::string>& workload,
+                          const WatchOptions& w = {}) {
   struct stat st {};
   EXPECT_EQ(::stat(loop.path().c_str(), &st), 0);
-  // The trace starts before stat attaches, and the workload once it has:
-  // the device is idle until then, so no request is half-seen by either.
-  // Started first, the trace's probe runs first on each tracepoint, so its
-  // stamps lead the tracker's by the same few instructions at both edges.
-  // (Started second, it stamped each start after on_io_start had run, a few
-  // µs on a cold cache at 250 requests/s, and read ~1.5% short.)
+  // The trace starts before stat attaches and before the workload, so that
+  // it sees every request's start, and its probe runs first on each
+  // tracepoint (its stamps lead the tracker's by the same few instructions
+  // at both edges).
   auto trace = std::make_unique<BlockTrace>(major(st.st_rdev), minor(st.st_rdev));
   std::thread bench;
   Outcome bench_out;
+  auto start_bench = [&] { bench = std::thread([&] { bench_out = run_ioacct(workload); }); };
   RunOptions opts;
   opts.action_after = "exact busy time from";
   bool attached = false;
   opts.action = [&] {
     attached = true;
-    bench = std::thread([&] { bench_out = run_ioacct(workload); });
+    if (w.workload_first_s < 0) start_bench();
   };
-  std::vector<std::string> stat_args = {"stat", "--format", "json", "-y", interval, "1", loop.name()};
-  stat_args.insert(stat_args.begin() + 1, stat_flags.begin(), stat_flags.end());
+  if (w.workload_first_s >= 0) {
+    start_bench();
+    std::this_thread::sleep_for(std::chrono::duration<double>(w.workload_first_s));
+  }
+  std::vector<std::string> stat_args = {"stat", "--format", "json", "-y", w.interval, std::to_string(w.count),
+                                        loop.name()};
+  stat_args.insert(stat_args.begin() + 1, w.stat_flags.begin(), w.stat_flags.end());
   Outcome o = run_ioacct(stat_args, opts);
   if (bench.joinable()) bench.join();
   if (!attached) {
@@ -56,70 +76,79 @@ Watched watch(const LoopDevice& loop, const std::string& interval, const std::ve
   const auto events = trace->stop();
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(bench_out.exit_code, 0) << bench_out.err;
-  Watched w;
-  if (o.exit_code != 0) return w;
-  const auto j = nlohmann::json::parse(o.out);
-  EXPECT_EQ(j["exact_source"], "block_io_start/block_io_done");
-  w.row = j["devices"].at(0);
-  EXPECT_EQ(w.row["device"], loop.name());
-  const uint64_t from = w.row["window_start_ns"], to = w.row["window_end_ns"];
-  w.trace_union_ns = trace_union_ns(events, from, to);
-  for (const auto& e : events)
-    if (e.t_ns >= from && e.t_ns <= to) ++(e.start ? w.trace_starts : w.trace_dones);
-  return w;
+  std::vector<Window> out;
+  if (o.exit_code != 0) return out;
+  std::istringstream in(o.out);
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["exact_source"], "block_io_start/block_io_done");
+    Window x;
+    x.row = j["devices"].at(0);
+    EXPECT_EQ(x.row["device"], loop.name());
+    const uint64_t from = x.row["window_start_ns"], to = x.row["window_end_ns"];
+    x.trace_union_ns = trace_union_ns(events, from, to);
+    for (const auto& e : events)
+      if (e.t_ns >= from && e.t_ns <= to) ++(e.start ? x.trace_starts : x.trace_dones);
+    out.push_back(x);
+  }
+  EXPECT_EQ(out.size(), static_cast<size_t>(w.count)) << o.out;
+  return out;
 }
 
-void report(const std::string& what, const Watched& w) {
+void report(const std::string& what, const Window& w) {
   const double window = w.row["window_ns"].get<double>();
   const double exact = 100.0 * static_cast<double>(w.trace_union_ns) / window;
   const double util = w.row["util_pct"].get<double>();
-  std::cout << what << ": busy% " << w.row["busy_pct"].get<double>() << ", trace union " << exact
-            << "%, io_ticks %util " << util << " (off by " << util - exact << " points, "
-            << (exact > 0 ? 100.0 * (util - exact) / exact : 0.0) << "% relative); requests started "
-            << w.row["requests_started"] << ", done " << w.row["requests_done"] << ", untracked "
-            << w.row["requests_untracked"] << "; the trace saw " << w.trace_starts << " starts, " << w.trace_dones
-            << " dones; in flight " << w.row["inflight_pct"].dump() << "; tracepoint misses "
-            << w.row["tracepoint_misses"] << "; completions lost " << w.row["completions_lost"] << " (unsure "
-            << w.row["busy_unsure_pct"] << "%)\n";
+  std::cout << what << ": busy% " << w.row["busy_pct"].dump() << " (+ unsure " << w.row["busy_unsure_pct"].dump()
+            << "), trace union " << exact << "%, io_ticks %util " << util << " (off by " << util - exact
+            << " points); requests started " << w.row["requests_started"] << ", done " << w.row["requests_done"]
+            << ", lost " << w.row["completions_lost"] << ", start unseen " << w.row["starts_unseen"]
+            << "; the trace saw " << w.trace_starts << " starts, " << w.trace_dones << " dones; in flight "
+            << w.row["inflight_pct"].dump() << "; invalid " << w.row["exact_invalid"].dump() << "\n";
   ::testing::Test::RecordProperty(what + "_util_pct", std::to_string(util));
   ::testing::Test::RecordProperty(what + "_exact_pct", std::to_string(exact));
 }
 
-// The issue's acceptance test. Under load this kernel now and then runs no
-// BPF program for a completion it counts (docs/design.md, "Lost
-// completions"); the tracker finds such a request afterwards and reports the
-// time it was alone in flight as unsure, so the union must lie inside
-// [busy, busy + unsure]. Run it under load (a parallel build, direct writes)
-// to see completions_lost > 0.
+// The issue's tolerance: the union lies in [busy, busy + unsure], each end
+// within max(2% relative, 2 µs per request): two probes on one tracepoint
+// cannot both run first, and tracefs stamps in µs. An invalid window must
+// say why and print no figure. Returns whether the window was valid.
+bool holds_its_bound(const Window& w, double per_request_ns = 2000) {
+  if (!w.row["exact_invalid"].is_null()) {
+    EXPECT_TRUE(w.row["busy_pct"].is_null()) << w.row;
+    EXPECT_TRUE(w.row["inflight_pct"].is_null()) << w.row;
+    EXPECT_FALSE(w.row["exact_invalid"].get<std::string>().empty());
+    return false;
+  }
+  const double truth = static_cast<double>(w.trace_union_ns);
+  const double busy = w.row["busy_ns"].get<double>(), unsure = w.row["busy_unsure_ns"].get<double>();
+  const double tol = std::max(0.02 * truth, per_request_ns * w.row["requests_done"].get<double>());
+  EXPECT_GE(truth, busy - tol) << "busy is a lower bound of the trace-derived union: " << w.row;
+  EXPECT_LE(truth, busy + unsure + tol) << "busy + unsure is an upper bound of it: " << w.row;
+  return true;
+}
+
+// The issue's acceptance test, paced reads at depth 1 on a loop device that
+// reaches the disk (direct I/O over a file with real data: 0.1-1 ms each).
 TEST(StatExact, PacedReadsMatchTheTraceUnion) {
   for (const char* rate : {"250", "500"}) {
     SCOPED_TRACE(std::string("--rate-iops ") + rate);
     TempDir dir;
-    // Reads that reach the disk (real data, the loop device in direct I/O
-    // mode) take ~0.1-1 ms: two probes on one tracepoint cannot both be
-    // first, and the witness's stamps may lag the tracker's by ~1 us at an
-    // edge, which must stay well inside 2% of a request.
     LoopDevice loop(dir.path(), {.random_data = true});
     sh("losetup --direct-io=on " + loop.path());
-    const Watched w = watch(loop, "2", {"bench", "--rate-iops", rate, "--iodepth", "1", "--runtime", "3s", loop.path()});
-    if (w.row.is_null()) continue;
+    const auto ws = watch(loop, {"bench", "--rate-iops", rate, "--iodepth", "1", "--runtime", "3s", loop.path()});
+    if (ws.empty()) continue;
+    const Window& w = ws[0];
     report(std::string("rate_") + rate, w);
-    const double busy = w.row["busy_ns"].get<double>(), truth = static_cast<double>(w.trace_union_ns);
-    const double unsure = w.row["busy_unsure_ns"].get<double>();
     ASSERT_GT(w.row["requests_done"].get<uint64_t>(), 100u) << "the paced reads ran inside the window";
-    // The union lies in [busy, busy + unsure] (a lost completion's span is
-    // unsure), each end within 2% of a request's edges.
-    EXPECT_GE(truth, busy - 0.02 * truth) << "busy% is at most the trace-derived union (within 2%)";
-    EXPECT_LE(truth, busy + unsure + 0.02 * truth) << "busy% + unsure% is at least the union (within 2%)";
-    EXPECT_LE(w.row["completions_lost"].get<uint64_t>(), w.row["requests_done"].get<uint64_t>() / 50)
-        << "lost completions are rare";
+    holds_its_bound(w);
     // Every request that started in the window (the device was idle when it
     // opened) ended, was found lost, or is still in flight at its end.
     EXPECT_EQ(w.row["requests_started"].get<uint64_t>(),
               w.row["requests_done"].get<uint64_t>() + w.row["completions_lost"].get<uint64_t>() +
                   w.row["requests_in_flight"].get<uint64_t>());
-    EXPECT_LE(w.row["dev_busy_ns"].get<double>(), busy) << "issue..complete lies inside start..done";
-    EXPECT_EQ(w.row["requests_untracked"], 0u) << "nothing was in flight when stat attached";
+    EXPECT_EQ(w.row["starts_unseen"], 0u) << "nothing was in flight when stat attached";
+    EXPECT_TRUE(w.row["dev_pct"].is_null()) << "dev% is opt-in (--dev)";
   }
 }
 
@@ -128,49 +157,49 @@ TEST(StatExact, ConcurrentRequestsFromTwoThreadsSurvive) {
   LoopDevice loop(dir.path());
   // 128 KiB reads keep the event rate (and the trace) modest while 2 x 16 in
   // flight start and complete on both CPUs at once.
-  const Watched w = watch(loop, "2", {"bench", "--threads", "2", "--iodepth", "16", "--bs", "128k", "--runtime", "3s",
-                                      loop.path()});
-  ASSERT_FALSE(w.row.is_null());
+  const auto ws = watch(loop, {"bench", "--threads", "2", "--iodepth", "16", "--bs", "128k", "--runtime", "3s",
+                               loop.path()});
+  ASSERT_EQ(ws.size(), 1u);
+  const Window& w = ws[0];
   report("threads_2_depth_16", w);
-  const double busy = w.row["busy_ns"].get<double>(), truth = static_cast<double>(w.trace_union_ns);
-  const double window = w.row["window_ns"].get<double>();
-  EXPECT_LE(w.row["busy_pct"].get<double>(), 100.0);
-  EXPECT_EQ(w.row["changes_dropped"], 0u) << "no change lost the CAS race for good";
-  EXPECT_NEAR(busy, truth - w.row["busy_unsure_ns"].get<double>() / 2, 0.02 * truth + w.row["busy_unsure_ns"].get<double>() / 2)
-      << "busy% within 2% (relative) of the trace-derived union, or inside [busy, busy + unsure]";
+  ASSERT_TRUE(holds_its_bound(w));
+  EXPECT_EQ(w.row["records_dropped"], 0u) << "the logs never fill";
+  const double busy = w.row["busy_ns"].get<double>(), window = w.row["window_ns"].get<double>();
   double sum = 0, deep = 0;
   for (const auto& [k, v] : w.row["inflight_pct"].items()) {
     sum += v.get<double>();
     if (k != "0" && k != "1") deep += v.get<double>();
   }
-  EXPECT_NEAR(sum, 100.0, 1.0) << "the in-flight distribution covers the interval";
+  EXPECT_NEAR(sum, 100.0, 1e-6) << "the in-flight distribution covers the window";
   EXPECT_GT(deep, 1.0) << "two threads at depth 16 had more than one request in flight";
-  EXPECT_NEAR(w.row["inflight_pct"]["0"].get<double>(), 100.0 * (1 - busy / window), 0.01)
+  EXPECT_NEAR(w.row["inflight_pct"]["0"].get<double>(), 100.0 * (1 - busy / window), 1e-6)
       << "time at depth 0 is the complement of busy";
+  EXPECT_EQ(w.row["inflight_pct"]["64-127"], 0.0) << "32 in flight at most";
 }
 
-// --no-dev leaves out the device span's two programs and only them: busy%
-// still matches the witness, dev% is not a number.
-TEST(StatExact, NoDevKeepsBusyAndDropsDevPct) {
+// dev% is opt-in: one more tracepoint (with a clock read) per I/O. Without
+// --dev it is not a number; with it, it lies inside busy%.
+TEST(StatExact, DevPctIsOptIn) {
   TempDir dir;
   LoopDevice loop(dir.path(), {.random_data = true});
   sh("losetup --direct-io=on " + loop.path());
-  const Watched w =
-      watch(loop, "1", {"bench", "--rate-iops", "500", "--iodepth", "1", "--runtime", "2s", loop.path()}, {"--no-dev"});
-  ASSERT_FALSE(w.row.is_null());
-  report("no_dev", w);
-  EXPECT_TRUE(w.row["dev_pct"].is_null()) << w.row;
-  EXPECT_TRUE(w.row["dev_busy_ns"].is_null());
-  const double busy = w.row["busy_ns"].get<double>(), truth = static_cast<double>(w.trace_union_ns);
+  const auto ws = watch(loop, {"bench", "--rate-iops", "500", "--iodepth", "1", "--runtime", "2s", loop.path()},
+                        {.interval = "1", .stat_flags = {"--dev"}});
+  ASSERT_EQ(ws.size(), 1u);
+  const Window& w = ws[0];
+  report("dev", w);
   ASSERT_GT(w.row["requests_done"].get<uint64_t>(), 100u);
-  EXPECT_GE(truth, busy - 0.02 * truth);
-  EXPECT_LE(truth, busy + w.row["busy_unsure_ns"].get<double>() + 0.02 * truth);
+  holds_its_bound(w);
+  ASSERT_FALSE(w.row["dev_pct"].is_null()) << w.row;
+  EXPECT_GT(w.row["dev_busy_ns"].get<double>(), 0.0);
+  EXPECT_LE(w.row["dev_busy_ns"].get<double>(), w.row["busy_ns"].get<double>() + w.row["busy_unsure_ns"].get<double>())
+      << "issue..done lies inside start..done";
 }
 
 // Nothing stays "in flight" once the device is idle again: every request the
 // tracker counted was also seen ending. Reads through a direct-I/O loop
-// device complete in interrupts, nested inside other programs, and the
-// block layer makes requests of its own (passthrough, flushes).
+// device complete in interrupts, and the block layer makes requests of its
+// own (passthrough, flushes).
 TEST(StatExact, AnIdleDeviceIsIdleAgainAfterABurst) {
   TempDir dir;
   LoopDevice loop(dir.path(), {.random_data = true});
@@ -197,7 +226,62 @@ TEST(StatExact, AnIdleDeviceIsIdleAgainAfterABurst) {
   EXPECT_EQ(rows[1]["requests_started"], 0u) << "nothing ran in the second";
   EXPECT_EQ(rows[1]["requests_in_flight"], 0u);
   EXPECT_EQ(rows[1]["busy_pct"], 0.0) << "an idle device reads idle";
-  EXPECT_EQ(rows[1]["dev_pct"], 0.0);
+  EXPECT_EQ(rows[1]["busy_unsure_pct"], 0.0) << "and is sure of it";
+}
+
+// The issue's second test: the paced witness comparison while a helper
+// process attaches and detaches programs on block_io_start, block_io_done,
+// block_rq_issue and block_rq_complete as fast as it can. Every window holds
+// its bound or is marked invalid. The witness is itself one more observer:
+// while probes come and go the kernel patches its text, and the IPIs that
+// does can land between two probes of one tracepoint, so two observers of
+// the same event disagree by up to tens of µs (measured here: p99 3 µs, max
+// 58 µs between tracefs's stamp of block_io_start and the kernel's own start
+// stamp; docs/design.md, "What the witness sees"). The tolerance per request
+// is 10 µs instead of 2.
+TEST(StatExact, BoundHoldsWhileOtherProgramsComeAndGo) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.random_data = true});
+  sh("losetup --direct-io=on " + loop.path());
+  ProbeChurn churn({"block_io_start", "block_io_done", "block_rq_issue", "block_rq_complete"});
+  ASSERT_TRUE(churn.running()) << churn.error();
+  const auto ws = watch(loop, {"bench", "--rate-iops", "500", "--iodepth", "1", "--runtime", "5s", loop.path()},
+                        {.interval = "1", .count = 4});
+  const uint64_t cycles = churn.stop();
+  std::cout << "the helper attached and detached its programs " << cycles << " times\n";
+  EXPECT_GT(cycles, 20u) << "the helper really churned the tracepoints";
+  int valid = 0;
+  uint64_t done = 0;
+  for (size_t i = 0; i < ws.size(); ++i) {
+    SCOPED_TRACE("report " + std::to_string(i));
+    report("churn_" + std::to_string(i), ws[i]);
+    done += ws[i].row["requests_done"].get<uint64_t>();
+    valid += holds_its_bound(ws[i], 10'000) ? 1 : 0;
+  }
+  // Slower than 500/s: every detach waits for RCU and patches the kernel's text.
+  EXPECT_GT(done, 300u) << "the reads ran through the windows";
+  EXPECT_GT(valid, 0) << "an invalid window is allowed, not a tracker that never knows";
+}
+
+// A tracker started while I/O is already in flight at depth 16 is right from
+// its first full window: attach waits until the requests from before it
+// have left (docs/design.md, "Attach").
+TEST(StatExact, StartedMidFlightIsRightFromItsFirstWindow) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.random_data = true});
+  sh("losetup --direct-io=on " + loop.path());
+  const auto ws = watch(loop, {"bench", "--iodepth", "16", "--submit-batch", "1", "--complete-batch", "1", "--runtime",
+                               "4s", loop.path()},
+                        {.interval = "1", .count = 2, .workload_first_s = 1.0});
+  ASSERT_EQ(ws.size(), 2u);
+  for (size_t i = 0; i < ws.size(); ++i) {
+    SCOPED_TRACE("report " + std::to_string(i));
+    report("mid_flight_" + std::to_string(i), ws[i]);
+    EXPECT_TRUE(holds_its_bound(ws[i])) << "the first window is whole";
+    EXPECT_GT(ws[i].row["requests_done"].get<uint64_t>(), 100u) << "the reads ran through the window";
+  }
+  EXPECT_EQ(ws[0].row["late_ns"], 0u) << "nothing from before the attach reached into the first window";
+  EXPECT_EQ(ws[0].row["starts_unseen"], 0u) << "attach waited for the requests from before it to leave";
 }
 
 // The programs are gone after every way out: COUNT reached, Ctrl-C, SIGTERM.

@@ -77,8 +77,10 @@ TEST(StatIostat, IoTicksColumnsEqualIostats) {
       o = run_ioacct({"stat", "-x", "-y", "2", "1", loop.name()}, stat_opts);
     });
   };
+  // 5 s: both 2 s windows lie inside the paced run even when the machine is
+  // loaded and the tracker's attach and iostat's start take a while.
   const Outcome bench_out = run_ioacct({"bench", "--rw", "randrw", "--rate-iops", "500", "--iodepth", "1", "--runtime",
-                                        "3s", "--destroy-data", loop.path()},
+                                        "5s", "--destroy-data", loop.path()},
                                        bench_opts);
   if (stat.joinable()) stat.join();
   if (iostat.joinable()) iostat.join();

@@ -117,8 +117,9 @@ TEST(ExactBusy, PercentagesAreOverTheTimeBetweenTheTwoReads) {
   const std::vector<ExactBusySample> a = {{.stamp_ns = 10'000'000'000, .busy_ns = 100, .dev_busy_ns = 50, .lost = 1, .unsure_ns = 0},
                                           {.stamp_ns = 10'000'000'000, .busy_ns = 0, .dev_busy_ns = 0}};
   const std::vector<ExactBusySample> b = {{.stamp_ns = 12'000'000'000, .busy_ns = 1'000'000'100, .dev_busy_ns = 500'000'050,
-                                           .lost = 4, .unsure_ns = 20'000'000},
-                                          {.stamp_ns = 12'000'000'000, .busy_ns = 2'000'000'000, .dev_busy_ns = 1'500'000'000}};
+                                           .lost = 4, .unsure_ns = 20'000'000, .device_span = true},
+                                          {.stamp_ns = 12'000'000'000, .busy_ns = 2'000'000'000, .dev_busy_ns = 1'500'000'000,
+                                           .device_span = true}};
   add_exact_busy(acc, names, a, b);
   const DeviceStat& vda = acc.devices[0];
   const DeviceStat& loop0 = acc.devices[1];
@@ -132,6 +133,15 @@ TEST(ExactBusy, PercentagesAreOverTheTimeBetweenTheTwoReads) {
   EXPECT_DOUBLE_EQ(*vda.dev_pct, 75.0);
   EXPECT_EQ(*vda.lost, 0u);
   EXPECT_DOUBLE_EQ(*vda.unsure_pct, 0.0);
+}
+
+TEST(ExactBusy, DevPctOnlyWhereTheDeviceSpanWasTraced) {
+  Accounting acc = two_devices();
+  const std::vector<std::string> names = {"vda"};
+  add_exact_busy(acc, names, {{.stamp_ns = 0}}, {{.stamp_ns = 1'000'000'000, .busy_ns = 500'000'000}});
+  ASSERT_TRUE(acc.devices[0].busy_pct);
+  EXPECT_DOUBLE_EQ(*acc.devices[0].busy_pct, 50.0);
+  EXPECT_FALSE(acc.devices[0].dev_pct) << "not traced: not a number, never 0";
 }
 
 TEST(ExactBusy, AnEdgeNotReadWholeLeavesEveryDeviceUnmeasured) {

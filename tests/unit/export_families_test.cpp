@@ -61,9 +61,12 @@ TEST(ExportFamilies, LatencyBucketsSumExactlyIntoPowersOfTwo) {
   s.busy = std::vector<BusyCounters>{c};
   const auto fs = export_families(devs, s);
   EXPECT_EQ(find(fs, "ioacct_exact_busy_up")->metric[0].gauge.value, 1);
+  EXPECT_EQ(find(fs, "ioacct_device_driver_busy_seconds_total"), nullptr) << "dev% is opt-in (--dev)";
   EXPECT_DOUBLE_EQ(find(fs, "ioacct_device_busy_seconds_total")->metric[0].counter.value, 3.0);
   const auto* depth = find(fs, "ioacct_device_inflight_seconds_total");
-  ASSERT_EQ(depth->metric.size(), 6u);
+  ASSERT_EQ(depth->metric.size(), 10u);
+  EXPECT_EQ(depth->metric[9].label[1].value, "256+");
+  EXPECT_EQ(depth->metric[8].label[1].value, "128-255");
   EXPECT_EQ(depth->metric[1].label[1].value, "1");
   EXPECT_DOUBLE_EQ(depth->metric[1].counter.value, 3.0);
   const auto* lat = find(fs, "ioacct_device_request_latency_seconds");

@@ -56,6 +56,7 @@ BusyCounters counters(uint64_t stamp, uint64_t busy, uint64_t dev, std::array<ui
   c.stamp_ns = stamp;
   c.busy_ns = busy;
   c.dev_busy_ns = dev;
+  c.device_span = true;
   for (int i = 0; i < 6; ++i) c.depth_ns[i] = depth[i];
   return c;
 }
@@ -71,6 +72,7 @@ TEST(StatReport, ExactColumnsAreDeltasOverTheTrackersOwnWindow) {
   a.busy = {counters(5'000'000'000, 100'000'000, 50'000'000, {900'000'000, 100'000'000, 0, 0, 0, 0})};
   b.busy = {counters(7'000'000'000, 400'000'000, 250'000'000,
                      {2'600'000'000, 300'000'000, 100'000'000, 0, 0, 0})};
+  b.busy->at(0).done = 1000;  // every read diskstats counted
   const StatReport r = make_stat_report(devs, &a, b);
   ASSERT_EQ(r.rows.size(), 1u);
   const StatRow& row = r.rows[0];
@@ -86,7 +88,55 @@ TEST(StatReport, ExactColumnsAreDeltasOverTheTrackersOwnWindow) {
   EXPECT_DOUBLE_EQ(d[0], 85.0);
   EXPECT_DOUBLE_EQ(d[1], 10.0);
   EXPECT_DOUBLE_EQ(d[2], 5.0);
-  EXPECT_DOUBLE_EQ(d[0] + d[1] + d[2] + d[3] + d[4] + d[5], 100.0);
+  double sum = 0;
+  for (double v : d) sum += v;
+  EXPECT_DOUBLE_EQ(sum, 100.0);
+  EXPECT_DOUBLE_EQ(*row.unsure_pct, 0.0);
+  EXPECT_FALSE(row.invalid);
+}
+
+TEST(StatReport, DevPctOnlyWhereTheDeviceSpanWasTraced) {
+  const std::vector<StatDevice> devs = {{"loop7", 7, 7, false}};
+  StatSample a, b;
+  a.disks["loop7"] = b.disks["loop7"] = *parse_diskstats_line("7 7 loop7 0 0 0 0 0 0 0 0 0 0 0");
+  b.uptime_cs = 100;
+  BusyCounters x = counters(0, 0, 0, {}), y = counters(1'000'000'000, 500'000'000, 400'000'000, {500'000'000, 500'000'000});
+  x.device_span = y.device_span = false;
+  y.unsure_ns = 100'000'000;
+  a.busy = {x};
+  b.busy = {y};
+  const StatRow row = make_stat_report(devs, &a, b).rows.at(0);
+  EXPECT_FALSE(row.dev_pct) << "not traced: not a number";
+  EXPECT_DOUBLE_EQ(*row.busy_pct, 50.0);
+  EXPECT_DOUBLE_EQ(*row.unsure_pct, 10.0) << "the truth lies in [busy, busy + unsure]";
+}
+
+// Completions diskstats counted that the tracker neither saw end nor found
+// lost: no bound holds for their time, so the window's exact figures are
+// null and say why. A few are the two samples' skew, not a fault.
+TEST(StatReport, CompletionsNoProgramSawMakeTheWindowInvalid) {
+  const std::vector<StatDevice> devs = {{"loop7", 7, 7, false}};
+  StatSample a, b;
+  a.disks["loop7"] = *parse_diskstats_line("7 7 loop7 0 0 0 0 0 0 0 0 0 0 0");
+  b.disks["loop7"] = *parse_diskstats_line("7 7 loop7 1000 0 8000 40 0 0 0 0 0 150 40");
+  b.uptime_cs = 100;
+  BusyCounters x = counters(0, 0, 0, {}), y = counters(1'000'000'000, 500'000'000, 0, {500'000'000, 500'000'000});
+  y.done = 990;
+  y.lost = 6;
+  a.busy = {x};
+  b.busy = {y};
+  StatRow row = make_stat_report(devs, &a, b).rows.at(0);
+  EXPECT_FALSE(row.invalid) << "1000 = 990 seen + 6 lost + 4 within the samples' skew";
+  EXPECT_EQ(*row.invisible, 0u);
+  y.done = 900;
+  b.busy = {y};
+  row = make_stat_report(devs, &a, b).rows.at(0);
+  ASSERT_TRUE(row.invalid);
+  EXPECT_EQ(*row.invisible, 94u);
+  EXPECT_FALSE(row.busy_pct);
+  EXPECT_FALSE(row.unsure_pct);
+  EXPECT_FALSE(row.depth_pct);
+  EXPECT_EQ(*row.done, 900u) << "the counts stay, to say what happened";
 }
 
 TEST(StatReport, SinceBootHasNoExactColumns) {
@@ -153,8 +203,13 @@ TEST(StatDepth, BucketsAreTheDocumentedRanges) {
   for (uint64_t n = 0; n < 9; ++n) EXPECT_EQ(busy_depth_bucket(n), want[n]) << n;
   EXPECT_EQ(busy_depth_bucket(15), 4);
   EXPECT_EQ(busy_depth_bucket(16), 5);
-  EXPECT_EQ(busy_depth_bucket(100000), 5);
+  EXPECT_EQ(busy_depth_bucket(31), 5);
+  EXPECT_EQ(busy_depth_bucket(32), 6);
+  EXPECT_EQ(busy_depth_bucket(255), 8);
+  EXPECT_EQ(busy_depth_bucket(256), 9);
+  EXPECT_EQ(busy_depth_bucket(100000), 9);
   EXPECT_EQ(busy_depth_low(5), 16u);
+  EXPECT_EQ(busy_depth_low(9), 256u);
 }
 
 }  // namespace

@@ -1,33 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Counts block_io_done for one whole disk, as tp_btf and as raw_tp, to
- * compare with diskstats and a tracefs instance over the same window
- * (docs/design.md, "Lost completions"). The first thing each program does is
- * count, so a missing hit means the kernel ran no program for it. */
+/* Logs every block_io_done of one disk as a BPF program sees it (sector and
+ * time), to match against a tracefs instance recording the same tracepoint:
+ * an event tracefs has and this log does not is one the kernel ran no BPF
+ * program for (docs/design.md, "Lost events: what the kernel does"). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
 
 char LICENSE[] SEC("license") = "GPL";
 
-const volatile int major = 254, first_minor = 0;
-__u64 hits[4]; /* tp_btf all, tp_btf disk, raw_tp all, raw_tp disk */
-
-static __always_inline int on_disk(struct request *rq) {
-  struct gendisk *d = BPF_CORE_READ(rq, q, disk);
-  return d && BPF_CORE_READ(d, major) == major && BPF_CORE_READ(d, first_minor) == first_minor;
-}
+const volatile __u32 devt = 0; /* major << 20 | minor */
+struct rec { __u64 t, sector; };
+#define NREC (1u << 21)
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, NREC); __type(key, __u32); __type(value, struct rec); } recs SEC(".maps");
+__u64 next_idx;
 
 SEC("tp_btf/block_io_done")
-int BPF_PROG(btf_done, struct request *rq) {
-  __sync_fetch_and_add(&hits[0], 1);
-  if (on_disk(rq)) __sync_fetch_and_add(&hits[1], 1);
-  return 0;
-}
-
-SEC("raw_tp/block_io_done")
-int raw_done(struct bpf_raw_tracepoint_args *ctx) {
-  __sync_fetch_and_add(&hits[2], 1);
-  if (on_disk((struct request *)ctx->args[0])) __sync_fetch_and_add(&hits[3], 1);
+int BPF_PROG(done, struct request *rq) {
+  __u64 now = bpf_ktime_get_ns();
+  struct gendisk *d = rq->q->disk;
+  if (!d || (((__u32)d->major << 20) | d->first_minor) != devt) return 0;
+  __u32 i = (__u32)__sync_fetch_and_add(&next_idx, 1);
+  struct rec *r = i < NREC ? bpf_map_lookup_elem(&recs, &i) : 0;
+  if (r) { r->t = now; r->sector = rq->__sector; }
   return 0;
 }

@@ -25,31 +25,31 @@ struct block_device {
   dev_t bd_dev;
 } __attribute__((preserve_access_index));
 
+typedef struct {
+  int counter;
+} atomic_t;
+
 typedef __u32 req_flags_t;
 
-typedef __u32 blk_opf_t;
-
-struct blk_mq_hw_ctx;
+enum mq_rq_state {
+  MQ_RQ_IDLE = 0,
+  MQ_RQ_IN_FLIGHT = 1,
+  MQ_RQ_COMPLETE = 2,
+};
 
 struct request {
   struct request_queue *q;
-  struct blk_mq_hw_ctx *mq_hctx; /* NULL once the block layer has freed the request */
-  blk_opf_t cmd_flags;
   req_flags_t rq_flags;
-  __u64 start_time_ns;           /* the kernel's own block_io_start stamp, set just after the tracepoint */
-  struct block_device *part;
+  struct block_device *part;    /* set by blk_account_io_start, just after block_io_start */
+  __u64 start_time_ns;          /* likewise: the kernel's start stamp, which diskstats uses */
+  enum mq_rq_state state;
+  atomic_t ref;                 /* 0 once the block layer has freed the request */
 } __attribute__((preserve_access_index));
 
-/* Driver-private (passthrough) operations; libbpf relocates the values. */
-enum req_op {
-  REQ_OP_DRV_IN = 34,
-  REQ_OP_DRV_OUT = 35,
-};
-#define IOACCT_REQ_OP_MASK 0xffu
-
-/* 6.10+ names the request flags' bits in an enum; libbpf relocates the value. */
+/* 6.10+ names the request flags' bits in an enum; libbpf relocates the values. */
 enum rqf_flags {
   __RQF_FLUSH_SEQ = 1,
+  __RQF_IO_STAT = 8,
 };
 
 #endif

@@ -1,0 +1,50 @@
+#pragma once
+// The busy tracker's pure core: one round of one device, from spans to
+// figures. The tracker (busy_tracker.cpp) turns the BPF programs' logs and
+// the kernel's own view of the requests it believes in flight into spans;
+// this turns spans into time. Plain data in, plain data out; unit-tested.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace ioacct {
+
+// The in-flight depth buckets: 0, 1, 2-3, 4-7, ..., 128-255, 256+.
+inline constexpr int kBusyDepthBuckets = 10;
+// The bucket of `n` requests in flight, and each bucket's lowest count.
+int busy_depth_bucket(uint64_t n) noexcept;
+uint64_t busy_depth_low(int bucket) noexcept;
+
+// A span of CLOCK_MONOTONIC time, (from, to], in ns.
+struct BusySpan {
+  uint64_t from = 0, to = 0;
+};
+
+struct BusyRoundInput {
+  uint64_t from = 0, to = 0;  // the round: (from, to]; spans are clipped to it
+  // A request certainly in the span over each of these: completed requests
+  // (start stamp to completion) and requests the kernel still shows in flight
+  // at the round's end.
+  std::vector<BusySpan> certain;
+  // A request may have been in the span: one whose end no program saw (the
+  // kernel shows it gone), one whose start the kernel had not stamped yet.
+  std::vector<BusySpan> unsure;
+  // Some request in flight is unknown (not seen starting, a dropped record):
+  // any time without a certain one is unsure.
+  bool unknown = false;
+  // Time the round's unknown requests covered, not placed in time (dropped
+  // completions, whose lengths the programs summed): moved from idle to
+  // unsure, up to the idle time there is.
+  uint64_t unsure_extra_ns = 0;
+};
+
+struct BusyRoundOutput {
+  uint64_t busy_ns = 0;    // at least one certain span
+  uint64_t unsure_ns = 0;  // no certain span, but an unsure one (or unknown); busy lies in [busy, busy + unsure]
+  std::array<uint64_t, kBusyDepthBuckets> depth_ns{};  // by the number of certain spans; adds up to to - from
+};
+
+// Pure. Spans may overlap, repeat and lie partly or wholly outside the round.
+BusyRoundOutput busy_round(const BusyRoundInput& in);
+
+}  // namespace ioacct

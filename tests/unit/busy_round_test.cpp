@@ -1,0 +1,109 @@
+// The busy tracker's pure core: spans of one round to busy, unsure and depth.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "monitor/bpf/busy_round.hpp"
+
+namespace ioacct {
+namespace {
+
+uint64_t total(const BusyRoundOutput& o) { return std::accumulate(o.depth_ns.begin(), o.depth_ns.end(), uint64_t{0}); }
+
+TEST(BusyRound, TheUnionOfOverlappingSpansAndTheTimeAtEachDepth) {
+  BusyRoundInput in{.from = 1000, .to = 2000};
+  in.certain = {{1100, 1300}, {1200, 1400}, {1250, 1260}, {1600, 1700}};
+  const BusyRoundOutput o = busy_round(in);
+  EXPECT_EQ(o.busy_ns, 400u) << "1100..1400 and 1600..1700";
+  EXPECT_EQ(o.unsure_ns, 0u);
+  EXPECT_EQ(o.depth_ns[0], 600u);
+  EXPECT_EQ(o.depth_ns[1], 100u + 100u + 100u) << "1100..1200, 1300..1400, 1600..1700";
+  EXPECT_EQ(o.depth_ns[2], 90u + 10u) << "two at once 1200..1300 but three at 1250..1260 (bucket 2-3 both)";
+  EXPECT_EQ(total(o), 1000u) << "the depths add up to the round";
+}
+
+TEST(BusyRound, SpansAreClippedToTheRound) {
+  BusyRoundInput in{.from = 1000, .to = 2000};
+  in.certain = {{0, 1100}, {1900, 5000}, {0, 500}, {2500, 3000}};
+  const BusyRoundOutput o = busy_round(in);
+  EXPECT_EQ(o.busy_ns, 200u) << "a request in flight at either edge counts only inside";
+  EXPECT_EQ(total(o), 1000u);
+}
+
+TEST(BusyRound, TouchingSpansLeaveNoGapAndCountNothingTwice) {
+  BusyRoundInput in{.from = 0, .to = 100};
+  in.certain = {{10, 20}, {20, 30}};
+  const BusyRoundOutput o = busy_round(in);
+  EXPECT_EQ(o.busy_ns, 20u);
+  EXPECT_EQ(o.depth_ns[1], 20u);
+  EXPECT_EQ(o.depth_ns[2], 0u) << "the end sorts before the start at the same instant";
+}
+
+TEST(BusyRound, UnsureOnlyWhereNothingIsCertain) {
+  BusyRoundInput in{.from = 0, .to = 1000};
+  in.certain = {{100, 200}};
+  in.unsure = {{150, 400}, {350, 450}};
+  const BusyRoundOutput o = busy_round(in);
+  EXPECT_EQ(o.busy_ns, 100u);
+  EXPECT_EQ(o.unsure_ns, 250u) << "200..450";
+  EXPECT_EQ(o.depth_ns[0], 900u) << "unsure spans add no depth";
+  EXPECT_EQ(total(o), 1000u);
+}
+
+TEST(BusyRound, AnUnknownRequestMakesAllIdleTimeUnsure) {
+  BusyRoundInput in{.from = 0, .to = 1000, .unknown = true};
+  in.certain = {{100, 200}};
+  const BusyRoundOutput o = busy_round(in);
+  EXPECT_EQ(o.busy_ns, 100u);
+  EXPECT_EQ(o.unsure_ns, 900u) << "the truth lies anywhere in [10%, 100%]";
+}
+
+TEST(BusyRound, UnplacedUnsureTimeIsTakenFromIdleTimeOnly) {
+  BusyRoundInput in{.from = 0, .to = 1000, .unsure_extra_ns = 50};
+  in.certain = {{0, 900}};
+  EXPECT_EQ(busy_round(in).unsure_ns, 50u);
+  in.unsure_extra_ns = 5000;
+  EXPECT_EQ(busy_round(in).unsure_ns, 100u) << "never more than the idle time there is";
+}
+
+TEST(BusyRound, DeepQueuesLandInTheOpenBucket) {
+  BusyRoundInput in{.from = 0, .to = 10};
+  for (int i = 0; i < 300; ++i) in.certain.push_back({0, 10});
+  const BusyRoundOutput o = busy_round(in);
+  EXPECT_EQ(o.depth_ns[kBusyDepthBuckets - 1], 10u);
+  EXPECT_EQ(busy_depth_low(kBusyDepthBuckets - 1), 256u);
+}
+
+// Many spans out of order take the radix path; the answer is the same as
+// counting every nanosecond.
+TEST(BusyRound, ManySpansInAnyOrderGiveWhatCountingEachNanosecondGives) {
+  BusyRoundInput in{.from = 1'000'000, .to = 1'002'000};
+  uint64_t x = 12345;
+  auto rnd = [&] { return x = x * 6364136223846793005ull + 1442695040888963407ull, x >> 33; };
+  for (int i = 0; i < 500; ++i) {
+    const uint64_t a = in.from - 100 + rnd() % 2100, len = rnd() % 40;
+    (i % 5 ? in.certain : in.unsure).push_back({a, a + len});
+  }
+  std::array<uint64_t, kBusyDepthBuckets> depth{};
+  uint64_t busy = 0, unsure = 0;
+  for (uint64_t t = in.from; t < in.to; ++t) {  // the nanosecond (t, t + 1]
+    uint64_t c = 0, u = 0;
+    for (const auto& s : in.certain) c += s.from <= t && t + 1 <= s.to;
+    for (const auto& s : in.unsure) u += s.from <= t && t + 1 <= s.to;
+    ++depth[static_cast<size_t>(busy_depth_bucket(c))];
+    busy += c > 0;
+    unsure += c == 0 && u > 0;
+  }
+  const BusyRoundOutput o = busy_round(in);
+  EXPECT_EQ(o.busy_ns, busy);
+  EXPECT_EQ(o.unsure_ns, unsure);
+  EXPECT_EQ(o.depth_ns, depth);
+}
+
+TEST(BusyRound, AnEmptyOrBackwardRoundIsNothing) {
+  EXPECT_EQ(total(busy_round({.from = 5, .to = 5})), 0u);
+  EXPECT_EQ(total(busy_round({.from = 6, .to = 5})), 0u);
+}
+
+}  // namespace
+}  // namespace ioacct
