@@ -9,10 +9,13 @@
 // `ioacct bench` and fio; what ioacct costs above it is what its own
 // accounting and structure cost.
 //
-//   sol [--nop] [--buffered] [--depth N] [--bs BYTES] [--runtime SECONDS] FILE
+//   sol [--nop] [--buffered] [--depth N] [--bs BYTES] [--runtime DURATION] [FILE]
 //
-// Prints one JSON line on stdout: {"ios":N,"seconds":S,"iops":X}. Exits 2 on
-// bad arguments, 1 on a failure, with one line on stderr.
+// DURATION is a whole number of seconds or milliseconds with its unit (5s,
+// 500ms; default 5s). Prints one JSON line on stdout:
+// {"ios":N,"seconds":S,"iops":X,"depth":D,"bs":B}, where ios counts every
+// completion and seconds runs from the first submission to the last
+// completion. Exits 2 on bad arguments, 1 on a failure, with one line on stderr.
 #include <fcntl.h>
 #include <liburing.h>
 #include <sys/stat.h>
@@ -43,15 +46,23 @@ uint64_t now_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-uint64_t parse_u64(const char* flag, const char* v) {
+// A positive decimal integer, optionally followed by `suffix` (nullptr: none).
+uint64_t parse_u64(const char* flag, const char* v, const char* suffix = nullptr, const char* what = "a positive integer") {
   char* end = nullptr;
   errno = 0;
-  const unsigned long long x = std::strtoull(v, &end, 10);
-  if (errno || end == v || *end || x == 0) {
-    std::fprintf(stderr, "error: sol: %s: '%s' is not a positive integer\n", flag, v);
+  const unsigned long long x = v[0] >= '0' && v[0] <= '9' ? std::strtoull(v, &end, 10) : 0;
+  if (errno || end == nullptr || end == v || x == 0 || std::strcmp(end, suffix ? suffix : "") != 0) {
+    std::fprintf(stderr, "error: sol: %s: '%s' is not %s\n", flag, v, what);
     std::exit(2);
   }
   return x;
+}
+
+uint64_t parse_duration_ns(const char* flag, const char* v) {
+  const size_t n = std::strlen(v);
+  const char* what = "a duration such as 5s or 500ms";
+  if (n > 2 && !std::strcmp(v + n - 2, "ms")) return parse_u64(flag, v, "ms", what) * 1'000'000ull;
+  return parse_u64(flag, v, "s", what) * 1'000'000'000ull;
 }
 
 // xorshift64*: the next block, uniformly over the file.
@@ -70,7 +81,7 @@ struct Rng {
 int main(int argc, char** argv) {
   bool nop = false, buffered = false;
   unsigned depth = 32;
-  uint64_t bs = 4096, runtime_s = 5;
+  uint64_t bs = 4096, runtime_ns = 5'000'000'000ull;
   const char* path = nullptr;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
@@ -85,14 +96,20 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(a, "--buffered")) buffered = true;
     else if (!std::strcmp(a, "--depth")) depth = static_cast<unsigned>(parse_u64(a, value(a)));
     else if (!std::strcmp(a, "--bs")) bs = parse_u64(a, value(a));
-    else if (!std::strcmp(a, "--runtime")) runtime_s = parse_u64(a, value(a));
+    else if (!std::strcmp(a, "--runtime")) runtime_ns = parse_duration_ns(a, value(a));
     else if (a[0] == '-') {
       std::fprintf(stderr, "error: sol: unknown option %s\n", a);
       return 2;
-    } else path = a;
+    } else if (path) {
+      die(2, "give one FILE", 0);
+    } else {
+      path = a;
+    }
   }
   if (!path && !nop) die(2, "give a FILE to read (or --nop)", 0);
   if (depth > 4096) die(2, "--depth: at most 4096", 0);
+  if (bs > (1u << 30)) die(2, "--bs: at most 1 GiB", 0);
+  if (!buffered && !nop && bs % 512) die(2, "--bs: O_DIRECT needs a multiple of 512 (or --buffered)", 0);
 
   int fd = -1;
   uint64_t blocks = 1;
@@ -135,13 +152,14 @@ int main(int argc, char** argv) {
   };
 
   for (unsigned i = 0; i < depth; ++i) prep(i);
-  const uint64_t start = now_ns(), end = start + runtime_s * 1'000'000'000ull;
+  const uint64_t start = now_ns(), end = start + runtime_ns;
   uint64_t ios = 0, t = start;
   unsigned inflight = depth;
   bool stopping = false;
   while (inflight) {
     // Submits the refills and waits for at least one completion.
-    if (int r = io_uring_submit_and_wait(&ring, 1); r < 0 && r != -EINTR) die(1, "io_uring_enter", -r);
+    if (int r = io_uring_submit_and_wait(&ring, 1); r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+      die(1, "io_uring_enter", -r);
     unsigned head, n = 0;
     io_uring_cqe* cqe;
     io_uring_for_each_cqe(&ring, head, cqe) {
@@ -163,8 +181,9 @@ int main(int argc, char** argv) {
   }
   t = now_ns();
   const double secs = static_cast<double>(t - start) / 1e9;
-  std::printf("{\"ios\":%llu,\"seconds\":%.6f,\"iops\":%.1f}\n", static_cast<unsigned long long>(ios), secs,
-              static_cast<double>(ios) / secs);
+  std::printf("{\"ios\":%llu,\"seconds\":%.6f,\"iops\":%.1f,\"depth\":%u,\"bs\":%llu}\n",
+              static_cast<unsigned long long>(ios), secs, static_cast<double>(ios) / secs, depth,
+              static_cast<unsigned long long>(bs));
   io_uring_queue_exit(&ring);
   std::free(mem);
   return 0;

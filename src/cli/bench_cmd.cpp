@@ -127,9 +127,12 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--sq-idle", a.sq_idle, "SQ thread idle time before it sleeps (sq_thread_idle; default 1s)")->type_name("DURATION");
   b->add_flag("--sq-shared", a.sq_shared, "All threads' rings share one SQ thread (IORING_SETUP_ATTACH_WQ)");
   b->add_flag("--iopoll", a.iopoll, "Polled completions (IORING_SETUP_IOPOLL; O_DIRECT on a device with poll queues)");
-  b->add_flag("--fixed-files", a.fixed_files, "Registered files (IOSQE_FIXED_FILE)");
-  b->add_flag("--fixed-bufs", a.fixed_bufs, "Registered buffers (READ_FIXED/WRITE_FIXED)");
-  b->add_flag("--register-ring", a.register_ring, "Registered ring fd (IORING_ENTER_REGISTERED_RING)");
+  b->add_flag("--fixed-files", a.fixed_files, "Demand registered files (IOSQE_FIXED_FILE; default: used if the kernel and limits allow)");
+  b->add_flag("--no-fixed-files", a.no_fixed_files, "Do not register the files");
+  b->add_flag("--fixed-bufs", a.fixed_bufs, "Demand registered buffers (READ_FIXED/WRITE_FIXED; default: used if the kernel and RLIMIT_MEMLOCK allow)");
+  b->add_flag("--no-fixed-bufs", a.no_fixed_bufs, "Do not register the buffers");
+  b->add_flag("--register-ring", a.register_ring, "Demand a registered ring fd (IORING_ENTER_REGISTERED_RING; default: used on 5.18+)");
+  b->add_flag("--no-register-ring", a.no_register_ring, "Do not register the ring fd");
   b->add_flag("--vectored", a.vectored, "READV/WRITEV instead of READ/WRITE");
   b->add_flag("--single-issuer", a.single_issuer, "Demand IORING_SETUP_SINGLE_ISSUER (default: used if the kernel has it)");
   b->add_flag("--no-single-issuer", a.no_single_issuer, "Do not use IORING_SETUP_SINGLE_ISSUER");
@@ -216,9 +219,6 @@ JobSpec to_job(const BenchArgs& a) {
   }
   j.sq_shared = a.sq_shared;
   u.iopoll = a.iopoll;
-  u.fixed_files = a.fixed_files;
-  u.fixed_bufs = a.fixed_bufs;
-  u.register_ring = a.register_ring;
   u.vectored = a.vectored;
   u.nowait = a.nowait;
   u.force_async = a.force_async;
@@ -231,6 +231,9 @@ JobSpec to_job(const BenchArgs& a) {
   u.defer_taskrun = wish(a.defer_taskrun, a.no_defer_taskrun, "--defer-taskrun");
   u.coop_taskrun = wish(a.coop_taskrun, a.no_coop_taskrun, "--coop-taskrun");
   u.no_sqarray = a.no_sqarray ? FlagWish::On : FlagWish::Default;
+  u.fixed_files = wish(a.fixed_files, a.no_fixed_files, "--fixed-files");
+  u.fixed_bufs = wish(a.fixed_bufs, a.no_fixed_bufs, "--fixed-bufs");
+  u.register_ring = wish(a.register_ring, a.no_register_ring, "--register-ring");
   if (a.wait == "sleep") {
     u.wait = WaitMode::Sleep;
   } else if (a.wait == "spin") {

@@ -22,6 +22,7 @@ struct BenchArgs {
   bool register_ring = false, vectored = false, nowait = false, force_async = false, no_iowait = false;
   bool single_issuer = false, no_single_issuer = false, defer_taskrun = false, no_defer_taskrun = false;
   bool coop_taskrun = false, no_coop_taskrun = false, no_sqarray = false;
+  bool no_fixed_files = false, no_fixed_bufs = false, no_register_ring = false;
   bool iodepth_given = false;  // set after parsing, from the option's count
   std::vector<std::string> targets;
 };

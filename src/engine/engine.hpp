@@ -51,9 +51,13 @@ struct UringOptions {
   uint32_t sq_idle_ms = 0;   // sq_thread_idle; 0: the kernel's default (1 s)
   int attach_wq_fd = -1;     // IORING_SETUP_ATTACH_WQ: share that ring's SQ thread
   bool iopoll = false;
-  bool fixed_files = false;  // registered files, IOSQE_FIXED_FILE
-  bool fixed_bufs = false;   // registered buffers, READ_FIXED/WRITE_FIXED
-  bool register_ring = false;
+  // Registered files, registered buffers and a registered ring fd save a
+  // file lookup, a page pin and an fd lookup per I/O or per call. Default:
+  // used wherever the kernel and limits allow, and a refusal is named
+  // (Engine::fallbacks); On: a refusal is an error; Off: never asked for.
+  FlagWish fixed_files = FlagWish::Default;    // IOSQE_FIXED_FILE
+  FlagWish fixed_bufs = FlagWish::Default;     // READ_FIXED/WRITE_FIXED (not with vectored)
+  FlagWish register_ring = FlagWish::Default;  // IORING_ENTER_REGISTERED_RING (5.18+)
   bool vectored = false;     // READV/WRITEV
   bool nowait = false;       // RWF_NOWAIT
   bool force_async = false;  // IOSQE_ASYNC
@@ -102,6 +106,10 @@ class Engine {
   virtual uint32_t setup_flags() const noexcept { return 0; }
   // The ring's fd, for ATTACH_WQ and for finding it in /proc (-1: no ring).
   virtual int ring_fd() const noexcept { return -1; }
+  // What was asked for by default and could not be had, one line each,
+  // naming the cause and what to do: "registered buffers: ... (ENOMEM); raise
+  // it with 'ulimit -l'". Empty when the engine runs as asked.
+  virtual std::vector<std::string> fallbacks() const { return {}; }
 };
 
 // What the conformance suite and the runner may rely on per engine.

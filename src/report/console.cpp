@@ -100,15 +100,17 @@ std::string format_start_line(const JobSpec& job, const RunResult& r) {
   if (job.rate_per_thread() > 0) pace = fmt::format(", paced at {} IOPS per thread", format_count(job.rate_per_thread()));
   std::string stop = job.runtime ? fmt::format("runtime {}", format_duration_ns(static_cast<double>(job.runtime->count()))) : "";
   if (job.ios) stop += fmt::format("{}{} I/O{}", stop.empty() ? "" : " or ", *job.ios, *job.ios == 1 ? "" : "s");
+  std::string fallbacks;
+  for (const auto& f : r.engine_fallbacks) fallbacks += fmt::format("{}{}", fallbacks.empty() ? "; fell back: " : "; ", f);
   return fmt::format(
       "ioacct bench: {} {} {}, engine {}, depth {} ({} per thread x {} thread{}), batches submit {} / "
-      "complete {}{}; {}{}; targets: {}",
+      "complete {}{}; {}{}; targets: {}{}",
       job.rw == RwMode::RandRw ? fmt::format("randrw ({}% reads)", job.rwmix_read) : rw_name(job.rw),
       format_size(job.bs), job.direct ? "O_DIRECT" : "buffered", r.engine_desc,
       job.depth_per_thread() * job.threads, job.depth_per_thread(), job.threads, job.threads == 1 ? "" : "s",
       job.submit_batch_eff(), job.complete_batch_eff(), pace, stop,
       job.ramp.count() ? fmt::format(" after {} ramp", format_duration_ns(static_cast<double>(job.ramp.count()))) : "",
-      targets_line(r));
+      targets_line(r), fallbacks);
 }
 
 std::string format_console(const JobSpec& job, const RunResult& r) {

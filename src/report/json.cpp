@@ -32,9 +32,9 @@ json uring_options_json(const JobSpec& job) {
           {"sq_idle_ms", u.sq_idle_ms ? json(u.sq_idle_ms) : json(nullptr)},
           {"sq_shared", job.sq_shared},
           {"iopoll", u.iopoll},
-          {"fixed_files", u.fixed_files},
-          {"fixed_bufs", u.fixed_bufs},
-          {"register_ring", u.register_ring},
+          {"fixed_files", wish(u.fixed_files)},
+          {"fixed_bufs", wish(u.fixed_bufs)},
+          {"register_ring", wish(u.register_ring)},
           {"vectored", u.vectored},
           {"nowait", u.nowait},
           {"force_async", u.force_async},
@@ -161,6 +161,7 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
   }
   out["context"]["engine_description"] = r->engine_desc;
   out["context"]["setup_flags"] = setup_flags_json(r->setup_flags);
+  out["context"]["engine_fallbacks"] = r->engine_fallbacks;
   json targets = json::array();
   for (const auto& t : r->targets)
     targets.push_back({{"path", t.path},

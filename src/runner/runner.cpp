@@ -131,6 +131,11 @@ class Worker {
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     out_.engine = engine_->counters();
     if (faults_) out_.faults = faults_->injected();
+    // The ring goes on the thread that made it: with SINGLE_ISSUER only its
+    // creator may unregister the files, which must happen before the ring
+    // closes (see UringEngine's destructor).
+    faults_ = nullptr;
+    engine_.reset();
     pub_.done.store(true, std::memory_order_release);
   }
 
@@ -837,6 +842,10 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
     }
   }
   result.engine_desc = workers[0]->engine()->describe();
+  for (const auto& w : workers)
+    for (auto& f : w->engine()->fallbacks())
+      if (std::find(result.engine_fallbacks.begin(), result.engine_fallbacks.end(), f) == result.engine_fallbacks.end())
+        result.engine_fallbacks.push_back(std::move(f));
   std::vector<std::string> target_disks;
   if (job.acct != AcctLevel::Off) {
     ctl.sample_system = true;

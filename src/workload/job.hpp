@@ -30,8 +30,11 @@ struct JobSpec {
   unsigned rwmix_read = 50;  // percent of reads with randrw
   uint64_t bs = 4096;
   unsigned iodepth = 32;       // total across threads; each gets an equal share
-  unsigned submit_batch = 0;   // 0: min(per-thread depth, 32)
-  unsigned complete_batch = 0; // 0: min(per-thread depth, 32)
+  // Batching. Neither given: refill as reaped (every free slot refilled at
+  // once, wait for one completion, reap all that are there), so depth N is
+  // N in flight at the device. Either given: lockstep batches of that size.
+  unsigned submit_batch = 0;   // 0: the per-thread depth (every free slot)
+  unsigned complete_batch = 0; // 0: 1 (wake at the first completion)
   bool direct = true;
   std::optional<uint64_t> size;  // bytes of each target used, from `offset`
   uint64_t offset = 0;
@@ -64,6 +67,7 @@ struct JobSpec {
   unsigned depth_per_thread() const { return engine == EngineKind::Psync ? 1 : iodepth / threads; }
   unsigned submit_batch_eff() const;
   unsigned complete_batch_eff() const;
+  bool lockstep() const { return submit_batch || complete_batch; }
   // I/Os per second per thread from --rate-iops / --rate, 0 if unpaced.
   double rate_per_thread() const;
 };
