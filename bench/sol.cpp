@@ -7,7 +7,8 @@
 // one that is there, put a new read into each freed slot, submit them with
 // the next wait. No accounting beyond a count. bench/sol.sh runs it beside
 // `ioacct bench` and fio; what ioacct costs above it is what its own
-// accounting and structure cost.
+// accounting and structure cost. Built as build/<preset>/ioacct_sol (CMake
+// option IOACCT_BENCH, on by default).
 //
 //   sol [--nop] [--buffered] [--depth N] [--bs BYTES] [--runtime DURATION] [FILE]
 //
