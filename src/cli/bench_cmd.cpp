@@ -337,17 +337,17 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
     fmt::print(stderr, "ioacct: interrupted; the results above cover the time until the stop\n");
     return signals.received() ? interrupted_exit() : 130;
   }
-  if (r.stop_reason == "errors")
+  if (r.stop_reason == StopReason::Errors)
     throw RuntimeError(fmt::format("the run stopped after {} I/O error{} (first: {}); "
                                    "--max-errors {} allows more", r.error_count(),
                                    r.error_count() == 1 ? "" : "s", r.first_error, job.max_errors));
-  if (r.stop_reason == "fatal") throw RuntimeError(r.first_error);
+  if (r.stop_reason == StopReason::Fatal) throw RuntimeError(r.first_error);
   if (r.verify && r.verify->mismatches) {
     const auto& f = r.verify->findings.front();
     throw RuntimeError(fmt::format("--verify: {} block{} did not read back as written (first: offset {}, {})",
                                    r.verify->mismatches, r.verify->mismatches == 1 ? "" : "s", f.offset, f.kind));
   }
-  if (job.runtime && r.stop_reason == "runtime" &&
+  if (job.runtime && r.stop_reason == StopReason::Runtime &&
       static_cast<double>(r.window_ns) > 1.1 * static_cast<double>(job.runtime->count()))
     fmt::print(stderr, "warning: the measured window is {} for --runtime {}: the last batch took that much longer "
                "to complete (a stalled device, or a busy machine); rates are over the window as measured, "

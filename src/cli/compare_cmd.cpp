@@ -236,7 +236,7 @@ int run_compare_command(const CompareArgs& a, const std::vector<std::string>& ar
       c.interrupted = true;
       break;
     }
-    if (r.stop_reason == "errors" || r.stop_reason == "fatal")
+    if (r.stop_reason == StopReason::Errors || r.stop_reason == StopReason::Fatal)
       throw RuntimeError(fmt::format("variant '{}': the run stopped: {}", p.variant.name, r.first_error));
     if (slot.warmup) continue;
     c.variants[slot.variant].engine_desc = r.engine_desc;
