@@ -146,7 +146,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_flag("--nowait", a.nowait, "RWF_NOWAIT: fail instead of blocking inline");
   b->add_flag("--force-async", a.force_async, "IOSQE_ASYNC: always through the io-wq workers");
   b->add_option("--log-interval", a.log_interval, "Time series interval, in the JSON (default 1s; 0s: none)")->type_name("DURATION");
-  b->add_option("--acct", a.acct, "off (completions only), basic (+ CPU, SQ threads, devices at the window's edges) or full (+ per-I/O latency; default)")->type_name("LEVEL");
+  b->add_option("--acct", a.acct, "off (completions only), basic (+ CPU, SQ threads, devices at the window's edges), latency (+ per-I/O latency, in flight, time series; default) or full (+ the devices' exact busy time and depth, eBPF)")->type_name("LEVEL");
   b->add_flag("--destroy-data", a.destroy_data, "Allow writes to block devices (destroys their contents)");
   b->add_flag("--verify", a.verify, "Write checkable blocks and re-read them all after the run");
   b->add_flag("--verify-during", a.verify_during, "--verify, and also check every read of a written block");
@@ -253,8 +253,9 @@ JobSpec to_job(const BenchArgs& a) {
     throw UsageError(fmt::format("--log-interval: {} is too short; at least 10ms (or 0s for no time series)", a.log_interval));
   if (a.acct == "off") j.acct = AcctLevel::Off;
   else if (a.acct == "basic") j.acct = AcctLevel::Basic;
+  else if (a.acct == "latency") j.acct = AcctLevel::Latency;
   else if (a.acct == "full") j.acct = AcctLevel::Full;
-  else throw UsageError(fmt::format("--acct: '{}' is not one of off, basic, full", a.acct));
+  else throw UsageError(fmt::format("--acct: '{}' is not one of off, basic, latency, full", a.acct));
   if (!a.inject_faults.empty()) j.faults = parse_fault_spec("--inject-faults", a.inject_faults);
   j.verify = a.verify;
   j.verify_during = a.verify_during;

@@ -47,7 +47,9 @@ RunDevices resolve_devices(const Targets& targets) {
 std::vector<ExactBusySample> exact_samples(const std::vector<BusyCounters>& counters) {
   std::vector<ExactBusySample> out;
   out.reserve(counters.size());
-  for (const BusyCounters& c : counters) out.push_back({c.stamp_ns, c.busy_ns, c.dev_busy_ns, c.lost, c.unsure_ns});
+  for (const BusyCounters& c : counters)
+    out.push_back({c.stamp_ns, c.busy_ns, c.dev_busy_ns, c.lost, c.unsure_ns,
+                   std::vector<uint64_t>(std::begin(c.depth_ns), std::end(c.depth_ns))});
   return out;
 }
 
@@ -147,7 +149,7 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
   // The exact in-flight tracker (--acct full): one log per worker, merged here.
   std::vector<std::unique_ptr<InflightLog>> log_store;
   std::vector<InflightLog*> logs;
-  if (job.acct == AcctLevel::Full)
+  if (job.acct >= AcctLevel::Latency)
     for (unsigned i = 0; i < T; ++i) logs.push_back(log_store.emplace_back(std::make_unique<InflightLog>()).get());
   InflightMerger merger(T);
   std::vector<std::unique_ptr<Worker>> workers;
@@ -223,7 +225,12 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
     const Nanos wake_at = series ? std::min(next_tick, series->next_due()) : next_tick;
     const int wait_ms = static_cast<int>(std::clamp<int64_t>((static_cast<int64_t>(wake_at) - static_cast<int64_t>(t)) / 1'000'000, 1,
                                                              logs.empty() ? 50 : 20));
-    if (!logs.empty()) merger.poll(logs);
+    // Once every window is closed its end is known, and the drain after it
+    // is not merged into the window's figures.
+    if (!logs.empty())
+      merger.poll(logs, [&] {
+        return ctl.windows_open.load(std::memory_order_acquire) == 0 ? ctl.window_end.load() : UINT64_MAX;
+      });
     if (series) {
       series->tick(now_ns());
       series->collect(false);
@@ -257,6 +264,8 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
       result.accounting->exact_unavailable = exact.unavailable;
       if (exact.tracker) result.accounting->exact_source = exact.tracker->source();
       add_exact_busy(*result.accounting, busy_names, exact_samples(ctl.busy_a), exact_samples(ctl.busy_b));
+      if (exact.tracker)
+        for (int k = 0; k < BusyCounters::kDepthBuckets; ++k) result.accounting->exact_depth_low.push_back(busy_depth_low(k));
     }
   }
   result.first_error = ctl.first_error;

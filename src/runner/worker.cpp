@@ -90,9 +90,9 @@ void Worker::setup() {
     engine_ = std::move(fe);
   }
   moves_data_ = engine_traits(job_.engine).moves_data;
-  acct_full_ = job_.acct == AcctLevel::Full;
+  acct_latency_ = job_.acct >= AcctLevel::Latency;
   dump_ = !job_.dump_intervals.empty();
-  if (acct_full_ && job_.log_interval.count()) {
+  if (acct_latency_ && job_.log_interval.count()) {
     ihist_[0] = std::make_unique<Histogram>();
     ihist_[1] = std::make_unique<Histogram>();
   }
@@ -270,6 +270,8 @@ void Worker::close_window(Nanos now) {
   if (counting_) {
     counting_ = false;
     out_.window_ns = now - window_start_;
+    Nanos end = ctl_.window_end.load(std::memory_order_relaxed);
+    while (end < now && !ctl_.window_end.compare_exchange_weak(end, now, std::memory_order_relaxed)) {}
   }
   if (ctl_.windows_open.fetch_sub(1) == 1) {
     if (job_.acct != AcctLevel::Off) {
@@ -405,7 +407,7 @@ void Worker::loop() noexcept {
           if (s.op == IoOp::Read) { ++out_.reads; out_.bytes_read += moved; }
           else { ++out_.writes; out_.bytes_written += moved; }
           if (dump_) out_.intervals.emplace_back(s.t_submit, now);
-          if (acct_full_) {
+          if (acct_latency_) {
             const uint64_t l = now - s.t_submit;
             if (l == run_lat) {
               ++run_n;

@@ -96,7 +96,7 @@ class Worker {
   FaultEngine* faults_ = nullptr;  // engine_ itself, when faults are injected
   std::optional<IoOp> fixed_op_;   // every request's op, unless --rw randrw mixes them
   bool moves_data_ = true;
-  bool acct_full_ = true;  // record per-I/O latency
+  bool acct_latency_ = true;  // record per-I/O latency (--acct latency and full)
   bool dump_ = false;      // test-only: keep every counted I/O's interval
   // The requests: slots and their buffers, the free list, the batch being
   // queued and the completions reaped.

@@ -20,6 +20,16 @@ const char* rw_name(RwMode rw) noexcept {
   return "?";
 }
 
+const char* acct_name(AcctLevel a) noexcept {
+  switch (a) {
+    case AcctLevel::Off: return "off";
+    case AcctLevel::Basic: return "basic";
+    case AcctLevel::Latency: return "latency";
+    case AcctLevel::Full: return "full";
+  }
+  return "?";
+}
+
 unsigned JobSpec::submit_batch_eff() const {
   return submit_batch ? std::min(submit_batch, depth_per_thread()) : depth_per_thread();
 }

@@ -14,10 +14,15 @@ namespace ioacct {
 
 enum class RwMode { RandRead, RandWrite, Read, Write, RandRw };
 
-// How much accounting a run does (--acct): off counts completions only; basic
-// adds CPU, SQ threads, devices and system at the window's edges; full adds
-// per-I/O latency.
-enum class AcctLevel { Off, Basic, Full };
+// How much accounting a run does (--acct), each level adding to the one
+// before: off counts completions only; basic adds CPU, SQ threads, devices
+// and the system at the window's edges; latency (the default) adds per-I/O
+// latency, the exact in-flight time and the time series, all in user space
+// at a few ns per batch; full adds the devices' exact busy time and depth
+// from the eBPF tracker, which costs every I/O on those devices and the
+// program load at start-up, so it is asked for by name.
+enum class AcctLevel { Off, Basic, Latency, Full };
+const char* acct_name(AcctLevel a) noexcept;
 
 const char* rw_name(RwMode rw) noexcept;
 inline bool rw_writes(RwMode rw) { return rw == RwMode::RandWrite || rw == RwMode::Write || rw == RwMode::RandRw; }
@@ -55,7 +60,7 @@ struct JobSpec {
   std::chrono::nanoseconds verify_delay{0};  // wait before the final pass
   FaultSpec faults;                     // test-only: --inject-faults
   UringOptions uring;                   // io_uring modes (--sqpoll, --fixed-bufs, --wait ...)
-  AcctLevel acct = AcctLevel::Full;
+  AcctLevel acct = AcctLevel::Latency;
   std::chrono::nanoseconds log_interval{1'000'000'000};  // the time series' interval; 0: none
   std::string dump_intervals;           // test-only: write every counted I/O's (submit, reap) stamps here
   bool sq_shared = false;               // all threads' rings share one SQ thread

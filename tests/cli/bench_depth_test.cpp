@@ -101,5 +101,44 @@ TEST(BenchDepth, LockstepBatchesDrainTheDeviceAndTheWitnessSeesIt) {
   EXPECT_LE(d.near_full, 0.7);
 }
 
+// The device's side of a run as ioacct reports it with the tracker: the
+// share of the busy time at the tracker's deepest bucket (16 and more), and
+// the application's mean in flight.
+struct Reported {
+  double deep_share = 0, app_mean = 0;
+};
+Reported reported(const json& j) {
+  Reported r;
+  r.app_mean = j["results"]["inflight"]["mean"].get<double>();
+  for (const auto& d : j["results"]["devices"]) {
+    if (d["role"] != "target" || !d["by_depth"].is_array()) continue;
+    double idle = 0, deep = 0;
+    for (const auto& b : d["by_depth"]) {
+      if (b["min"] == 0) idle = b["pct"].get<double>();
+      if (b["max"].is_null()) deep = b["pct"].get<double>();
+    }
+    if (idle < 100) r.deep_share = deep / (100 - idle);
+  }
+  return r;
+}
+
+TEST(BenchDepth, WithTheTrackerBenchShowsTheDeviceSideDrainBesideTheApplicationSide) {
+  // Both runs hold 32 I/Os from submission to reaping; only the lockstep one
+  // lets the device's queue run down, and bench's device-side figures say so.
+  SerialDevice dev;
+  json refill, lockstep;
+  dev.run(32, {"--acct", "full"}, &refill);
+  dev.run(32, {"--acct", "full", "--submit-batch", "32", "--complete-batch", "32"}, &lockstep);
+  ASSERT_FALSE(refill.is_null());
+  ASSERT_FALSE(lockstep.is_null());
+  const Reported a = reported(refill), b = reported(lockstep);
+  std::cout << "  refill: " << 100 * a.deep_share << "% of the device's busy time at 16+, app mean " << a.app_mean
+            << "; lockstep: " << 100 * b.deep_share << "% at 16+, app mean " << b.app_mean << "\n";
+  EXPECT_GE(a.app_mean, 0.9 * 32);
+  EXPECT_GE(b.app_mean, 0.9 * 32) << "the application holds its depth either way";
+  EXPECT_GE(a.deep_share, 0.9) << "refilled as reaped, the device stays at 16 or more";
+  EXPECT_LE(b.deep_share, 0.75) << "lockstep, the device spends a good part of its busy time draining";
+}
+
 }  // namespace
 }  // namespace ioacct::test

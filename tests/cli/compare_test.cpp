@@ -67,7 +67,7 @@ TEST(Compare, TwoVariantsTableRatiosAndJsonAgree) {
   TempDir dir;
   const std::string report = dir.path() + "/r.html";
   auto o = run_ioacct({"compare", "--engine", "psync,uring", "--iodepth", "4", "--repeat", "2", "--runtime", "1s",
-                       "--size", "32m", "--progress", "--report", report},
+                       "--size", "32m", "--acct", "full", "--progress", "--report", report},
                       {.env = {"TMPDIR=" + dir.path()}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   // Interleaved: psync, uring, psync, uring.
