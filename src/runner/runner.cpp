@@ -129,7 +129,17 @@ StopReason stop_reason(int stop, const JobSpec& job, const RunResult& r) {
 
 }  // namespace
 
-RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& hooks) {
+RunTracker attach_run_tracker(const Targets& targets) {
+  RunTracker t;
+  const RunDevices devices = resolve_devices(targets);
+  if (devices.sampled.empty()) return t;
+  const std::vector<BusyDevice> watch = busy_devices(sample_system(devices.sampled, {}, false, false).disks);
+  for (const auto& d : watch) t.names.push_back(d.name);
+  t.attach = attach_tracker(watch, false);
+  return t;
+}
+
+RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& hooks, const RunTracker* shared) {
   const unsigned T = job.threads;
   std::vector<Plan> plans = make_plans(job, targets.list);
   Control ctl;
@@ -190,13 +200,12 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
   }
   // The devices' exact busy time beside their %util (--acct full): one
   // tracker for the run, detached when this function returns.
-  TrackerAttach exact;
-  std::vector<std::string> busy_names;
+  RunTracker own;
+  const RunTracker* exact = nullptr;
   if (job.acct == AcctLevel::Full && !ctl.disks.empty()) {
-    const std::vector<BusyDevice> watch = busy_devices(sample_system(ctl.disks, {}, false, false).disks);
-    for (const auto& d : watch) busy_names.push_back(d.name);
-    exact = attach_tracker(watch, false);
-    ctl.tracker = exact.tracker.get();
+    if (!shared) own = attach_run_tracker(targets);
+    exact = shared ? shared : &own;
+    ctl.tracker = exact->attach.tracker.get();
   }
   result.setup_flags = workers[0]->engine()->setup_flags();
   if (hooks.on_start) hooks.on_start(result);
@@ -261,11 +270,14 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
       std::vector<int> tids;
       for (const auto& t : result.threads) tids.push_back(t.tid);
       result.accounting = account(ctl.sys_a, ctl.sys_b, tids, devices.targets);
-      result.accounting->exact_unavailable = exact.unavailable;
-      if (exact.tracker) result.accounting->exact_source = exact.tracker->source();
-      add_exact_busy(*result.accounting, busy_names, exact_samples(ctl.busy_a), exact_samples(ctl.busy_b));
-      if (exact.tracker)
+      if (exact) {
+        result.accounting->exact_unavailable = exact->attach.unavailable;
+        add_exact_busy(*result.accounting, exact->names, exact_samples(ctl.busy_a), exact_samples(ctl.busy_b));
+      }
+      if (ctl.tracker) {
+        result.accounting->exact_source = ctl.tracker->source();
         for (int k = 0; k < BusyCounters::kDepthBuckets; ++k) result.accounting->exact_depth_low.push_back(busy_depth_low(k));
+      }
     }
   }
   result.first_error = ctl.first_error;
