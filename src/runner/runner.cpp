@@ -231,7 +231,12 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
     // Wake often enough to drain the in-flight logs long before they fill
     // (16k events each: 80 ms at 200k batches/s), and no more: this thread's
     // CPU is part of the process's.
-    const Nanos wake_at = series ? std::min(next_tick, series->next_due()) : next_tick;
+    Nanos wake_at = series ? std::min(next_tick, series->next_due()) : next_tick;
+    // Near the end, wake at the deadline and then every millisecond for a
+    // while (the drain), so a short run is not kept waiting for the next
+    // wake-up after its last I/O.
+    if (ctl.deadline != UINT64_MAX && t < ctl.deadline + kMaxWaitNs)
+      wake_at = std::min(wake_at, std::max(ctl.deadline, t + 1'000'000));
     const int wait_ms = static_cast<int>(std::clamp<int64_t>((static_cast<int64_t>(wake_at) - static_cast<int64_t>(t)) / 1'000'000, 1,
                                                              logs.empty() ? 50 : 20));
     // Once every window is closed its end is known, and the drain after it
