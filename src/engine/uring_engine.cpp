@@ -230,16 +230,20 @@ unsigned UringEngine::queue(std::span<const IoRequest> reqs) noexcept {
   io_uring_sq& sq = ring_.sq;
   const unsigned n = static_cast<unsigned>(std::min<size_t>(reqs.size(), io_uring_sq_space_left(&ring_)));
   const unsigned tail = sq.sqe_tail;
-  for (unsigned i = 0; i < n; ++i) {
-    const IoRequest& r = reqs[i];
-    io_uring_sqe* sqe = &sq.sqes[(tail + i) & sq.ring_mask];
-    if (nop_) {
+  if (nop_) {
+    for (unsigned i = 0; i < n; ++i) {
+      io_uring_sqe* sqe = &sq.sqes[(tail + i) & sq.ring_mask];
       io_uring_prep_nop(sqe);
       // NOP completes with res 0; carry the length so the completion can
       // report the request as whole (nop moves no data; the runner knows).
-      sqe->user_data = (static_cast<uint64_t>(r.len) << 32) | r.tag;
-      continue;
+      sqe->user_data = (static_cast<uint64_t>(reqs[i].len) << 32) | reqs[i].tag;
     }
+    sq.sqe_tail = tail + n;
+    return n;
+  }
+  for (unsigned i = 0; i < n; ++i) {
+    const IoRequest& r = reqs[i];
+    io_uring_sqe* sqe = &sq.sqes[(tail + i) & sq.ring_mask];
     const int fd = fixed_files_ ? static_cast<int>(r.file) : (r.file < fds_.size() ? fds_[r.file] : -1);
     const bool read = r.op == IoOp::Read;
     if (o_.vectored) {
@@ -363,12 +367,15 @@ int UringEngine::enter(unsigned wait_nr, std::span<IoCompletion> out, uint64_t t
 
   unsigned head, n = 0;
   io_uring_cqe* cqe;
-  io_uring_for_each_cqe(&ring_, head, cqe) {
-    if (n == out.size()) break;
-    if (nop_) {
+  if (nop_) {
+    io_uring_for_each_cqe(&ring_, head, cqe) {
+      if (n == out.size()) break;
       const uint32_t len = static_cast<uint32_t>(cqe->user_data >> 32);
       out[n++] = {static_cast<uint32_t>(cqe->user_data), cqe->res < 0 ? cqe->res : static_cast<int32_t>(len)};
-    } else {
+    }
+  } else {
+    io_uring_for_each_cqe(&ring_, head, cqe) {
+      if (n == out.size()) break;
       out[n++] = {static_cast<uint32_t>(cqe->user_data), cqe->res};
     }
   }

@@ -52,7 +52,9 @@ class Worker {
 
  private:
   // One request slot per unit of depth, indexed by the request's tag.
-  struct Slot {
+  // One cache line each: a slot is read at its completion and written at
+  // its refill, and straddling two lines would double that traffic.
+  struct alignas(64) Slot {
     char* buf;        // start of this slot's buffer
     uint64_t offset;  // next byte to transfer
     uint32_t left;    // bytes still to transfer

@@ -137,7 +137,11 @@ TEST(BenchDepth, WithTheTrackerBenchShowsTheDeviceSideDrainBesideTheApplicationS
   EXPECT_GE(a.app_mean, 0.9 * 32);
   EXPECT_GE(b.app_mean, 0.9 * 32) << "the application holds its depth either way";
   EXPECT_GE(a.deep_share, 0.9) << "refilled as reaped, the device stays at 16 or more";
-  EXPECT_LE(b.deep_share, 0.75) << "lockstep, the device spends a good part of its busy time draining";
+  // A steady drain from 32 spends about half the busy time below 16; under
+  // load (completions that bunch while the loop driver waits for a CPU) up
+  // to ~80% has been seen above it, never the refill's ~100%.
+  EXPECT_LE(b.deep_share, 0.85) << "lockstep, the device spends a good part of its busy time draining";
+  EXPECT_GE(a.deep_share - b.deep_share, 0.1);
 }
 
 }  // namespace
