@@ -22,6 +22,7 @@
 # Environment (defaults): RUNTIME (10s) REPS (5) STARTUP_RUNS (10) STARTUP_TEMP (3)
 #   WORKLOADS ("nop buf32 dio1 dio32") DIRECT_MIB (1024) CACHED_MIB (512)
 #   SOL (build/release/ioacct_sol) IOACCT FIO OUT_DIR PYTHON (see lib.sh)
+# The binaries are copied to OUT_DIR/bin first and the copies run.
 # Exit status: 0 when every run completed (whatever PASS/FAIL says), 2 when one failed.
 set -euo pipefail
 RUNTIME=${RUNTIME:-10s}
@@ -45,14 +46,22 @@ done
 # sol takes seconds or milliseconds.
 SOL_RUNTIME=$RUNTIME
 [[ $RUNTIME =~ ^([0-9]+)m$ ]] && SOL_RUNTIME=$((BASH_REMATCH[1] * 60))s
+# Copies run, so that a rebuild meanwhile cannot mix two builds in one table.
+mkdir -p "$OUT_DIR/bin"
+if ! cp -- "$IOACCT" "$OUT_DIR/bin/ioacct" || ! cp -- "$SOL" "$OUT_DIR/bin/ioacct_sol"; then
+  die "cannot copy the binaries to $OUT_DIR/bin"
+fi
+IOACCT_BUILT=$IOACCT
+IOACCT=$OUT_DIR/bin/ioacct
+SOL=$OUT_DIR/bin/ioacct_sol
 ROWS=$OUT_DIR/sol.rows
 : >"$ROWS"
 
 others() {
-  echo "# busiest other processes: $(ps -eo pcpu=,comm= --sort=-pcpu | awk -v me="$$" 'NR<=6 {printf "%s %s%%; ", $2, $1}')"
+  echo "# busiest other processes: $(ps -eo pcpu=,comm= --sort=-pcpu | awk 'NR<=6 {printf "%s %s%%; ", $2, $1}')"
 }
 print_context
-echo "# sol: $SOL (sha256 $(sha256sum <"$SOL" | cut -c1-12))"
+echo "# (a copy of $IOACCT_BUILT); sol: a copy of build's ioacct_sol (sha256 $(sha256sum <"$SOL" | cut -c1-12))"
 others
 
 make_test_file cached "$CACHED_MIB"

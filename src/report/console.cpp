@@ -93,23 +93,24 @@ void inflight_lines(std::string& out, const InflightResult& f, const Accounting*
                            d.row.util - 100.0 * static_cast<double>(f.busy_ns) / w);
   out += fmt::format("\n             this run: mean {:.1f};  time with N in flight:", static_cast<double>(f.inflight_ns) / w);
   for (int b = 0; b < InflightResult::kBuckets; ++b) {
-    if (!f.by_depth_ns[b]) continue;
+    const double pct = 100.0 * static_cast<double>(f.by_depth_ns[b]) / w;
+    if (pct < 0.05) continue;  // a bucket that rounds to 0.0% says nothing
     const uint64_t lo = InflightResult::bucket_low(b);
     const std::string label = b <= 1 ? std::to_string(lo) : fmt::format("{}-{}", lo, 2 * lo - 1);
-    out += fmt::format("  {}: {:.1f}%", label, 100.0 * static_cast<double>(f.by_depth_ns[b]) / w);
+    out += fmt::format("  {}: {:.1f}%", label, pct);
   }
   out += "  (submission to reaping)\n";
   if (a)
     for (const auto& d : a->devices) {
       if (d.role != DeviceRole::Target) continue;
-      out += fmt::format("             device {}: mean {:.1f} (aqu-sz)", d.row.device, d.row.aqu_sz);
+      out += fmt::format("             device {}: mean {:.1f} (aqu-sz", d.row.device, d.row.aqu_sz);
       if (!d.depth_pct.empty() && d.depth_pct.size() == a->exact_depth_low.size()) {
-        out += ";  time with N in flight:";
+        out += ");  time with N in flight:";
         for (size_t k = 0; k < d.depth_pct.size(); ++k)
           if (d.depth_pct[k] >= 0.05) out += fmt::format("  {}: {:.1f}%", depth_label(a->exact_depth_low, k), d.depth_pct[k]);
         out += fmt::format("  (eBPF {}; every I/O on the device)\n", a->exact_source ? *a->exact_source : "");
       } else {
-        out += "  (every I/O on the device; --acct full adds the time at each depth)\n";
+        out += ": every I/O on the device; --acct full adds the time at each depth)\n";
       }
     }
   if (f.log_waits)

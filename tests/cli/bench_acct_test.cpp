@@ -184,6 +184,18 @@ TEST(BenchAcct, TheDefaultLevelLoadsNoBpfAndFullDoes) {
       for (const auto& b : d["by_depth"]) sum += b["pct"].get<double>();
       EXPECT_NEAR(sum, 100.0, 1.0) << "the device's time at each depth covers the window";
     }
+    // The console's in-flight lines: this run's side, then the device's.
+    args[2] = "console";
+    const auto c = run_ioacct(args, {.env = {"TMPDIR=" + dir.path()}});
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    const std::string dev = j["results"]["devices"][0]["device"];
+    const size_t run_line = c.out.find("\n             this run: mean ");
+    const size_t dev_line = c.out.find("\n             device " + dev + ": mean ");
+    ASSERT_NE(run_line, std::string::npos) << c.out;
+    ASSERT_NE(dev_line, std::string::npos) << c.out;
+    EXPECT_LT(run_line, dev_line);
+    const std::string dev_text = c.out.substr(dev_line, c.out.find('\n', dev_line + 1) - dev_line);
+    EXPECT_EQ(dev_text.find("time with N in flight:") != std::string::npos, level == "full") << dev_text;
   }
 }
 
