@@ -190,7 +190,9 @@ JobSpec to_job(const BenchArgs& a) {
   j.log_interval = parse_duration("--log-interval", a.log_interval);
   if (j.log_interval.count() && j.log_interval < std::chrono::milliseconds(10))
     throw UsageError(fmt::format("--log-interval: {} is too short; at least 10ms (or 0s for no time series)", a.log_interval));
-  if (a.acct == "off") j.acct = AcctLevel::Off;
+  // Empty: JobSpec's default (workload/job.hpp), the one place it is chosen.
+  if (a.acct.empty()) {}
+  else if (a.acct == "off") j.acct = AcctLevel::Off;
   else if (a.acct == "basic") j.acct = AcctLevel::Basic;
   else if (a.acct == "latency") j.acct = AcctLevel::Latency;
   else if (a.acct == "full") j.acct = AcctLevel::Full;

@@ -15,7 +15,7 @@ struct BenchArgs {
   std::string submit_batch, complete_batch, size, offset, runtime, ios, ramp;
   std::string threads = "1", cpus, engine = "uring", rate_iops, rate, seed, max_errors = "0";
   std::string dir, format = "console", output, report, verify_delay, inject_faults;
-  std::string sq_cpu, sq_idle, wait = "sleep", acct = "latency", dump_intervals, log_interval = "1s";
+  std::string sq_cpu, sq_idle, wait = "sleep", acct, dump_intervals, log_interval = "1s";
   bool direct = false, buffered = false, progress = false, destroy_data = false, dsync = false;
   bool verify = false, verify_during = false;
   bool sqpoll = false, sq_shared = false, iopoll = false, fixed_files = false, fixed_bufs = false;
