@@ -180,7 +180,7 @@ void UringEngine::register_resources(const EngineOptions& opts) {
               ret == -EMFILE ? fmt::format("registered files: {} files are more than RLIMIT_NOFILE ({}) allows ({}); "
                                            "raise it with 'ulimit -n'", fds_.size(), rl.rlim_cur, errno_text(ret))
                              : fmt::format("registered files: registering {} files: {}; each I/O looks its file up "
-                                           "instead (--no-fixed-files says so without trying)",
+                                           "instead (--no-fixed-files leaves them out without trying)",
                                            fds_.size(), errno_text(ret)));
     }
   }
