@@ -23,6 +23,19 @@ print ratios and PASS/FAIL lines. Standard library only.
   benchlib.py fmt VALUE [iops|ratio]  -> VALUE as the tables print it
   benchlib.py check NAME VALUE OP THRESHOLD [DETAIL]
                                       -> "PASS  NAME: ..." or "FAIL  NAME: ..."
+  benchlib.py timed ioacct|fio|sol FILE.json TIME.txt
+                                      -> "iops cpu_us_per_io p50_us p99_us" with CPU
+                                         from /usr/bin/time -f "%e %U %S" (the whole
+                                         process, start-up included) over every I/O
+                                         the tool did (bench/sol.sh)
+  benchlib.py spread ROWS.tsv SCENARIO BASE TOOL [TOOL...]
+                                      -> medians with min-max, and each TOOL's ratio
+                                         to BASE for IOPS and CPU us/IO (bench/sol.sh)
+  benchlib.py delta ROWS.tsv SCENARIO FIELD A B
+                                      -> median(A.FIELD) - median(B.FIELD)
+  benchlib.py startup RUNTIME_S TIME.txt...
+                                      -> "wall_ms cpu_ms wall_min wall_max cpu_min cpu_max":
+                                         medians and ranges in ms, wall less RUNTIME_S
 
 ROWS.tsv lines: scenario tool rep iops cpu_us p50_us p99_us ("nan" = not known).
 Figures that a tool did not report (fio with --gtod_reduce=1 has no latency)
@@ -97,6 +110,60 @@ def fio_figures(path):
     p50 = num(pct.get("50.000000")) / 1e3
     p99 = num(pct.get("99.000000")) / 1e3
     return [num(rd["iops"]), cpu_us, p50, p99]
+
+
+def time_file(path):
+    """(wall_s, cpu_s) from /usr/bin/time -f "%e %U %S" -o PATH (its last line)."""
+    wall, user, sys_ = (float(x) for x in open(path).read().split()[-3:])
+    return wall, user + sys_
+
+
+def timed_figures(kind, json_path, time_path):
+    _, cpu_s = time_file(time_path)
+    if kind == "sol":
+        j = json.load(open(json_path))
+        iops, ios, p50, p99 = j["iops"], j["ios"], float("nan"), float("nan")
+    elif kind == "fio":
+        text = open(json_path).read()
+        rd = json.loads(text[text.index("{"):])["jobs"][0]["read"]
+        iops, ios = rd["iops"], rd["total_ios"]
+        pct = (rd.get("clat_ns") or {}).get("percentile") or {}
+        p50, p99 = num(pct.get("50.000000")) / 1e3, num(pct.get("99.000000")) / 1e3
+    else:
+        r = json.load(open(json_path))["results"]
+        lat = r.get("latency_ns") or {}
+        iops, ios = r["iops"], r["ios"]
+        p50, p99 = num(lat.get("p50")) / 1e3, num(lat.get("p99")) / 1e3
+    cpu_us = cpu_s / ios * 1e6 if ios else float("nan")
+    return [num(iops), cpu_us, p50, p99]
+
+
+def cmd_spread(rows_path, scenario, base, *tools):
+    rows = load_rows(rows_path)
+
+    def cell(tool, field):
+        v = values_of(rows, scenario, tool, field)
+        if not v:
+            return "-"
+        kind = "iops" if field == "iops" else None
+        return f"{fmt(statistics.median(v), kind)} ({fmt(min(v), kind)}-{fmt(max(v), kind)})"
+
+    n = len(values_of(rows, scenario, base, "iops"))
+    W = max(len(t) for t in (base,) + tools)
+    print(f"  medians (min-max) over {n} round(s); CPU is the whole process, start-up included, per I/O done")
+    print(f"  {'':<{W}}  {'IOPS':>28}  {'CPU us/IO':>24}  {'IOPS ratio':>10}  {'CPU ratio':>9}")
+    for tool in (base,) + tools:
+        ri = ratio(median_of(rows, scenario, tool, "iops"), median_of(rows, scenario, base, "iops"))
+        rc = ratio(median_of(rows, scenario, tool, "cpu_us"), median_of(rows, scenario, base, "cpu_us"))
+        print(f"  {tool:<{W}}  {cell(tool, 'iops'):>28}  {cell(tool, 'cpu_us'):>24}  "
+              f"{fmt(ri, 'ratio') if tool != base else '':>10}  {fmt(rc, 'ratio') if tool != base else '':>9}")
+
+
+def cmd_startup(runtime_s, *paths):
+    runs = [time_file(p) for p in paths]
+    walls = [(w - float(runtime_s)) * 1e3 for w, _ in runs]
+    cpus = [c * 1e3 for _, c in runs]
+    print(f"{statistics.median(walls)!r} {statistics.median(cpus)!r} {min(walls)!r} {max(walls)!r} {min(cpus)!r} {max(cpus)!r}")
 
 
 def load_rows(path):
@@ -201,6 +268,15 @@ def main(argv):
         print(" ".join(repr(x) for x in ioacct_breakdown(args[0])))
     elif cmd == "fio":
         print(" ".join(repr(x) for x in fio_figures(args[0])))
+    elif cmd == "timed":
+        print(" ".join(repr(x) for x in timed_figures(*args)))
+    elif cmd == "spread":
+        cmd_spread(*args)
+    elif cmd == "delta":
+        rows = load_rows(args[0])
+        print(repr(median_of(rows, args[1], args[3], args[2]) - median_of(rows, args[1], args[4], args[2])))
+    elif cmd == "startup":
+        cmd_startup(*args)
     elif cmd == "table":
         cmd_table(*args)
     elif cmd == "grid":

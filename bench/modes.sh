@@ -3,7 +3,8 @@
 # latency of 4k random reads, 1 thread, for
 #   {buffered, page cache hot ; O_DIRECT, file warmed with dd iflag=direct}
 #   x {depth 1 ; depth 32}
-#   x {default (= --wait sleep) ; --sqpoll ; --fixed-files --fixed-bufs ; --wait spin ;
+#   x {default (= --wait sleep, registered files, buffers and ring fd) ; --sqpoll ;
+#      plain (--no-fixed-files --no-fixed-bufs --no-register-ring) ; --wait spin ;
 #      --engine psync (depth 1 rows only: psync does one I/O at a time per thread)}
 # Every repetition runs every cell once; the cell order is rotated by
 # (rep-1) x cells / REPS between repetitions, so no cell always runs first or last.
@@ -13,9 +14,10 @@
 # Environment: BENCH_DIR IOACCT OUT_DIR (see lib.sh), and
 #   MODES_RUNTIME  measured time per cell   (default: RUNTIME if set, else 3s)
 #   MODES_REPS     repetitions              (default: REPS if set, else 2)
-#   MODES          which modes               (default "sleep sqpoll fixed spin psync";
-#                  also known: ring (--register-ring), all (--fixed-files --fixed-bufs
-#                  --register-ring), hybrid:DURATION (--wait hybrid:DURATION))
+#   MODES          which modes               (default "sleep sqpoll plain spin psync";
+#                  also known: fixed (--fixed-files --fixed-bufs: demanded, as the
+#                  default has them), ring (--no-fixed-files --no-fixed-bufs: the
+#                  registered ring fd alone), hybrid:DURATION (--wait hybrid:DURATION))
 #   MODES_DEPTHS   depths                    (default "1 32"; psync runs at depth 1 only)
 #   MODES_CACHE    which of "buffered direct" (default both)
 #   DIRECT_MIB / CACHED_MIB  test file sizes (default 1024 / 512, as compare_fio.sh)
@@ -29,7 +31,7 @@ REPS=${MODES_REPS:-${REPS:-2}}
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-MODES=${MODES:-sleep sqpoll fixed spin psync}
+MODES=${MODES:-sleep sqpoll plain spin psync}
 MODES_DEPTHS=${MODES_DEPTHS:-1 32}
 MODES_CACHE=${MODES_CACHE:-buffered direct}
 DIRECT_MIB=${DIRECT_MIB:-1024}
@@ -50,9 +52,9 @@ mode_args() {
   case $1 in
     sleep)    MARGS=();                             MLABEL="default (= --wait sleep)" ;;
     sqpoll)   MARGS=(--sqpoll);                     MLABEL="--sqpoll" ;;
+    plain)    MARGS=(--no-fixed-files --no-fixed-bufs --no-register-ring); MLABEL="--no-fixed-files --no-fixed-bufs --no-register-ring" ;;
     fixed)    MARGS=(--fixed-files --fixed-bufs);   MLABEL="--fixed-files --fixed-bufs" ;;
-    ring)     MARGS=(--register-ring);              MLABEL="--register-ring" ;;
-    all)      MARGS=(--fixed-files --fixed-bufs --register-ring); MLABEL="--fixed-files --fixed-bufs --register-ring" ;;
+    ring)     MARGS=(--no-fixed-files --no-fixed-bufs); MLABEL="--no-fixed-files --no-fixed-bufs (ring fd only)" ;;
     spin)     MARGS=(--wait spin);                  MLABEL="--wait spin" ;;
     hybrid:*) MARGS=(--wait "$1");                  MLABEL="--wait $1" ;;
     psync)    [ "$2" = 1 ] || return 1

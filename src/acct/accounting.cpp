@@ -95,6 +95,10 @@ void add_exact_busy(Accounting& acc, const std::vector<std::string>& names, cons
       if (y.device_span) d.dev_pct = 100.0 * static_cast<double>(y.dev_busy_ns - x.dev_busy_ns) / w;
       d.lost = y.lost - x.lost;
       d.unsure_pct = 100.0 * static_cast<double>(y.unsure_ns - x.unsure_ns) / w;
+      d.depth_pct.clear();
+      if (x.depth_ns.size() == y.depth_ns.size())
+        for (size_t k = 0; k < x.depth_ns.size(); ++k)
+          d.depth_pct.push_back(100.0 * static_cast<double>(y.depth_ns[k] - x.depth_ns[k]) / w);
     }
 }
 

@@ -42,6 +42,10 @@ struct DeviceStat {
   // the share of the window then unsure: busy lies in [busy_pct, busy_pct + unsure_pct].
   std::optional<uint64_t> lost;
   std::optional<double> unsure_pct;
+  // The time at each depth (requests between the same two points), % of the
+  // same window, one per bucket of Accounting::exact_depth_low; empty when
+  // not measured.
+  std::vector<double> depth_pct;
 };
 
 struct SystemStat {
@@ -57,6 +61,7 @@ struct Accounting {
   SystemStat system;
   std::optional<std::string> exact_source;       // the BusyTracker's source() when it was attached
   std::optional<std::string> exact_unavailable;  // why it was not (no permission, no BTF)
+  std::vector<uint64_t> exact_depth_low;  // the lowest depth of each of the tracker's depth buckets (0, 1, 2, 4, ...)
 };
 
 // `workers` are the submitter threads' tids; `target_disks` the devices the
@@ -70,9 +75,10 @@ Accounting account(const SystemSample& a, const SystemSample& b, const std::vect
 struct ExactBusySample {
   uint64_t stamp_ns = 0, busy_ns = 0, dev_busy_ns = 0, lost = 0, unsure_ns = 0;
   bool device_span = false;  // dev_busy_ns measured (the tracker's dev% is opt-in)
+  std::vector<uint64_t> depth_ns;  // time at each depth bucket
 };
 
-// Fills busy_pct, dev_pct (where measured), lost and unsure_pct of every device in `acc` named
+// Fills busy_pct, dev_pct (where measured), lost, unsure_pct and depth_pct of every device in `acc` named
 // in `names`, from its counters at the window's two edges (a[i] and b[i] are
 // names[i]'s), over the time between the two reads. Pure. When either edge
 // was not read whole (its size is not names.size()) nothing is filled: the

@@ -39,6 +39,7 @@ void InflightMerger::step(uint64_t t) {
   if (t <= last_) return;
   const uint64_t dt = t - last_;
   r_.by_depth_ns[InflightResult::bucket(total_)] += dt;
+  r_.inflight_ns += total_ * dt;
   if (total_) {
     r_.busy_ns += dt;
     cur_busy_ += dt;
@@ -64,7 +65,7 @@ void InflightMerger::merge_until(uint64_t safe) {
   }
 }
 
-void InflightMerger::poll(const std::vector<InflightLog*>& logs) {
+void InflightMerger::poll(const std::vector<InflightLog*>& logs, const std::function<uint64_t()>& window_end) {
   uint64_t safe = UINT64_MAX;
   for (size_t i = 0; i < logs.size(); ++i) {
     // Watermark first, then drain: everything stamped before the watermark
@@ -74,6 +75,7 @@ void InflightMerger::poll(const std::vector<InflightLog*>& logs) {
     logs[i]->drain([&](const InflightEvent& e) { pending_[i].push_back(e); });
     if (!done) safe = std::min(safe, pending_[i].empty() ? w : std::max(w, pending_[i].back().t));
   }
+  if (window_end) end_ = std::min(end_, window_end());
   merge_until(safe);
 }
 

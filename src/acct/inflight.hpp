@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -59,6 +60,7 @@ struct InflightResult {
   static constexpr int kBuckets = 18;  // 0, 1, 2-3, 4-7, ..., 2^16 and more
   uint64_t window_ns = 0;
   uint64_t busy_ns = 0;                // at least one I/O in flight
+  uint64_t inflight_ns = 0;            // the count in flight integrated over time: / window_ns = mean
   uint64_t by_depth_ns[kBuckets] = {};  // time spent with that many in flight
   uint64_t log_waits = 0;              // times a worker found its log full
   static int bucket(uint64_t n) noexcept;
@@ -72,7 +74,12 @@ class InflightMerger {
   // set the counts.
   void start_at(uint64_t start) { start_ = last_ = start; }
   // Drains every log and merges what is safe to merge. Call often.
-  void poll(const std::vector<InflightLog*>& logs);
+  // `window_end`, asked after the logs' watermarks are read, returns the
+  // window's end once it is known (UINT64_MAX before): nothing after it is
+  // merged. Before, what is merged ends at the earliest watermark of a
+  // worker whose window was still open when it was read, never later than
+  // that window's end.
+  void poll(const std::vector<InflightLog*>& logs, const std::function<uint64_t()>& window_end = {});
   // After the workers are done: merges the rest, up to `end`.
   InflightResult finish(const std::vector<InflightLog*>& logs, uint64_t end);
   // The time series: busy time is also split at these instants (increasing).

@@ -66,9 +66,12 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--sq-idle", a.sq_idle, "SQ thread idle time before it sleeps (sq_thread_idle; default 1s)")->type_name("DURATION");
   b->add_flag("--sq-shared", a.sq_shared, "All threads' rings share one SQ thread (IORING_SETUP_ATTACH_WQ)");
   b->add_flag("--iopoll", a.iopoll, "Polled completions (IORING_SETUP_IOPOLL; O_DIRECT on a device with poll queues)");
-  b->add_flag("--fixed-files", a.fixed_files, "Registered files (IOSQE_FIXED_FILE)");
-  b->add_flag("--fixed-bufs", a.fixed_bufs, "Registered buffers (READ_FIXED/WRITE_FIXED)");
-  b->add_flag("--register-ring", a.register_ring, "Registered ring fd (IORING_ENTER_REGISTERED_RING)");
+  b->add_flag("--fixed-files", a.fixed_files, "Demand registered files (IOSQE_FIXED_FILE; default: used if the kernel and limits allow)");
+  b->add_flag("--no-fixed-files", a.no_fixed_files, "Do not register the files");
+  b->add_flag("--fixed-bufs", a.fixed_bufs, "Demand registered buffers (READ_FIXED/WRITE_FIXED; default: used if the kernel and RLIMIT_MEMLOCK allow)");
+  b->add_flag("--no-fixed-bufs", a.no_fixed_bufs, "Do not register the buffers");
+  b->add_flag("--register-ring", a.register_ring, "Demand a registered ring fd (IORING_ENTER_REGISTERED_RING; default: used on 5.18+)");
+  b->add_flag("--no-register-ring", a.no_register_ring, "Do not register the ring fd");
   b->add_flag("--vectored", a.vectored, "READV/WRITEV instead of READ/WRITE");
   b->add_flag("--single-issuer", a.single_issuer, "Demand IORING_SETUP_SINGLE_ISSUER (default: used if the kernel has it)");
   b->add_flag("--no-single-issuer", a.no_single_issuer, "Do not use IORING_SETUP_SINGLE_ISSUER");
@@ -82,7 +85,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_flag("--nowait", a.nowait, "RWF_NOWAIT: fail instead of blocking inline");
   b->add_flag("--force-async", a.force_async, "IOSQE_ASYNC: always through the io-wq workers");
   b->add_option("--log-interval", a.log_interval, "Time series interval, in the JSON (default 1s; 0s: none)")->type_name("DURATION");
-  b->add_option("--acct", a.acct, "off (completions only), basic (+ CPU, SQ threads, devices at the window's edges) or full (+ per-I/O latency; default)")->type_name("LEVEL");
+  b->add_option("--acct", a.acct, "off (completions only), basic (+ CPU, SQ threads, devices at the window's edges), latency (+ per-I/O latency, in flight, time series; default) or full (+ the devices' exact busy time and depth, eBPF)")->type_name("LEVEL");
   b->add_flag("--destroy-data", a.destroy_data, "Allow writes to block devices (destroys their contents)");
   b->add_flag("--verify", a.verify, "Write checkable blocks and re-read them all after the run");
   b->add_flag("--verify-during", a.verify_during, "--verify, and also check every read of a written block");
@@ -155,9 +158,6 @@ JobSpec to_job(const BenchArgs& a) {
   }
   j.sq_shared = a.sq_shared;
   u.iopoll = a.iopoll;
-  u.fixed_files = a.fixed_files;
-  u.fixed_bufs = a.fixed_bufs;
-  u.register_ring = a.register_ring;
   u.vectored = a.vectored;
   u.nowait = a.nowait;
   u.force_async = a.force_async;
@@ -170,6 +170,9 @@ JobSpec to_job(const BenchArgs& a) {
   u.defer_taskrun = wish(a.defer_taskrun, a.no_defer_taskrun, "--defer-taskrun");
   u.coop_taskrun = wish(a.coop_taskrun, a.no_coop_taskrun, "--coop-taskrun");
   u.no_sqarray = a.no_sqarray ? FlagWish::On : FlagWish::Default;
+  u.fixed_files = wish(a.fixed_files, a.no_fixed_files, "--fixed-files");
+  u.fixed_bufs = wish(a.fixed_bufs, a.no_fixed_bufs, "--fixed-bufs");
+  u.register_ring = wish(a.register_ring, a.no_register_ring, "--register-ring");
   if (a.wait == "sleep") {
     u.wait = WaitMode::Sleep;
   } else if (a.wait == "spin") {
@@ -187,10 +190,13 @@ JobSpec to_job(const BenchArgs& a) {
   j.log_interval = parse_duration("--log-interval", a.log_interval);
   if (j.log_interval.count() && j.log_interval < std::chrono::milliseconds(10))
     throw UsageError(fmt::format("--log-interval: {} is too short; at least 10ms (or 0s for no time series)", a.log_interval));
-  if (a.acct == "off") j.acct = AcctLevel::Off;
+  // Empty: JobSpec's default (workload/job.hpp), the one place it is chosen.
+  if (a.acct.empty()) {}
+  else if (a.acct == "off") j.acct = AcctLevel::Off;
   else if (a.acct == "basic") j.acct = AcctLevel::Basic;
+  else if (a.acct == "latency") j.acct = AcctLevel::Latency;
   else if (a.acct == "full") j.acct = AcctLevel::Full;
-  else throw UsageError(fmt::format("--acct: '{}' is not one of off, basic, full", a.acct));
+  else throw UsageError(fmt::format("--acct: '{}' is not one of off, basic, latency, full", a.acct));
   if (!a.inject_faults.empty()) j.faults = parse_fault_spec("--inject-faults", a.inject_faults);
   j.verify = a.verify;
   j.verify_during = a.verify_during;

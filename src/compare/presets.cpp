@@ -21,7 +21,7 @@ std::vector<Preset> make_presets() {
                "What does SQPOLL buy for the core it burns? With and without a kernel SQ thread at depth 1 and 32;\n"
                "CPU per I/O counts every thread, the SQ thread included, and 'SQ work' is the share of the SQ\n"
                "thread's CPU spent submitting (SqWorkTime / SqTotalTime). Last, what accounting costs: depth 32 with\n"
-               "--acct full (the default) against --acct off (completions counted, nothing else; so no CPU or latency).",
+               "--acct latency (the default) against --acct off (completions counted, nothing else; so no CPU or latency).",
                {"--rw", "randread"},
                {{"qd1", split_words("--iodepth 1")},
                 {"qd1-sqpoll", split_words("--iodepth 1 --sqpoll")},
@@ -32,8 +32,8 @@ std::vector<Preset> make_presets() {
               "Does %util tell the truth at low load? Depth-1 I/O paced at 100, 250, 500 and 1000 IOPS: reads, then\n"
               "durable writes (O_DSYNC, --dsync: each write reaches stable storage before it completes). %util is the\n"
               "kernel's io_ticks (any I/O in flight during a jiffy's sample); busy% is the exact time the device had\n"
-              "I/O in flight (eBPF). Both count every I/O on the device, other programs' too.",
-              {"--iodepth", "1"},
+              "I/O in flight (eBPF, --acct full). Both count every I/O on the device, other programs' too.",
+              {"--iodepth", "1", "--acct", "full"},
               {}};
   for (const char* rate : {"100", "250", "500", "1000"})
     util.configs.push_back({std::string("read-") + rate, {"--rw", "randread", "--rate-iops", rate}});

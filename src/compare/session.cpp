@@ -66,6 +66,9 @@ void CompareSession::open(const std::function<bool()>& should_stop) {
     targets_[i] = temp_ ? reopen_targets(shared_, variants_[i].job) : open_targets(variants_[i].job, should_stop);
     check_targets(variants_[i].job, targets_[i]);
     if (i == 0) info_ = target_infos(targets_[0]);
+    const bool full = std::any_of(variants_.begin(), variants_.end(),
+                                  [](const PreparedVariant& p) { return p.job.acct == AcctLevel::Full; });
+    if (i == 0 && full) tracker_ = attach_run_tracker(targets_[0]);
     if (!temp_) targets_[i] = Targets();
   }
 }
@@ -96,7 +99,7 @@ void CompareSession::run(CompareResult& c, const CompareHooks& hooks) {
                    k ? elapsed() / static_cast<double>(k) * static_cast<double>(schedule.size() - k) : -1.0);
     Targets named;
     if (!temp_) named = open_targets(p.job, look);
-    RunResult r = run_bench(p.job, temp_ ? targets_[slot.variant] : named, run_hooks);
+    RunResult r = run_bench(p.job, temp_ ? targets_[slot.variant] : named, run_hooks, tracker_ ? &*tracker_ : nullptr);
     if (r.interrupted || (hooks.stop_received && hooks.stop_received())) {
       c.interrupted = true;
       break;

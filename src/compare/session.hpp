@@ -6,11 +6,13 @@
 // warnings the targets' checks give.
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "compare/matrix.hpp"
 #include "compare/summary.hpp"
+#include "runner/runner.hpp"
 #include "workload/job.hpp"
 #include "workload/target.hpp"
 
@@ -46,7 +48,9 @@ class CompareSession {
   // Opens the targets for every variant: the temporary file once, by a
   // variant that moves data, reopened with each variant's flags; named
   // targets checked for each variant here and opened again for each run.
-  // `should_stop` is polled while the temporary file fills. Throws
+  // `should_stop` is polled while the temporary file fills. With a variant
+  // at --acct full, also attaches the eBPF tracker, once for the whole
+  // session: every run reads it at its own window's edges. Throws
   // UsageError/RuntimeError as open_targets does.
   void open(const std::function<bool()>& should_stop);
 
@@ -63,6 +67,7 @@ class CompareSession {
   Targets shared_;               // the temporary file, opened once
   std::vector<Targets> targets_; // per variant: reopened temporary file (empty for named targets)
   std::vector<TargetInfo> info_;
+  std::optional<RunTracker> tracker_;  // --acct full: one for every run
 };
 
 // "randread 4 KiB O_DIRECT, uring, depth 1": a variant's line in the reports.

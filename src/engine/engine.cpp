@@ -38,7 +38,7 @@ void check_engine_available(EngineKind kind, const UringOptions& uring, unsigned
   o.uring = uring;
   // Registration needs the real files and buffers; that is checked when the
   // workers set up. What can fail here is the ring itself and its flags.
-  o.uring.fixed_files = o.uring.fixed_bufs = false;
+  o.uring.fixed_files = o.uring.fixed_bufs = FlagWish::Off;
   UringEngine probe(o, kind == EngineKind::Nop);  // throws with the reason
 }
 

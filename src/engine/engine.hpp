@@ -73,6 +73,10 @@ class Engine {
   virtual uint32_t setup_flags() const noexcept { return 0; }
   // The ring's fd, for ATTACH_WQ and for finding it in /proc (-1: no ring).
   virtual int ring_fd() const noexcept { return -1; }
+  // What was asked for by default and could not be had, one line each,
+  // naming the cause and what to do: "registered buffers: ... (ENOMEM); raise
+  // it with 'ulimit -l'". Empty when the engine runs as asked.
+  virtual std::vector<std::string> fallbacks() const { return {}; }
 };
 
 // What the conformance suite and the runner may rely on per engine.

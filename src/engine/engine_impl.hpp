@@ -23,6 +23,7 @@ class UringEngine final : public Engine {
   std::string describe() const override;
   uint32_t setup_flags() const noexcept override { return flags_; }
   int ring_fd() const noexcept override { return ring_.ring_fd; }
+  std::vector<std::string> fallbacks() const override { return fallbacks_; }
 
  private:
   void setup(const EngineOptions& opts);
@@ -40,7 +41,10 @@ class UringEngine final : public Engine {
   uint32_t features_ = 0;
   UringOptions o_;
   bool nop_;
+  bool fixed_files_ = false;  // in use (registered), whatever was asked
+  bool fixed_bufs_ = false;
   bool registered_ring_ = false;
+  std::vector<std::string> fallbacks_;
 };
 
 class PsyncEngine final : public Engine {

@@ -27,6 +27,7 @@ class FaultEngine final : public Engine {
   const EngineCounters& counters() const noexcept override { return inner_->counters(); }
   std::string describe() const override;
   uint32_t setup_flags() const noexcept override { return inner_->setup_flags(); }
+  std::vector<std::string> fallbacks() const override { return inner_->fallbacks(); }
   const FaultCounts& injected() const noexcept { return injected_; }
 
  private:

@@ -26,9 +26,13 @@ struct UringOptions {
   uint32_t sq_idle_ms = 0;   // sq_thread_idle; 0: the kernel's default (1 s)
   int attach_wq_fd = -1;     // IORING_SETUP_ATTACH_WQ: share that ring's SQ thread
   bool iopoll = false;
-  bool fixed_files = false;  // registered files, IOSQE_FIXED_FILE
-  bool fixed_bufs = false;   // registered buffers, READ_FIXED/WRITE_FIXED
-  bool register_ring = false;
+  // Registered files, registered buffers and a registered ring fd save a
+  // file lookup, a page pin and an fd lookup per I/O or per call. Default:
+  // used wherever the kernel and limits allow, and a refusal is named
+  // (Engine::fallbacks); On: a refusal is an error; Off: never asked for.
+  FlagWish fixed_files = FlagWish::Default;    // IOSQE_FIXED_FILE
+  FlagWish fixed_bufs = FlagWish::Default;     // READ_FIXED/WRITE_FIXED (not with vectored)
+  FlagWish register_ring = FlagWish::Default;  // IORING_ENTER_REGISTERED_RING (5.18+)
   bool vectored = false;     // READV/WRITEV
   bool nowait = false;       // RWF_NOWAIT
   bool force_async = false;  // IOSQE_ASYNC

@@ -57,7 +57,15 @@ struct FlagChoice {
   FlagWish wish;
   bool by_default;  // asked for when the wish is Default
   const char* option;
+  const char* name;
+  const char* since;  // the kernel that added it
 };
+
+std::string memlock_text() {
+  rlimit rl{};
+  getrlimit(RLIMIT_MEMLOCK, &rl);
+  return rl.rlim_cur == RLIM_INFINITY ? std::string("unlimited") : format_size(rl.rlim_cur);
+}
 
 }  // namespace
 
@@ -79,9 +87,9 @@ void UringEngine::setup(const EngineOptions& opts) {
   // it was asked for by name: then the refusal is the error. DEFER_TASKRUN
   // cannot go with SQPOLL (the SQ thread, not us, would have to run it).
   const FlagChoice choices[] = {
-      {IORING_SETUP_DEFER_TASKRUN, o_.defer_taskrun, !o_.sqpoll, "--defer-taskrun"},
-      {IORING_SETUP_SINGLE_ISSUER, o_.single_issuer, true, "--single-issuer"},
-      {IORING_SETUP_COOP_TASKRUN, o_.coop_taskrun, true, "--coop-taskrun"},
+      {IORING_SETUP_DEFER_TASKRUN, o_.defer_taskrun, !o_.sqpoll, "--defer-taskrun", "DEFER_TASKRUN", "6.1"},
+      {IORING_SETUP_SINGLE_ISSUER, o_.single_issuer, true, "--single-issuer", "SINGLE_ISSUER", "6.0"},
+      {IORING_SETUP_COOP_TASKRUN, o_.coop_taskrun, true, "--coop-taskrun", "COOP_TASKRUN", "5.19"},
   };
   uint32_t base = IORING_SETUP_CQSIZE;
   if (o_.sqpoll) base |= IORING_SETUP_SQPOLL | (o_.sq_cpu >= 0 ? IORING_SETUP_SQ_AFF : 0);
@@ -125,6 +133,9 @@ void UringEngine::setup(const EngineOptions& opts) {
         if ((wanted & c.bit) && !(demanded & c.bit)) {
           wanted &= ~c.bit;
           dropped = true;
+          fallbacks_.push_back(fmt::format("{}: the kernel refused it with the rest of this set-up ({}; added in "
+                                           "{}); the ring runs without it",
+                                           c.name, errno_text(ret), c.since));
           break;
         }
       }
@@ -150,36 +161,67 @@ void UringEngine::setup(const EngineOptions& opts) {
   }
 }
 
+// Each resource asked for by default is registered if the kernel and the
+// limits allow, and otherwise named in fallbacks_ with what to do; asked for
+// by name (FlagWish::On), a refusal is the error.
 void UringEngine::register_resources(const EngineOptions& opts) {
-  if (o_.fixed_files && !nop_) {
+  auto refused = [&](FlagWish wish, const char* option, std::string why) {
+    if (wish == FlagWish::On) throw RuntimeError(fmt::format("{}: {}", option, why));
+    fallbacks_.push_back(std::move(why));
+  };
+  if (o_.fixed_files != FlagWish::Off && !nop_ && !fds_.empty()) {
     const int ret = io_uring_register_files(&ring_, fds_.data(), static_cast<unsigned>(fds_.size()));
-    if (ret < 0) throw RuntimeError(fmt::format("--fixed-files: registering {} files: {}", fds_.size(), errno_text(ret)));
-  }
-  if (o_.fixed_bufs && !nop_) {
-    const int ret = io_uring_register_buffers(&ring_, opts.buffers.data(), static_cast<unsigned>(opts.buffers.size()));
-    if (ret == -ENOMEM || ret == -EPERM) {
+    if (ret == 0) {
+      fixed_files_ = true;
+    } else {
       rlimit rl{};
-      getrlimit(RLIMIT_MEMLOCK, &rl);
-      size_t bytes = 0;
-      for (const auto& b : opts.buffers) bytes += b.iov_len;
-      throw RuntimeError(fmt::format("--fixed-bufs: registering {} bytes of buffers: {}: registered buffers "
-                                     "are locked memory and RLIMIT_MEMLOCK is {} bytes; raise it with "
-                                     "'ulimit -l' or lower --iodepth or --bs",
-                                     bytes, errno_text(ret),
-                                     rl.rlim_cur == RLIM_INFINITY ? std::string("unlimited") : std::to_string(rl.rlim_cur)));
+      getrlimit(RLIMIT_NOFILE, &rl);
+      refused(o_.fixed_files, "--fixed-files",
+              ret == -EMFILE ? fmt::format("registered files: {} files are more than RLIMIT_NOFILE ({}) allows ({}); "
+                                           "raise it with 'ulimit -n'", fds_.size(), rl.rlim_cur, errno_text(ret))
+                             : fmt::format("registered files: registering {} files: {}; each I/O looks its file up "
+                                           "instead (--no-fixed-files leaves them out without trying)",
+                                           fds_.size(), errno_text(ret)));
     }
-    if (ret < 0) throw RuntimeError(fmt::format("--fixed-bufs: registering buffers: {}", errno_text(ret)));
   }
-  if (o_.register_ring) {
+  if (o_.fixed_bufs != FlagWish::Off && !o_.vectored && !nop_ && !opts.buffers.empty()) {
+    const int ret = io_uring_register_buffers(&ring_, opts.buffers.data(), static_cast<unsigned>(opts.buffers.size()));
+    size_t bytes = 0;
+    for (const auto& b : opts.buffers) bytes += b.iov_len;
+    if (ret == 0) {
+      fixed_bufs_ = true;
+    } else if (ret == -ENOMEM || ret == -EPERM) {
+      // Registered buffers are pinned, and without CAP_IPC_LOCK the kernel
+      // charges them to RLIMIT_MEMLOCK.
+      refused(o_.fixed_bufs, "--fixed-bufs",
+              fmt::format("registered buffers: {} of buffers are locked memory and RLIMIT_MEMLOCK is {} ({}); "
+                          "each I/O pins its pages instead; raise the limit with 'ulimit -l', or lower --iodepth or --bs",
+                          format_size(bytes), memlock_text(), errno_text(ret)));
+    } else {
+      refused(o_.fixed_bufs, "--fixed-bufs",
+              fmt::format("registered buffers: registering {} buffers of {}: {}; each I/O pins its pages instead",
+                          opts.buffers.size(), format_size(opts.buffers.front().iov_len), errno_text(ret)));
+    }
+  }
+  if (o_.register_ring != FlagWish::Off) {
     const int ret = io_uring_register_ring_fd(&ring_);
-    if (ret < 0) throw NotAvailable(fmt::format("--register-ring: {} (needs 5.18+)", errno_text(ret)));
-    registered_ring_ = true;
+    if (ret == 1) registered_ring_ = true;
+    else
+      refused(o_.register_ring, "--register-ring",
+              fmt::format("registered ring fd: {} (added in 5.18); each call looks the ring's fd up instead",
+                          errno_text(ret < 0 ? ret : -EINVAL)));
   }
   if (o_.vectored) iovs_.resize(std::max(opts.depth, 1u));
 }
 
 UringEngine::~UringEngine() {
-  if (ring_ok_) io_uring_queue_exit(&ring_);
+  if (!ring_ok_) return;
+  // The ring is torn down by a kernel worker after close, which would drop
+  // the registered files' references later still: a block device held with
+  // O_EXCL would stay claimed after its owner closed it, and the next opener
+  // would find it busy. Unregistering first drops them before we return.
+  if (fixed_files_) io_uring_unregister_files(&ring_);
+  io_uring_queue_exit(&ring_);
 }
 
 unsigned UringEngine::queue(std::span<const IoRequest> reqs) noexcept {
@@ -188,31 +230,35 @@ unsigned UringEngine::queue(std::span<const IoRequest> reqs) noexcept {
   io_uring_sq& sq = ring_.sq;
   const unsigned n = static_cast<unsigned>(std::min<size_t>(reqs.size(), io_uring_sq_space_left(&ring_)));
   const unsigned tail = sq.sqe_tail;
-  for (unsigned i = 0; i < n; ++i) {
-    const IoRequest& r = reqs[i];
-    io_uring_sqe* sqe = &sq.sqes[(tail + i) & sq.ring_mask];
-    if (nop_) {
+  if (nop_) {
+    for (unsigned i = 0; i < n; ++i) {
+      io_uring_sqe* sqe = &sq.sqes[(tail + i) & sq.ring_mask];
       io_uring_prep_nop(sqe);
       // NOP completes with res 0; carry the length so the completion can
       // report the request as whole (nop moves no data; the runner knows).
-      sqe->user_data = (static_cast<uint64_t>(r.len) << 32) | r.tag;
-      continue;
+      sqe->user_data = (static_cast<uint64_t>(reqs[i].len) << 32) | reqs[i].tag;
     }
-    const int fd = o_.fixed_files ? static_cast<int>(r.file) : (r.file < fds_.size() ? fds_[r.file] : -1);
+    sq.sqe_tail = tail + n;
+    return n;
+  }
+  for (unsigned i = 0; i < n; ++i) {
+    const IoRequest& r = reqs[i];
+    io_uring_sqe* sqe = &sq.sqes[(tail + i) & sq.ring_mask];
+    const int fd = fixed_files_ ? static_cast<int>(r.file) : (r.file < fds_.size() ? fds_[r.file] : -1);
     const bool read = r.op == IoOp::Read;
     if (o_.vectored) {
       iovec& iov = iovs_[r.tag];
       iov = {r.buf, r.len};
       if (read) io_uring_prep_readv(sqe, fd, &iov, 1, r.offset);
       else io_uring_prep_writev(sqe, fd, &iov, 1, r.offset);
-    } else if (o_.fixed_bufs) {
+    } else if (fixed_bufs_) {
       if (read) io_uring_prep_read_fixed(sqe, fd, r.buf, r.len, r.offset, static_cast<int>(r.tag));
       else io_uring_prep_write_fixed(sqe, fd, r.buf, r.len, r.offset, static_cast<int>(r.tag));
     } else {
       if (read) io_uring_prep_read(sqe, fd, r.buf, r.len, r.offset);
       else io_uring_prep_write(sqe, fd, r.buf, r.len, r.offset);
     }
-    if (o_.fixed_files) sqe->flags |= IOSQE_FIXED_FILE;
+    if (fixed_files_) sqe->flags |= IOSQE_FIXED_FILE;
     if (o_.force_async) sqe->flags |= IOSQE_ASYNC;
     if (o_.nowait && !r.may_block) sqe->rw_flags = RWF_NOWAIT;
     sqe->user_data = r.tag;
@@ -321,12 +367,15 @@ int UringEngine::enter(unsigned wait_nr, std::span<IoCompletion> out, uint64_t t
 
   unsigned head, n = 0;
   io_uring_cqe* cqe;
-  io_uring_for_each_cqe(&ring_, head, cqe) {
-    if (n == out.size()) break;
-    if (nop_) {
+  if (nop_) {
+    io_uring_for_each_cqe(&ring_, head, cqe) {
+      if (n == out.size()) break;
       const uint32_t len = static_cast<uint32_t>(cqe->user_data >> 32);
       out[n++] = {static_cast<uint32_t>(cqe->user_data), cqe->res < 0 ? cqe->res : static_cast<int32_t>(len)};
-    } else {
+    }
+  } else {
+    io_uring_for_each_cqe(&ring_, head, cqe) {
+      if (n == out.size()) break;
       out[n++] = {static_cast<uint32_t>(cqe->user_data), cqe->res};
     }
   }
@@ -340,8 +389,8 @@ std::string UringEngine::describe() const {
   auto add = [&](bool on, const char* what) {
     if (on) extras += fmt::format(", {}", what);
   };
-  add(o_.fixed_files && !nop_, "registered files");
-  add(o_.fixed_bufs && !nop_, "registered buffers");
+  add(fixed_files_, "registered files");
+  add(fixed_bufs_, "registered buffers");
   add(registered_ring_, "registered ring fd");
   add(o_.vectored && !nop_, "vectored");
   add(o_.nowait && !nop_, "RWF_NOWAIT");

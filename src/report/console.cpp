@@ -73,6 +73,16 @@ void accounting_lines(std::string& out, const Accounting& a, uint64_t ios) {
   }
 }
 
+// "0", "1", "2-3" ... "16+" for buckets whose lowest depths are `low`.
+std::string depth_label(const std::vector<uint64_t>& low, size_t k) {
+  if (k + 1 == low.size()) return fmt::format("{}+", low[k]);
+  return low[k] + 1 == low[k + 1] ? std::to_string(low[k]) : fmt::format("{}-{}", low[k], low[k + 1] - 1);
+}
+
+// Two views of depth side by side: what this run holds (from submission to
+// reaping) and what the device has (diskstats' aqu-sz and, with the eBPF
+// tracker, the time at each depth). A run that lets the device's queue
+// drain shows it here: the first stays at the depth, the second does not.
 void inflight_lines(std::string& out, const InflightResult& f, const Accounting* a) {
   if (!f.window_ns) return;
   const double w = static_cast<double>(f.window_ns);
@@ -84,14 +94,28 @@ void inflight_lines(std::string& out, const InflightResult& f, const Accounting*
       if (d.role == DeviceRole::Target)
         out += fmt::format("; kernel %util on {} {:.1f}% ({:+.1f} points)", d.row.device, d.row.util,
                            d.row.util - 100.0 * static_cast<double>(f.busy_ns) / w);
-  out += "\n             time with N in flight:";
+  out += fmt::format("\n             this run: mean {:.1f};  time with N in flight:", static_cast<double>(f.inflight_ns) / w);
   for (int b = 0; b < InflightResult::kBuckets; ++b) {
-    if (!f.by_depth_ns[b]) continue;
+    const double pct = 100.0 * static_cast<double>(f.by_depth_ns[b]) / w;
+    if (pct < 0.05) continue;  // a bucket that rounds to 0.0% says nothing
     const uint64_t lo = InflightResult::bucket_low(b);
     const std::string label = b <= 1 ? std::to_string(lo) : fmt::format("{}-{}", lo, 2 * lo - 1);
-    out += fmt::format("  {}: {:.1f}%", label, 100.0 * static_cast<double>(f.by_depth_ns[b]) / w);
+    out += fmt::format("  {}: {:.1f}%", label, pct);
   }
-  out += "\n";
+  out += "  (submission to reaping)\n";
+  if (a)
+    for (const auto& d : a->devices) {
+      if (d.role != DeviceRole::Target) continue;
+      out += fmt::format("             device {}: mean {:.1f} (aqu-sz", d.row.device, d.row.aqu_sz);
+      if (!d.depth_pct.empty() && d.depth_pct.size() == a->exact_depth_low.size()) {
+        out += ");  time with N in flight:";
+        for (size_t k = 0; k < d.depth_pct.size(); ++k)
+          if (d.depth_pct[k] >= 0.05) out += fmt::format("  {}: {:.1f}%", depth_label(a->exact_depth_low, k), d.depth_pct[k]);
+        out += fmt::format("  (eBPF {}; every I/O on the device)\n", a->exact_source ? *a->exact_source : "");
+      } else {
+        out += ": every I/O on the device; --acct full adds the time at each depth)\n";
+      }
+    }
   if (f.log_waits)
     out += fmt::format("             (workers waited {} times for the in-flight log to drain)\n", f.log_waits);
 }
@@ -103,15 +127,19 @@ std::string format_start_line(const JobSpec& job, const RunResult& r) {
   if (job.rate_per_thread() > 0) pace = fmt::format(", paced at {} IOPS per thread", format_count(job.rate_per_thread()));
   std::string stop = job.runtime ? fmt::format("runtime {}", format_duration_ns(static_cast<double>(job.runtime->count()))) : "";
   if (job.ios) stop += fmt::format("{}{} I/O{}", stop.empty() ? "" : " or ", *job.ios, *job.ios == 1 ? "" : "s");
+  std::string fallbacks;
+  for (const auto& f : r.engine_fallbacks) fallbacks += fmt::format("{}{}", fallbacks.empty() ? "; fell back: " : "; ", f);
+  const std::string batches =
+      job.lockstep() ? fmt::format("lockstep batches: submit {} / complete {}", job.submit_batch_eff(), job.complete_batch_eff())
+                     : "refilled as reaped";
   return fmt::format(
-      "ioacct bench: {} {} {}, engine {}, depth {} ({} per thread x {} thread{}), batches submit {} / "
-      "complete {}{}; {}{}; targets: {}",
+      "ioacct bench: {} {} {}, engine {}, depth {} ({} per thread x {} thread{}), {}{}; {}{}; targets: {}{}",
       job.rw == RwMode::RandRw ? fmt::format("randrw ({}% reads)", job.rwmix_read) : rw_name(job.rw),
       format_size(job.bs), job.direct ? "O_DIRECT" : "buffered", r.engine_desc,
       job.depth_per_thread() * job.threads, job.depth_per_thread(), job.threads, job.threads == 1 ? "" : "s",
-      job.submit_batch_eff(), job.complete_batch_eff(), pace, stop,
+      batches, pace, stop,
       job.ramp.count() ? fmt::format(" after {} ramp", format_duration_ns(static_cast<double>(job.ramp.count()))) : "",
-      targets_line(r));
+      targets_line(r), fallbacks);
 }
 
 std::string format_console(const JobSpec& job, const RunResult& r) {

@@ -23,6 +23,15 @@ std::string cpu_model() {
   return {};
 }
 
+// The device's time at each depth bucket, % of the window (null: not measured).
+json depth_json(const std::vector<double>& pct, const std::vector<uint64_t>& low) {
+  if (pct.empty() || pct.size() != low.size()) return nullptr;
+  json by = json::array();
+  for (size_t k = 0; k < pct.size(); ++k)
+    by.push_back({{"min", low[k]}, {"max", k + 1 < low.size() ? json(low[k + 1] - 1) : json(nullptr)}, {"pct", pct[k]}});
+  return by;
+}
+
 json uring_options_json(const JobSpec& job) {
   if (job.engine == EngineKind::Psync) return nullptr;
   const UringOptions& u = job.uring;
@@ -32,9 +41,9 @@ json uring_options_json(const JobSpec& job) {
           {"sq_idle_ms", u.sq_idle_ms ? json(u.sq_idle_ms) : json(nullptr)},
           {"sq_shared", job.sq_shared},
           {"iopoll", u.iopoll},
-          {"fixed_files", u.fixed_files},
-          {"fixed_bufs", u.fixed_bufs},
-          {"register_ring", u.register_ring},
+          {"fixed_files", wish(u.fixed_files)},
+          {"fixed_bufs", wish(u.fixed_bufs)},
+          {"register_ring", wish(u.register_ring)},
           {"vectored", u.vectored},
           {"nowait", u.nowait},
           {"force_async", u.force_async},
@@ -136,6 +145,7 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
       {"iodepth_per_thread", job.depth_per_thread()},
       {"submit_batch", job.submit_batch_eff()},
       {"complete_batch", job.complete_batch_eff()},
+      {"batching", job.lockstep() ? "lockstep" : "refill"},
       {"direct", job.direct},
       {"dsync", job.dsync},
       {"size", job.size ? json(*job.size) : job.targets.empty() ? json(job.temp_size) : json(nullptr)},
@@ -151,7 +161,7 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
       {"max_errors", job.max_errors},
       {"uring", uring_options_json(job)},
       {"log_interval_s", static_cast<double>(job.log_interval.count()) / 1e9},
-      {"acct", job.acct == AcctLevel::Off ? "off" : job.acct == AcctLevel::Basic ? "basic" : "full"},
+      {"acct", acct_name(job.acct)},
       {"verify", job.verify},
       {"verify_during", job.verify_during},
   };
@@ -176,6 +186,7 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
   }
   out["context"]["engine_description"] = r->engine_desc;
   out["context"]["setup_flags"] = setup_flags_json(r->setup_flags);
+  out["context"]["engine_fallbacks"] = r->engine_fallbacks;
   json targets = json::array();
   for (const auto& t : r->targets)
     targets.push_back({{"path", t.path},
@@ -239,7 +250,8 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
                       {"busy_pct", d.busy_pct ? json(*d.busy_pct) : json(nullptr)},
                       {"dev_pct", d.dev_pct ? json(*d.dev_pct) : json(nullptr)},
                       {"completions_lost", d.lost ? json(*d.lost) : json(nullptr)},
-                      {"busy_unsure_pct", d.unsure_pct ? json(*d.unsure_pct) : json(nullptr)}});
+                      {"busy_unsure_pct", d.unsure_pct ? json(*d.unsure_pct) : json(nullptr)},
+                      {"by_depth", depth_json(d.depth_pct, a.exact_depth_low)}});
     }
     results["devices"] = devs;
     results["exact_busy"] = {{"source", a.exact_source ? json(*a.exact_source) : json(nullptr)},
@@ -266,6 +278,7 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
     results["inflight"] = {{"window_s", static_cast<double>(f.window_ns) / 1e9},
                            {"busy_s", static_cast<double>(f.busy_ns) / 1e9},
                            {"busy_pct", 100.0 * static_cast<double>(f.busy_ns) / static_cast<double>(f.window_ns)},
+                           {"mean", static_cast<double>(f.inflight_ns) / static_cast<double>(f.window_ns)},
                            {"by_depth", by},
                            {"log_waits", f.log_waits}};
   } else {

@@ -71,6 +71,9 @@ struct Control {
   // last one to close it samples B.
   std::atomic<bool> window_opened{false};
   std::atomic<unsigned> windows_open{0};
+  // The latest close of a counting thread's window: the measured window's
+  // end, final once windows_open is 0 (each closer raises it first).
+  std::atomic<Nanos> window_end{0};
   std::atomic<bool> edges_done{false};  // the closing sample is taken
   CpuSample cpu_a, cpu_b;
   // The kernel's view at the same edges (--acct basic/full).

@@ -65,6 +65,7 @@ struct RunResult {
   // Context: what ran, where.
   std::string engine_desc;
   uint32_t setup_flags = 0;
+  std::vector<std::string> engine_fallbacks;  // asked for by default, refused (Engine::fallbacks), any thread
   std::vector<TargetInfo> targets;
   // Measured.
   std::vector<ThreadResult> threads;

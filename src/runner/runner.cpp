@@ -48,7 +48,8 @@ std::vector<ExactBusySample> exact_samples(const std::vector<BusyCounters>& coun
   std::vector<ExactBusySample> out;
   out.reserve(counters.size());
   for (const BusyCounters& c : counters)
-    out.push_back({c.stamp_ns, c.busy_ns, c.dev_busy_ns, c.lost, c.unsure_ns, c.device_span});
+    out.push_back({c.stamp_ns, c.busy_ns, c.dev_busy_ns, c.lost, c.unsure_ns, c.device_span,
+                   std::vector<uint64_t>(std::begin(c.depth_ns), std::end(c.depth_ns))});
   return out;
 }
 
@@ -128,7 +129,17 @@ StopReason stop_reason(int stop, const JobSpec& job, const RunResult& r) {
 
 }  // namespace
 
-RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& hooks) {
+RunTracker attach_run_tracker(const Targets& targets) {
+  RunTracker t;
+  const RunDevices devices = resolve_devices(targets);
+  if (devices.sampled.empty()) return t;
+  const std::vector<BusyDevice> watch = busy_devices(sample_system(devices.sampled, {}, false, false).disks);
+  for (const auto& d : watch) t.names.push_back(d.name);
+  t.attach = attach_tracker(watch);
+  return t;
+}
+
+RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& hooks, const RunTracker* shared) {
   const unsigned T = job.threads;
   std::vector<Plan> plans = make_plans(job, targets.list);
   Control ctl;
@@ -148,7 +159,7 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
   // The exact in-flight tracker (--acct full): one log per worker, merged here.
   std::vector<std::unique_ptr<InflightLog>> log_store;
   std::vector<InflightLog*> logs;
-  if (job.acct == AcctLevel::Full)
+  if (job.acct >= AcctLevel::Latency)
     for (unsigned i = 0; i < T; ++i) logs.push_back(log_store.emplace_back(std::make_unique<InflightLog>()).get());
   InflightMerger merger(T);
   std::vector<std::unique_ptr<Worker>> workers;
@@ -175,6 +186,10 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
     }
   }
   result.engine_desc = workers[0]->engine()->describe();
+  for (const auto& w : workers)
+    for (auto& f : w->engine()->fallbacks())
+      if (std::find(result.engine_fallbacks.begin(), result.engine_fallbacks.end(), f) == result.engine_fallbacks.end())
+        result.engine_fallbacks.push_back(std::move(f));
   RunDevices devices;
   if (job.acct != AcctLevel::Off) {
     ctl.sample_system = true;
@@ -185,13 +200,12 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
   }
   // The devices' exact busy time beside their %util (--acct full): one
   // tracker for the run, detached when this function returns.
-  TrackerAttach exact;
-  std::vector<std::string> busy_names;
+  RunTracker own;
+  const RunTracker* exact = nullptr;
   if (job.acct == AcctLevel::Full && !ctl.disks.empty()) {
-    const std::vector<BusyDevice> watch = busy_devices(sample_system(ctl.disks, {}, false, false).disks);
-    for (const auto& d : watch) busy_names.push_back(d.name);
-    exact = attach_tracker(watch);
-    ctl.tracker = exact.tracker.get();
+    if (!shared) own = attach_run_tracker(targets);
+    exact = shared ? shared : &own;
+    ctl.tracker = exact->attach.tracker.get();
   }
   result.setup_flags = workers[0]->engine()->setup_flags();
   if (hooks.on_start) hooks.on_start(result);
@@ -217,10 +231,20 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
     // Wake often enough to drain the in-flight logs long before they fill
     // (16k events each: 80 ms at 200k batches/s), and no more: this thread's
     // CPU is part of the process's.
-    const Nanos wake_at = series ? std::min(next_tick, series->next_due()) : next_tick;
+    Nanos wake_at = series ? std::min(next_tick, series->next_due()) : next_tick;
+    // Near the end, wake at the deadline and then every millisecond for a
+    // while (the drain), so a short run is not kept waiting for the next
+    // wake-up after its last I/O.
+    if (ctl.deadline != UINT64_MAX && t < ctl.deadline + kMaxWaitNs)
+      wake_at = std::min(wake_at, std::max(ctl.deadline, t + 1'000'000));
     const int wait_ms = static_cast<int>(std::clamp<int64_t>((static_cast<int64_t>(wake_at) - static_cast<int64_t>(t)) / 1'000'000, 1,
                                                              logs.empty() ? 50 : 20));
-    if (!logs.empty()) merger.poll(logs);
+    // Once every window is closed its end is known, and the drain after it
+    // is not merged into the window's figures.
+    if (!logs.empty())
+      merger.poll(logs, [&] {
+        return ctl.windows_open.load(std::memory_order_acquire) == 0 ? ctl.window_end.load() : UINT64_MAX;
+      });
     if (series) {
       series->tick(now_ns());
       series->collect(false);
@@ -251,9 +275,14 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
       std::vector<int> tids;
       for (const auto& t : result.threads) tids.push_back(t.tid);
       result.accounting = account(ctl.sys_a, ctl.sys_b, tids, devices.targets);
-      result.accounting->exact_unavailable = exact.unavailable;
-      if (exact.tracker) result.accounting->exact_source = exact.tracker->source();
-      add_exact_busy(*result.accounting, busy_names, exact_samples(ctl.busy_a), exact_samples(ctl.busy_b));
+      if (exact) {
+        result.accounting->exact_unavailable = exact->attach.unavailable;
+        add_exact_busy(*result.accounting, exact->names, exact_samples(ctl.busy_a), exact_samples(ctl.busy_b));
+      }
+      if (ctl.tracker) {
+        result.accounting->exact_source = ctl.tracker->source();
+        for (int k = 0; k < BusyCounters::kDepthBuckets; ++k) result.accounting->exact_depth_low.push_back(busy_depth_low(k));
+      }
     }
   }
   result.first_error = ctl.first_error;

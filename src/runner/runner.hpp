@@ -3,7 +3,10 @@
 // share of the targets and of the depth, and its own accounting. Nothing is
 // shared on the hot path; results are merged once, at the end.
 #include <functional>
+#include <string>
+#include <vector>
 
+#include "monitor/attach.hpp"
 #include "runner/result.hpp"
 #include "workload/job.hpp"
 #include "workload/target.hpp"
@@ -31,9 +34,24 @@ struct RunHooks {
   std::function<bool(int ms)> wait_stop_signal;
 };
 
+// The eBPF busy tracker of --acct full, watching every device under the
+// targets (the disks they sit on and what is under those).
+struct RunTracker {
+  TrackerAttach attach;            // the tracker, or why there is none
+  std::vector<std::string> names;  // the devices it watches, in read() order
+};
+// Attaches it. Its load is most of a run's start-up, so a caller making
+// several runs on the same targets (compare) attaches it once and hands it
+// to each run; its counters are cumulative, and each run reads them at its
+// own window's edges. An empty tracker when no target is on a block device.
+RunTracker attach_run_tracker(const Targets& targets);
+
 // Runs the job on the opened targets and returns what was measured. Throws
 // NotAvailable/RuntimeError when a ring cannot be set up; per-I/O errors are
 // counted in the result, and the run stops once they pass --max-errors.
-RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& hooks);
+// With --acct full it reads `tracker` (attached by the caller for these
+// targets), or attaches one of its own for the run when that is null.
+RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& hooks,
+                    const RunTracker* tracker = nullptr);
 
 }  // namespace ioacct

@@ -44,6 +44,11 @@ void Worker::operator()() noexcept {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   out_.engine = engine_->counters();
   if (faults_) out_.faults = faults_->injected();
+  // The ring goes on the thread that made it: with SINGLE_ISSUER only its
+  // creator may unregister the files, which must happen before the ring
+  // closes (see UringEngine's destructor).
+  faults_ = nullptr;
+  engine_.reset();
   pub_.done.store(true, std::memory_order_release);
 }
 
@@ -60,6 +65,7 @@ void Worker::setup() {
   eo.depth = plan_.depth;
   eo.uring = job_.uring;
   for (const auto& t : targets_.list) eo.fds.push_back(t.fd);
+  moves_data_ = engine_traits(job_.engine).moves_data;
   allocate_buffers();
   for (unsigned i = 0; i < plan_.depth; ++i) eo.buffers.push_back({slots_[i].buf, job_.bs});
   if (job_.sq_shared && plan_.index > 0) {
@@ -84,10 +90,9 @@ void Worker::setup() {
     faults_ = fe.get();
     engine_ = std::move(fe);
   }
-  moves_data_ = engine_traits(job_.engine).moves_data;
-  acct_full_ = job_.acct == AcctLevel::Full;
+  acct_latency_ = job_.acct >= AcctLevel::Latency;
   dump_ = !job_.dump_intervals.empty();
-  if (acct_full_ && job_.log_interval.count()) {
+  if (acct_latency_ && job_.log_interval.count()) {
     ihist_[0] = std::make_unique<Histogram>();
     ihist_[1] = std::make_unique<Histogram>();
   }
@@ -117,11 +122,16 @@ void Worker::allocate_buffers() {
   const size_t bytes = (job_.bs * plan_.depth + align - 1) / align * align;
   buffers_.reset(static_cast<char*>(std::aligned_alloc(align, bytes)));
   if (!buffers_) throw RuntimeError(fmt::format("cannot allocate {} bytes of I/O buffers", bytes));
-  // Writes carry incompressible data; reads overwrite it anyway.
-  Rng fill(job_.seed ^ (0xb5ad4eceda1ce2a9ull * (plan_.index + 1)));
-  for (size_t i = 0; i + 8 <= bytes; i += 8) {
-    const uint64_t v = fill.next();
-    std::memcpy(buffers_.get() + i, &v, 8);
+  // Writes carry incompressible data. Reads overwrite whatever is there, so
+  // their pages are only touched (no fault in the window); nop needs none.
+  if (rw_writes(job_.rw) && moves_data_) {
+    Rng fill(job_.seed ^ (0xb5ad4eceda1ce2a9ull * (plan_.index + 1)));
+    for (size_t i = 0; i + 8 <= bytes; i += 8) {
+      const uint64_t v = fill.next();
+      std::memcpy(buffers_.get() + i, &v, 8);
+    }
+  } else if (moves_data_) {
+    std::memset(buffers_.get(), 0, bytes);
   }
   slots_.resize(plan_.depth);
   free_.resize(plan_.depth);
@@ -138,8 +148,14 @@ unsigned Worker::prepare(unsigned n, Nanos t) noexcept {
   if (tables_) return prepare_verified(n, t);
   const uint32_t bs = static_cast<uint32_t>(job_.bs);
   const size_t nfiles = gens_.size();
+  // The free list and the request array through locals: members written in
+  // the loop would be stored and reloaded for every I/O, since the compiler
+  // cannot tell them apart from the slots it writes.
+  const uint32_t* free = free_.data();
+  unsigned nfree = nfree_;
+  IoRequest* req = reqs_.data() + nreq_;
   for (unsigned i = 0; i < n; ++i) {
-    const uint32_t idx = free_[--nfree_];
+    const uint32_t idx = free[--nfree];
     Slot& s = slots_[idx];
     const size_t k = nfiles == 1 ? 0 : (rw_random(job_.rw) ? mix_.below(nfiles) : rr_++ % nfiles);
     s.start = s.offset = moves_data_ ? gens_[k].next() : 0;  // nop looks at no offset
@@ -148,8 +164,10 @@ unsigned Worker::prepare(unsigned n, Nanos t) noexcept {
     s.file = plan_.files[k];
     s.op = fixed_op_ ? *fixed_op_ : op_for_next();
     s.t_submit = t;
-    reqs_[nreq_++] = {s.offset, s.buf, bs, s.file, idx, s.op};
+    *req++ = {s.offset, s.buf, bs, s.file, idx, s.op};
   }
+  nfree_ = nfree;
+  nreq_ += n;
   return n;
 }
 
@@ -265,6 +283,8 @@ void Worker::close_window(Nanos now) {
   if (counting_) {
     counting_ = false;
     out_.window_ns = now - window_start_;
+    Nanos end = ctl_.window_end.load(std::memory_order_relaxed);
+    while (end < now && !ctl_.window_end.compare_exchange_weak(end, now, std::memory_order_relaxed)) {}
   }
   if (ctl_.windows_open.fetch_sub(1) == 1) {
     if (job_.acct != AcctLevel::Off) {
@@ -385,6 +405,9 @@ void Worker::loop() noexcept {
     // Requests submitted in one batch and reaped in one batch share both
     // stamps, so equal latencies come in runs: record each run once.
     uint64_t run_lat = 0, run_n = 0;
+    // Counted in locals and added to out_ after the batch, for the same
+    // reason as in prepare().
+    uint64_t ios = out_.ios, reads = 0, writes = 0, bytes_read = 0, bytes_written = 0;
     for (int i = 0; i < got; ++i) {
       const IoCompletion c = comps_[i];
       Slot& s = slots_[c.tag];
@@ -395,12 +418,12 @@ void Worker::loop() noexcept {
         const uint32_t moved = moves_data_ ? s.len : 0;  // nop moves no data
         bytes_all += moved;
         free_[nfree_++] = c.tag;
-        if (counting_ && out_.ios < quota) {
-          ++out_.ios;
-          if (s.op == IoOp::Read) { ++out_.reads; out_.bytes_read += moved; }
-          else { ++out_.writes; out_.bytes_written += moved; }
+        if (counting_ && ios < quota) {
+          ++ios;
+          if (s.op == IoOp::Read) { ++reads; bytes_read += moved; }
+          else { ++writes; bytes_written += moved; }
           if (dump_) out_.intervals.emplace_back(s.t_submit, now);
-          if (acct_full_) {
+          if (acct_latency_) {
             const uint64_t l = now - s.t_submit;
             if (l == run_lat) {
               ++run_n;
@@ -443,6 +466,11 @@ void Worker::loop() noexcept {
         free_[nfree_++] = c.tag;
       }
     }
+    out_.ios = ios;
+    out_.reads += reads;
+    out_.writes += writes;
+    out_.bytes_read += bytes_read;
+    out_.bytes_written += bytes_written;
     if (run_n) {
       lat.record_n(run_lat, run_n);
       if (ihist_[0]) ihist_[epoch_ & 1]->record_n(run_lat, run_n);

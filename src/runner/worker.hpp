@@ -52,7 +52,9 @@ class Worker {
 
  private:
   // One request slot per unit of depth, indexed by the request's tag.
-  struct Slot {
+  // One cache line each: a slot is read at its completion and written at
+  // its refill, and straddling two lines would double that traffic.
+  struct alignas(64) Slot {
     char* buf;        // start of this slot's buffer
     uint64_t offset;  // next byte to transfer
     uint32_t left;    // bytes still to transfer
@@ -96,7 +98,7 @@ class Worker {
   FaultEngine* faults_ = nullptr;  // engine_ itself, when faults are injected
   std::optional<IoOp> fixed_op_;   // every request's op, unless --rw randrw mixes them
   bool moves_data_ = true;
-  bool acct_full_ = true;  // record per-I/O latency
+  bool acct_latency_ = true;  // record per-I/O latency (--acct latency and full)
   bool dump_ = false;      // test-only: keep every counted I/O's interval
   // The requests: slots and their buffers, the free list, the batch being
   // queued and the completions reaped.

@@ -20,11 +20,21 @@ const char* rw_name(RwMode rw) noexcept {
   return "?";
 }
 
+const char* acct_name(AcctLevel a) noexcept {
+  switch (a) {
+    case AcctLevel::Off: return "off";
+    case AcctLevel::Basic: return "basic";
+    case AcctLevel::Latency: return "latency";
+    case AcctLevel::Full: return "full";
+  }
+  return "?";
+}
+
 unsigned JobSpec::submit_batch_eff() const {
-  return submit_batch ? std::min(submit_batch, depth_per_thread()) : std::min(depth_per_thread(), 32u);
+  return submit_batch ? std::min(submit_batch, depth_per_thread()) : depth_per_thread();
 }
 unsigned JobSpec::complete_batch_eff() const {
-  return complete_batch ? std::min(complete_batch, depth_per_thread()) : std::min(depth_per_thread(), 32u);
+  return complete_batch ? std::min(complete_batch, depth_per_thread()) : 1;
 }
 
 double JobSpec::rate_per_thread() const {
@@ -87,12 +97,21 @@ void validate(JobSpec& job) {
   }
   const UringOptions& u = job.uring;
   if (job.engine == EngineKind::Psync) {
+    // A wish given either way names the flag as it was written.
+    auto wished = [](FlagWish w, const char* on, const char* off) -> std::pair<bool, const char*> {
+      return {w != FlagWish::Default, w == FlagWish::Off ? off : on};
+    };
     const std::pair<bool, const char*> ring_only[] = {
-        {u.sqpoll, "--sqpoll"}, {u.iopoll, "--iopoll"}, {u.fixed_files, "--fixed-files"},
-        {u.fixed_bufs, "--fixed-bufs"}, {u.register_ring, "--register-ring"}, {u.vectored, "--vectored"},
+        {u.sqpoll, "--sqpoll"}, {u.iopoll, "--iopoll"},
+        wished(u.fixed_files, "--fixed-files", "--no-fixed-files"),
+        wished(u.fixed_bufs, "--fixed-bufs", "--no-fixed-bufs"),
+        wished(u.register_ring, "--register-ring", "--no-register-ring"),
+        {u.vectored, "--vectored"},
         {u.nowait, "--nowait"}, {u.force_async, "--force-async"}, {u.no_iowait, "--no-iowait"},
-        {u.wait != WaitMode::Sleep, "--wait"}, {u.single_issuer != FlagWish::Default, "--single-issuer"},
-        {u.defer_taskrun != FlagWish::Default, "--defer-taskrun"}, {u.coop_taskrun != FlagWish::Default, "--coop-taskrun"},
+        {u.wait != WaitMode::Sleep, "--wait"},
+        wished(u.single_issuer, "--single-issuer", "--no-single-issuer"),
+        wished(u.defer_taskrun, "--defer-taskrun", "--no-defer-taskrun"),
+        wished(u.coop_taskrun, "--coop-taskrun", "--no-coop-taskrun"),
         {u.no_sqarray != FlagWish::Default, "--no-sqarray"}};
     for (const auto& [on, flag] : ring_only)
       if (on) throw UsageError(fmt::format("{}: is an io_uring mode; --engine psync has no ring (use --engine uring)", flag));
@@ -106,7 +125,7 @@ void validate(JobSpec& job) {
     throw UsageError("--defer-taskrun: cannot be combined with --sqpoll (the SQ thread, not the submitter, runs the task work)");
   if (u.iopoll && !job.direct)
     throw UsageError("--iopoll: polled completions need O_DIRECT; leave out --buffered");
-  if (u.vectored && u.fixed_bufs)
+  if (u.vectored && u.fixed_bufs == FlagWish::On)
     throw UsageError("--vectored: cannot be combined with --fixed-bufs (READV/WRITEV take no registered buffer)");
   if (u.wait == WaitMode::Hybrid && u.hybrid_spin_ns == 0)
     throw UsageError("--wait: hybrid needs how long to spin first, e.g. hybrid:50us");

@@ -14,10 +14,15 @@ namespace ioacct {
 
 enum class RwMode { RandRead, RandWrite, Read, Write, RandRw };
 
-// How much accounting a run does (--acct): off counts completions only; basic
-// adds CPU, SQ threads, devices and system at the window's edges; full adds
-// per-I/O latency.
-enum class AcctLevel { Off, Basic, Full };
+// How much accounting a run does (--acct), each level adding to the one
+// before: off counts completions only; basic adds CPU, SQ threads, devices
+// and the system at the window's edges; latency (the default) adds per-I/O
+// latency, the exact in-flight time and the time series, all in user space
+// at a few ns per batch; full adds the devices' exact busy time and depth
+// from the eBPF tracker, which costs every I/O on those devices and the
+// program load at start-up, so it is asked for by name.
+enum class AcctLevel { Off, Basic, Latency, Full };
+const char* acct_name(AcctLevel a) noexcept;
 
 const char* rw_name(RwMode rw) noexcept;
 inline bool rw_writes(RwMode rw) { return rw == RwMode::RandWrite || rw == RwMode::Write || rw == RwMode::RandRw; }
@@ -29,8 +34,11 @@ struct JobSpec {
   unsigned rwmix_read = 50;  // percent of reads with randrw
   uint64_t bs = 4096;
   unsigned iodepth = 32;       // total across threads; each gets an equal share
-  unsigned submit_batch = 0;   // 0: min(per-thread depth, 32)
-  unsigned complete_batch = 0; // 0: min(per-thread depth, 32)
+  // Batching. Neither given: refill as reaped (every free slot refilled at
+  // once, wait for one completion, reap all that are there), so depth N is
+  // N in flight at the device. Either given: lockstep batches of that size.
+  unsigned submit_batch = 0;   // 0: the per-thread depth (every free slot)
+  unsigned complete_batch = 0; // 0: 1 (wake at the first completion)
   bool direct = true;
   std::optional<uint64_t> size;  // bytes of each target used, from `offset`
   uint64_t offset = 0;
@@ -52,7 +60,7 @@ struct JobSpec {
   std::chrono::nanoseconds verify_delay{0};  // wait before the final pass
   FaultSpec faults;                     // test-only: --inject-faults
   UringOptions uring;                   // io_uring modes (--sqpoll, --fixed-bufs, --wait ...)
-  AcctLevel acct = AcctLevel::Full;
+  AcctLevel acct = AcctLevel::Latency;  // the default level: chosen here only
   std::chrono::nanoseconds log_interval{1'000'000'000};  // the time series' interval; 0: none
   std::string dump_intervals;           // test-only: write every counted I/O's (submit, reap) stamps here
   bool sq_shared = false;               // all threads' rings share one SQ thread
@@ -63,6 +71,7 @@ struct JobSpec {
   unsigned depth_per_thread() const { return engine == EngineKind::Psync ? 1 : iodepth / threads; }
   unsigned submit_batch_eff() const;
   unsigned complete_batch_eff() const;
+  bool lockstep() const { return submit_batch || complete_batch; }
   // I/Os per second per thread from --rate-iops / --rate, 0 if unpaced.
   double rate_per_thread() const;
 };

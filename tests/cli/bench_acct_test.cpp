@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli/run_binary.hpp"
 
@@ -130,6 +131,79 @@ TEST(BenchAcct, WhatCannotBeMeasuredIsSaidNotZeroed) {
   EXPECT_GT(k["results"]["ios"].get<uint64_t>(), 0u);
 }
 
+// BPF programs the process holds, by the kernel's own list of its files.
+int bpf_programs_of(int pid) {
+  int n = 0;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd/";
+  std::istringstream names(sh("ls " + dir));
+  for (std::string e; names >> e;) {
+    char target[128] = {};
+    if (readlink((dir + e).c_str(), target, sizeof(target) - 1) > 0 && std::string(target) == "anon_inode:bpf-prog") ++n;
+  }
+  return n;
+}
+
+TEST(BenchAcct, LatencyLevelLoadsNoBpfAndFullDoes) {
+  // The eBPF tracker costs every I/O on the device and its load at start-up,
+  // so only --acct full attaches it; --acct latency measures latency,
+  // in-flight time and the series in user space. The default is one of them
+  // (the one place that says which: JobSpec::acct).
+  for (const std::string level : {"", "latency", "full"}) {
+    SCOPED_TRACE(level);
+    TempDir dir;
+    int programs = -1;
+    std::vector<std::string> args = {"bench", "--format", "json", "--size", "16m", "--runtime", "1s"};
+    if (!level.empty()) args.insert(args.end(), {"--acct", level});
+    auto o = run_ioacct(args, {.env = {"TMPDIR=" + dir.path()}, .action_after = "ioacct bench:",
+                               .action_pid = [&](int pid) { programs = bpf_programs_of(pid); }});
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    const json j = json::parse(o.out);
+    if (level.empty()) {
+      EXPECT_EQ(j["context"]["options"]["acct"], "latency") << "the default level";
+      continue;
+    }
+    EXPECT_EQ(j["context"]["options"]["acct"], level);
+    EXPECT_FALSE(j["results"]["latency_ns"].is_null());
+    const json& f = j["results"]["inflight"];
+    EXPECT_GT(f["mean"].get<double>(), 0.0);
+    EXPECT_LE(f["mean"].get<double>(), 32.0) << "never more than the depth, the drain after the window left out";
+    double by_depth = 0;
+    for (const auto& b : f["by_depth"]) by_depth += b["s"].get<double>();
+    EXPECT_NEAR(by_depth, f["window_s"].get<double>(), 1e-6) << "the time at each depth covers the window, no more";
+    EXPECT_FALSE(j["results"]["series"].is_null());
+    ASSERT_FALSE(j["results"]["devices"].empty());
+    if (level == "latency") {
+      EXPECT_EQ(programs, 0) << "the default attaches no BPF program";
+      EXPECT_TRUE(j["results"]["exact_busy"]["source"].is_null());
+      EXPECT_TRUE(j["results"]["exact_busy"]["unavailable"].is_null()) << "not asked for, so nothing to explain";
+      for (const auto& d : j["results"]["devices"]) {
+        EXPECT_TRUE(d["busy_pct"].is_null()) << d;
+        EXPECT_TRUE(d["by_depth"].is_null()) << d;
+      }
+    } else {
+      EXPECT_GT(programs, 0) << "the tracker is attached while the run goes";
+      EXPECT_FALSE(j["results"]["exact_busy"]["source"].is_null());
+      const json& d = j["results"]["devices"][0];
+      EXPECT_FALSE(d["busy_pct"].is_null()) << d;
+      double sum = 0;
+      for (const auto& b : d["by_depth"]) sum += b["pct"].get<double>();
+      EXPECT_NEAR(sum, 100.0, 1.0) << "the device's time at each depth covers the window";
+    }
+    // The console's in-flight lines: this run's side, then the device's.
+    args[2] = "console";
+    const auto c = run_ioacct(args, {.env = {"TMPDIR=" + dir.path()}});
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    const std::string dev = j["results"]["devices"][0]["device"];
+    const size_t run_line = c.out.find("\n             this run: mean ");
+    const size_t dev_line = c.out.find("\n             device " + dev + ": mean ");
+    ASSERT_NE(run_line, std::string::npos) << c.out;
+    ASSERT_NE(dev_line, std::string::npos) << c.out;
+    EXPECT_LT(run_line, dev_line);
+    const std::string dev_text = c.out.substr(dev_line, c.out.find('\n', dev_line + 1) - dev_line);
+    EXPECT_EQ(dev_text.find("time with N in flight:") != std::string::npos, level == "full") << dev_text;
+  }
+}
+
 }  // namespace
 }  // namespace ioacct::test
 
@@ -154,6 +228,22 @@ TEST(BenchInflight, AtDepthOneBusyTimeIsTheSumOfLatencies) {
   EXPECT_NEAR(f["busy_s"].get<double>(), sum_s, 0.01 * sum_s) << "one I/O at a time: the union is the sum";
   EXPECT_NEAR(by_depth_total(f), f["window_s"].get<double>(), 0.01 * f["window_s"].get<double>());
   EXPECT_EQ(f["by_depth"][2]["s"], 0.0) << "never 2 in flight at depth 1";
+}
+
+TEST(BenchInflight, TheMeanInFlightIsTheSumOfLatenciesOverTheWindow) {
+  // Little's law, exactly: every counted I/O is in flight for its latency,
+  // and with --ios nothing else is.
+  TempDir dir;
+  auto o = run_ioacct({"bench", "--format", "json", "--size", "32m", "--ios", "20000", "--iodepth", "8"},
+                      {.env = {"TMPDIR=" + dir.path()}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  json j = json::parse(o.out);
+  const json& f = j["results"]["inflight"];
+  const json& lat = j["results"]["latency_ns"];
+  const double sum_s = lat["mean"].get<double>() * lat["count"].get<double>() / 1e9;
+  const double mean = f["mean"].get<double>();
+  EXPECT_NEAR(mean, sum_s / f["window_s"].get<double>(), 0.01 * mean);
+  EXPECT_LE(mean, 8.0);
 }
 
 TEST(BenchInflight, TwoThreadsMatchTheUnionOfEveryInterval) {

@@ -51,20 +51,67 @@ std::vector<Ring> rings_of(int pid, bool sqpoll) {
   return out;
 }
 
-// Runs a short bench with `extra` flags and returns the rings seen while it ran.
-std::vector<Ring> run_and_look(const std::vector<std::string>& extra, json* report = nullptr) {
+// The io_uring_enter calls the process's threads make over 50 ms, from the
+// syscall tracepoint in a tracefs instance of our own: fdinfo does not say
+// whether the ring's fd is registered; the kernel's record of each call does
+// (IORING_ENTER_REGISTERED_RING in flags, and an index where the fd goes).
+struct EnterCall {
+  uint64_t fd, flags;
+};
+constexpr uint64_t kEnterRegisteredRing = 1u << 4;  // IORING_ENTER_REGISTERED_RING
+
+std::vector<EnterCall> trace_enters(int pid) {
+  const std::string dir = "/sys/kernel/tracing/instances/ioacct-enter-" + std::to_string(getpid());
+  const std::string ev = dir + "/events/syscalls/sys_enter_io_uring_enter";
+  sh("mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing");
+  sh("rmdir " + dir + " 2>/dev/null; mkdir " + dir);
+  std::string filter;
+  std::istringstream tids(sh("ls /proc/" + std::to_string(pid) + "/task"));
+  for (std::string tid; tids >> tid;) filter += (filter.empty() ? "" : " || ") + std::string("common_pid == ") + tid;
+  sh("echo '" + filter + "' > " + ev + "/filter && echo 1 > " + ev + "/enable && echo 1 > " + dir + "/tracing_on");
+  usleep(50'000);
+  sh("echo 0 > " + dir + "/tracing_on && echo 0 > " + ev + "/enable");
+  std::vector<EnterCall> out;
+  std::istringstream trace(read_file(dir + "/trace"));
+  // "ioacct-2937 [001] ..... 1858.84: sys_io_uring_enter(fd: 0, to_submit: 1, min_complete: 1, flags: 0x19, ...)"
+  for (std::string line; std::getline(trace, line);) {
+    const size_t f = line.find("sys_io_uring_enter(fd: "), g = line.find(", flags: ");
+    if (f == std::string::npos || g == std::string::npos) continue;
+    out.push_back({std::stoull(line.substr(f + 23), nullptr, 0), std::stoull(line.substr(g + 9), nullptr, 0)});
+  }
+  std::system(("rmdir " + dir + " 2>/dev/null").c_str());
+  return out;
+}
+
+// What a short bench run showed of itself while it ran.
+struct Seen {
+  std::vector<Ring> rings;
+  std::vector<EnterCall> enters;  // with `trace`
+  Outcome outcome;
+};
+
+// Runs a short bench with `extra` flags (under `prefix`, if any) and returns
+// the rings seen while it ran and, with `trace`, its io_uring_enter calls.
+Seen run_and_see(const std::vector<std::string>& extra, json* report, bool trace,
+                 const std::vector<std::string>& prefix = {}) {
   TempDir dir;
   std::vector<std::string> args = {"bench", "--format", "json", "--size", "16m", "--runtime", "1500ms"};
   args.insert(args.end(), extra.begin(), extra.end());
-  std::vector<Ring> rings;
-  auto o = run_ioacct(args, {.env = {"TMPDIR=" + dir.path()}, .action_after = "ioacct bench:",
-                             .action_pid = [&](int pid) {
-                               usleep(300'000);  // let the run get going
-                               rings = rings_of(pid, std::find(extra.begin(), extra.end(), "--sqpoll") != extra.end());
-                             }});
-  EXPECT_EQ(o.exit_code, 0) << o.err;
-  if (report && o.exit_code == 0) *report = json::parse(o.out);
-  return rings;
+  Seen seen;
+  seen.outcome = run_ioacct(args, {.env = {"TMPDIR=" + dir.path()}, .prefix = prefix, .action_after = "ioacct bench:",
+                                   .action_pid = [&](int pid) {
+                                     usleep(300'000);  // let the run get going
+                                     const bool sqpoll = std::find(extra.begin(), extra.end(), "--sqpoll") != extra.end();
+                                     seen.rings = rings_of(pid, sqpoll);
+                                     if (trace) seen.enters = trace_enters(pid);
+                                   }});
+  EXPECT_EQ(seen.outcome.exit_code, 0) << seen.outcome.err;
+  if (report && seen.outcome.exit_code == 0) *report = json::parse(seen.outcome.out);
+  return seen;
+}
+
+std::vector<Ring> run_and_look(const std::vector<std::string>& extra, json* report = nullptr) {
+  return run_and_see(extra, report, false).rings;
 }
 
 bool has_flag(const json& j, const std::string& flag) {
@@ -73,14 +120,79 @@ bool has_flag(const json& j, const std::string& flag) {
   return false;
 }
 
-TEST(BenchModes, DefaultRingGetsTheFastFlagsAndNoSqThread) {
+// Every call entered the ring through its registered index, or none did.
+void expect_registered_ring(const std::vector<EnterCall>& enters, int ring_fd, bool registered) {
+  ASSERT_FALSE(enters.empty()) << "the trace saw no io_uring_enter in 50 ms of the run";
+  for (const auto& e : enters) {
+    EXPECT_EQ((e.flags & kEnterRegisteredRing) != 0, registered) << "flags " << e.flags;
+    if (!registered) {
+      EXPECT_EQ(e.fd, static_cast<uint64_t>(ring_fd)) << "the ring's own fd";
+    }
+  }
+}
+
+TEST(BenchModes, DefaultRingGetsTheFastFlagsRegisteredResourcesAndNoSqThread) {
   json j;
-  auto rings = run_and_look({}, &j);
-  ASSERT_EQ(rings.size(), 1u);
-  EXPECT_FALSE(fdinfo_number(rings[0].info, "SqThread").value_or(0) > 0) << "no SQ thread without --sqpoll";
-  EXPECT_EQ(fdinfo_number(rings[0].info, "UserFiles"), 0u);
-  EXPECT_EQ(fdinfo_number(rings[0].info, "UserBufs"), 0u);
+  const Seen s = run_and_see({"--iodepth", "16"}, &j, true);
+  ASSERT_EQ(s.rings.size(), 1u);
+  const FdInfo& info = s.rings[0].info;
+  EXPECT_FALSE(fdinfo_number(info, "SqThread").value_or(0) > 0) << "no SQ thread without --sqpoll";
+  EXPECT_EQ(fdinfo_number(info, "UserFiles"), 1u) << "the target, registered";
+  EXPECT_EQ(fdinfo_number(info, "UserBufs"), 16u) << "one registered buffer per slot";
+  expect_registered_ring(s.enters, s.rings[0].fd, true);
   for (const char* f : {"COOP_TASKRUN", "SINGLE_ISSUER", "DEFER_TASKRUN"}) EXPECT_TRUE(has_flag(j, f)) << f;
+  for (const char* r : {"registered files", "registered buffers", "registered ring fd"})
+    EXPECT_NE(j["context"]["engine_description"].get<std::string>().find(r), std::string::npos) << r;
+}
+
+TEST(BenchModes, EachRegisteredResourceCanBeTurnedOff) {
+  struct Case {
+    const char* flag;
+    uint64_t files, bufs;
+    bool ring;
+  };
+  for (const Case& c : {Case{"--no-fixed-files", 0, 16, true}, Case{"--no-fixed-bufs", 1, 0, true},
+                        Case{"--no-register-ring", 1, 16, false}}) {
+    SCOPED_TRACE(c.flag);
+    json j;
+    const Seen s = run_and_see({"--iodepth", "16", c.flag}, &j, true);
+    ASSERT_EQ(s.rings.size(), 1u);
+    EXPECT_EQ(fdinfo_number(s.rings[0].info, "UserFiles"), c.files);
+    EXPECT_EQ(fdinfo_number(s.rings[0].info, "UserBufs"), c.bufs);
+    expect_registered_ring(s.enters, s.rings[0].fd, c.ring);
+    EXPECT_GT(j["results"]["ios"].get<uint64_t>(), 0u);
+  }
+}
+
+// Without CAP_IPC_LOCK the kernel charges registered buffers to
+// RLIMIT_MEMLOCK: 32 KiB cannot hold 16 buffers of 4 KiB.
+const std::vector<std::string> kTightMemlock = {"/usr/bin/prlimit", "--memlock=32768:32768", "/usr/bin/setpriv", "--bounding-set",
+                                                "-ipc_lock", "--inh-caps", "-ipc_lock"};
+
+TEST(BenchModes, MemlockFallbackIsNamedAndTheRunGoesOn) {
+  json j;
+  const Seen s = run_and_see({"--iodepth", "16"}, &j, false, kTightMemlock);
+  ASSERT_EQ(s.rings.size(), 1u);
+  EXPECT_EQ(fdinfo_number(s.rings[0].info, "UserBufs"), 0u) << "the buffers could not be registered";
+  EXPECT_EQ(fdinfo_number(s.rings[0].info, "UserFiles"), 1u) << "the files still are";
+  const std::string& err = s.outcome.err;
+  const std::string start = err.substr(err.find("ioacct bench:"));
+  EXPECT_NE(start.find("registered buffers"), std::string::npos) << err;
+  EXPECT_NE(start.find("RLIMIT_MEMLOCK is 32 KiB"), std::string::npos) << err;
+  EXPECT_NE(start.find("ulimit -l"), std::string::npos) << "says what to do: " << err;
+  ASSERT_TRUE(j["context"]["engine_fallbacks"].is_array()) << j["context"];
+  ASSERT_EQ(j["context"]["engine_fallbacks"].size(), 1u) << j["context"]["engine_fallbacks"];
+  EXPECT_NE(j["context"]["engine_fallbacks"][0].get<std::string>().find("RLIMIT_MEMLOCK"), std::string::npos);
+  EXPECT_GT(j["results"]["ios"].get<uint64_t>(), 0u);
+}
+
+TEST(BenchModes, DemandedBuffersThatCannotBeRegisteredAreAnError) {
+  TempDir dir;
+  auto o = run_ioacct({"bench", "--fixed-bufs", "--iodepth", "16", "--size", "16m", "--runtime", "500ms"},
+                      {.env = {"TMPDIR=" + dir.path()}, .prefix = kTightMemlock});
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_NE(o.err.find("error: --fixed-bufs: registered buffers"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("ulimit -l"), std::string::npos) << o.err;
 }
 
 TEST(BenchModes, FlagsCanBeTurnedOff) {
@@ -130,7 +242,8 @@ TEST(BenchModes, EveryDataPathWritesAndReadsBackExactly) {
   // Data integrity through each submission variant: --verify re-reads every
   // block written and checks reads of written blocks on the fly.
   const std::vector<std::vector<std::string>> variants = {
-      {"--vectored"}, {"--fixed-bufs", "--fixed-files"}, {"--sqpoll"}, {"--wait", "spin"},
+      {}, {"--no-fixed-files", "--no-fixed-bufs", "--no-register-ring"}, {"--vectored"},
+      {"--fixed-bufs", "--fixed-files"}, {"--sqpoll"}, {"--wait", "spin"},
       {"--wait", "hybrid:20us"}, {"--force-async"}, {"--no-iowait"}, {"--buffered", "--nowait"}};
   for (const auto& v : variants) {
     std::string name;
@@ -175,6 +288,8 @@ TEST(BenchModes, ImpossibleCombinationsAreUsageErrors) {
       {{"--wait", "busy"}, "--wait"},
       {{"--sqpoll", "--sq-idle", "1500us"}, "--sq-idle"},
       {{"--defer-taskrun", "--no-defer-taskrun"}, "--defer-taskrun"},
+      {{"--fixed-bufs", "--no-fixed-bufs"}, "--fixed-bufs"},
+      {{"--no-fixed-files", "--engine", "psync"}, "--no-fixed-files"},
   };
   for (const auto& [extra, flag] : cases) {
     std::vector<std::string> args = {"bench", "--size", "1m", "--runtime", "1s"};

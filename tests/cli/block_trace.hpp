@@ -19,18 +19,24 @@ namespace ioacct::test {
 
 class BlockTrace {
  public:
-  // Records block_io_start/block_io_done (the accounting span) for the device
-  // major:minor from now on.
-  BlockTrace(unsigned major, unsigned minor) {
+  // Which pair of tracepoints bounds a request: the accounting span
+  // (block_io_start/block_io_done, what diskstats counts) or the device span
+  // (block_rq_issue/block_rq_complete, from the driver's hand-off on).
+  enum class Span { Accounting, Device };
+
+  // Records the span's two tracepoints for the device major:minor from now on.
+  BlockTrace(unsigned major, unsigned minor, Span span = Span::Accounting)
+      : start_(span == Span::Accounting ? "block_io_start" : "block_rq_issue"),
+        end_(span == Span::Accounting ? "block_io_done" : "block_rq_complete") {
     sh("mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing");
     dir_ = "/sys/kernel/tracing/instances/ioacct-test-" + std::to_string(getpid());
     sh("rmdir " + dir_ + " 2>/dev/null; mkdir " + dir_);
     write("trace_clock", "mono");
     write("buffer_size_kb", "32768");  // per CPU: every event of a few seconds, none overwritten
     const std::string filter = "dev == " + std::to_string((major << 20) | minor);
-    for (const char* ev : {"block_io_start", "block_io_done"}) {
-      write(std::string("events/block/") + ev + "/filter", filter);
-      write(std::string("events/block/") + ev + "/enable", "1");
+    for (const std::string& ev : {start_, end_}) {
+      write("events/block/" + ev + "/filter", filter);
+      write("events/block/" + ev + "/enable", "1");
     }
     write("tracing_on", "1");
   }
@@ -55,10 +61,10 @@ class BlockTrace {
     std::vector<Event> out;
     for (std::string line; std::getline(in, line);) {
       if (line.empty() || line[0] == '#') continue;
-      const bool start = line.find(" block_io_start: ") != std::string::npos;
-      if (!start && line.find(" block_io_done: ") == std::string::npos) continue;
+      const bool start = line.find(" " + start_ + ": ") != std::string::npos;
+      if (!start && line.find(" " + end_ + ": ") == std::string::npos) continue;
       // "  fio-123  [001] ..... 1234.567890: block_io_start: 7,3 R ..."
-      const size_t colon = line.find(": block_io_");
+      const size_t colon = line.find(": block_");
       const size_t sp = line.rfind(' ', colon);
       const std::string ts = line.substr(sp + 1, colon - sp - 1);
       const size_t dot = ts.find('.');
@@ -76,6 +82,7 @@ class BlockTrace {
     f.close();
     ASSERT_TRUE(f) << "cannot write " << value << " to " << dir_ << "/" << file;
   }
+  std::string start_, end_;
   std::string dir_;
 };
 
@@ -93,6 +100,24 @@ inline uint64_t trace_union_ns(const std::vector<BlockTrace::Event>& ev, uint64_
   }
   if (count > 0 && to > last) busy += to - last;
   return busy;
+}
+
+// Time within [from, to] spent at each depth (index = requests in flight),
+// counted the same way as trace_union_ns.
+inline std::vector<uint64_t> trace_depth_ns(const std::vector<BlockTrace::Event>& ev, uint64_t from, uint64_t to) {
+  std::vector<uint64_t> at(1, 0);
+  uint64_t count = 0, last = from;
+  for (const auto& e : ev) {
+    const uint64_t t = std::clamp(e.t_ns, from, to);
+    if (count >= at.size()) at.resize(count + 1, 0);
+    at[count] += t - last;
+    last = t;
+    if (e.start) ++count;
+    else if (count > 0) --count;
+  }
+  if (count >= at.size()) at.resize(count + 1, 0);
+  if (to > last) at[count] += to - last;
+  return at;
 }
 
 }  // namespace ioacct::test

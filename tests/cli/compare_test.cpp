@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "cli/run_binary.hpp"
@@ -67,7 +68,7 @@ TEST(Compare, TwoVariantsTableRatiosAndJsonAgree) {
   TempDir dir;
   const std::string report = dir.path() + "/r.html";
   auto o = run_ioacct({"compare", "--engine", "psync,uring", "--iodepth", "4", "--repeat", "2", "--runtime", "1s",
-                       "--size", "32m", "--progress", "--report", report},
+                       "--size", "32m", "--acct", "full", "--progress", "--report", report},
                       {.env = {"TMPDIR=" + dir.path()}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   // Interleaved: psync, uring, psync, uring.
@@ -142,6 +143,36 @@ TEST(Compare, EachVariantOpensTheSharedFileWithItsOwnFlags) {
   EXPECT_EQ(with, 1);
   EXPECT_EQ(without, 2);
   EXPECT_NE(o.out.find("dsync"), std::string::npos);
+}
+
+// The BPF programs a process holds, by id (from each bpf-prog fd's fdinfo).
+std::set<std::string> bpf_prog_ids(int pid) {
+  std::set<std::string> ids;
+  for (const auto& e : std::filesystem::directory_iterator(fmt_proc(pid, "fd"))) {
+    std::error_code ec;
+    if (std::filesystem::read_symlink(e.path(), ec).string() != "anon_inode:bpf-prog" || ec) continue;
+    std::ifstream info(fmt_proc(pid, "fdinfo/") + e.path().filename().string());
+    for (std::string line; std::getline(info, line);)
+      if (line.rfind("prog_id:", 0) == 0) ids.insert(line.substr(8));
+  }
+  return ids;
+}
+
+TEST(Compare, TheTrackerIsAttachedOncePerSessionNotPerRun) {
+  // Loading and verifying the programs is most of a --acct full run's
+  // start-up; compare attaches them once and every run reads them.
+  TempDir dir;
+  std::set<std::string> first, last;
+  auto o = run_ioacct({"compare", "--iodepth", "1,4", "--acct", "full", "--repeat", "2", "--runtime", "300ms",
+                       "--size", "16m", "--progress", "--format", "json"},
+                      {.env = {"TMPDIR=" + dir.path()},
+                       .steps = {{"ioacct compare: run 1/4", [&](int pid) { first = bpf_prog_ids(pid); }},
+                                 {"ioacct compare: run 4/4", [&](int pid) { last = bpf_prog_ids(pid); }}}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_FALSE(first.empty()) << "attached before the first run";
+  EXPECT_EQ(first, last) << "the same programs for the last run: not loaded again";
+  const json j = json::parse(o.out);
+  for (const auto& v : j["variants"]) EXPECT_FALSE(v["busy_pct"].is_null()) << v["name"];
 }
 
 TEST(Compare, VariantsThatWriteToOneDeviceTakeTurnsHoldingIt) {

@@ -97,7 +97,8 @@ TEST(Rings, FindsABenchRingWithItsSizesAndNoSqThread) {
     EXPECT_EQ(r["cq_entries"], cq);
     EXPECT_EQ(r["comm"], "ioacct");
     EXPECT_TRUE(r["sq_thread"].is_null()) << "no SQPOLL, no SQ thread";
-    EXPECT_EQ(r["user_files"], 0);
+    EXPECT_EQ(r["user_files"], 1) << "bench registers its target by default";
+    EXPECT_EQ(r["user_bufs"], 16) << "and a buffer per slot";
     EXPECT_EQ(r["cq_overflow"], 0);
     EXPECT_TRUE(r["fdinfo"].contains("SqHead")) << "every fdinfo line is kept";
   }

@@ -18,8 +18,8 @@ const nlohmann::json* device(const nlohmann::json& j, const std::string& name) {
 // One JSON report of 500 paced reads a second at depth 1 for 1 s on `loop`;
 // null (and the test failed) if the run did not exit 0.
 nlohmann::json paced_run(const LoopDevice& loop) {
-  const auto o = run_ioacct({"bench", "--format", "json", "--rate-iops", "500", "--iodepth", "1", "--runtime", "1s",
-                             loop.path()});
+  const auto o = run_ioacct({"bench", "--format", "json", "--acct", "full", "--rate-iops", "500", "--iodepth", "1",
+                             "--runtime", "1s", loop.path()});
   EXPECT_EQ(o.exit_code, 0) << o.err;
   return o.exit_code == 0 ? nlohmann::json::parse(o.out) : nlohmann::json();
 }
@@ -38,7 +38,8 @@ TEST(StatBench, BenchShowsTheTargetsExactBusyTime) {
   EXPECT_LT(busy, 100.0) << "paced at 500/s, depth 1: idle between reads";
   EXPECT_TRUE((*d)["dev_pct"].is_null()) << "bench attaches no device-span program";
 
-  const auto c = run_ioacct({"bench", "--rate-iops", "500", "--iodepth", "1", "--runtime", "300ms", loop.path()});
+  const auto c = run_ioacct({"bench", "--acct", "full", "--rate-iops", "500", "--iodepth", "1", "--runtime", "300ms",
+                             loop.path()});
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_NE(c.out.find("busy% "), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("(exact, eBPF block_io_start/block_io_done)"), std::string::npos) << c.out;
@@ -68,13 +69,15 @@ TEST(StatBench, WithoutPermissionBenchSaysSoOnce) {
   TempDir dir;
   sh("chmod 777 " + dir.path());
   const std::vector<std::string> nobody = {"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"};
-  const auto o = run_ioacct({"bench", "--format", "json", "--runtime", "200ms", "--size", "1m", "--dir", dir.path()},
+  const auto o = run_ioacct({"bench", "--format", "json", "--acct", "full", "--runtime", "200ms", "--size", "1m",
+                             "--dir", dir.path()},
                             {.prefix = nobody});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const auto j = nlohmann::json::parse(o.out);
   EXPECT_NE(j["results"]["exact_busy"]["unavailable"].get<std::string>().find("no permission"), std::string::npos);
   for (const auto& d : j["results"]["devices"]) EXPECT_TRUE(d["busy_pct"].is_null()) << d;
-  const auto c = run_ioacct({"bench", "--runtime", "200ms", "--size", "1m", "--dir", dir.path()}, {.prefix = nobody});
+  const auto c = run_ioacct({"bench", "--acct", "full", "--runtime", "200ms", "--size", "1m", "--dir", dir.path()},
+                            {.prefix = nobody});
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_NE(c.out.find("exact busy% not available: no permission"), std::string::npos) << c.out;
 }

@@ -292,11 +292,23 @@ UringOptions with(void (*f)(UringOptions&)) {
 
 INSTANTIATE_TEST_SUITE_P(
     Modes, UringModes,
-    ::testing::Values(ModeCase{"plain", {}},
-                      ModeCase{"fixed_files", with([](UringOptions& o) { o.fixed_files = true; })},
-                      ModeCase{"fixed_bufs", with([](UringOptions& o) { o.fixed_bufs = true; })},
+    ::testing::Values(ModeCase{"defaults", {}},
+                      ModeCase{"plain", with([](UringOptions& o) {
+                                 o.fixed_files = o.fixed_bufs = o.register_ring = FlagWish::Off;
+                               })},
+                      ModeCase{"fixed_files", with([](UringOptions& o) {
+                                 o.fixed_files = FlagWish::On;
+                                 o.fixed_bufs = o.register_ring = FlagWish::Off;
+                               })},
+                      ModeCase{"fixed_bufs", with([](UringOptions& o) {
+                                 o.fixed_bufs = FlagWish::On;
+                                 o.fixed_files = o.register_ring = FlagWish::Off;
+                               })},
                       ModeCase{"vectored", with([](UringOptions& o) { o.vectored = true; })},
-                      ModeCase{"register_ring", with([](UringOptions& o) { o.register_ring = true; })},
+                      ModeCase{"register_ring", with([](UringOptions& o) {
+                                 o.register_ring = FlagWish::On;
+                                 o.fixed_files = o.fixed_bufs = FlagWish::Off;
+                               })},
                       ModeCase{"sqpoll", with([](UringOptions& o) { o.sqpoll = true; o.sq_idle_ms = 10; })},
                       ModeCase{"spin", with([](UringOptions& o) { o.wait = WaitMode::Spin; })},
                       ModeCase{"hybrid", with([](UringOptions& o) { o.wait = WaitMode::Hybrid; o.hybrid_spin_ns = 20'000; })},

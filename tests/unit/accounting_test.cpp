@@ -144,6 +144,19 @@ TEST(ExactBusy, DevPctOnlyWhereTheDeviceSpanWasTraced) {
   EXPECT_FALSE(acc.devices[0].dev_pct) << "not traced: not a number, never 0";
 }
 
+TEST(ExactBusy, TheTimeAtEachDepthIsOverTheSameWindow) {
+  Accounting acc = two_devices();
+  const std::vector<std::string> names = {"vda"};
+  const std::vector<ExactBusySample> a = {{.stamp_ns = 1'000'000'000, .depth_ns = {500, 0, 100}}};
+  const std::vector<ExactBusySample> b = {{.stamp_ns = 3'000'000'000, .depth_ns = {1'000'000'500, 500'000'000, 500'000'100}}};
+  add_exact_busy(acc, names, a, b);
+  ASSERT_EQ(acc.devices[0].depth_pct.size(), 3u);
+  EXPECT_DOUBLE_EQ(acc.devices[0].depth_pct[0], 50.0);
+  EXPECT_DOUBLE_EQ(acc.devices[0].depth_pct[1], 25.0);
+  EXPECT_DOUBLE_EQ(acc.devices[0].depth_pct[2], 25.0);
+  EXPECT_TRUE(acc.devices[1].depth_pct.empty()) << "not among the names: not measured";
+}
+
 TEST(ExactBusy, AnEdgeNotReadWholeLeavesEveryDeviceUnmeasured) {
   const std::vector<std::string> names = {"vda", "loop0"};
   const std::vector<ExactBusySample> whole = {{.stamp_ns = 1}, {.stamp_ns = 1}};

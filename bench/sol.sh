@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# The default run against the speed of light. Interleaved, REPS rounds, medians:
+#   sol          bench/sol.cpp: the smallest io_uring read loop with the cheapest
+#                ring (registered file, buffers and ring fd; refill as reaped)
+#   ioacct       `ioacct bench` with its defaults (only the workload given)
+#   acct-off     the same with --acct off (completions counted, nothing else)
+#   fio          fio's defaults with --ioengine=io_uring (O_DIRECT workloads only)
+# on four workloads, 4 KiB random reads, one thread:
+#   nop          IORING_OP_NOP at depth 128 (no file; fio has no counterpart)
+#   buf32        buffered, page cache hot (re-read with cat before every run), depth 32
+#   dio1 dio32   O_DIRECT on a file on the disk, warmed with dd iflag=direct, depth 1 / 32
+# then ioacct's start-up: `ioacct bench --runtime 100ms FILE` STARTUP_RUNS times.
+#
+# CPU per I/O is the whole process from /usr/bin/time (user + sys, start-up
+# included) divided by every I/O the tool did. Targets (issue 12):
+#   ioacct / fio      IOPS >= 0.97                      (dio1, dio32)
+#   ioacct / sol      IOPS >= 0.95, CPU per I/O <= 1.10 (all four)
+#   ioacct / off      IOPS >= 0.98, CPU per I/O <= +0.3 us (all four)
+#   start-up          wall - 100 ms <= 150 ms, CPU <= 80 ms (medians)
+#
+# Usage: bench/sol.sh [DIR]      (DIR: where the test files go, see lib.sh)
+# Environment (defaults): RUNTIME (10s) REPS (5) STARTUP_RUNS (10) STARTUP_TEMP (3)
+#   WORKLOADS ("nop buf32 dio1 dio32") DIRECT_MIB (1024) CACHED_MIB (512)
+#   SOL (build/release/ioacct_sol) IOACCT FIO OUT_DIR PYTHON (see lib.sh)
+# The binaries are copied to OUT_DIR/bin first and the copies run.
+# Exit status: 0 when every run completed (whatever PASS/FAIL says), 2 when one failed.
+set -euo pipefail
+RUNTIME=${RUNTIME:-10s}
+REPS=${REPS:-5}
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+SOL=${SOL:-$REPO/build/release/ioacct_sol}
+STARTUP_RUNS=${STARTUP_RUNS:-10}
+STARTUP_TEMP=${STARTUP_TEMP:-3}
+WORKLOADS=${WORKLOADS:-nop buf32 dio1 dio32}
+DIRECT_MIB=${DIRECT_MIB:-1024}
+CACHED_MIB=${CACHED_MIB:-512}
+need_ioacct
+need_fio
+[ -x "$SOL" ] || die "$SOL not found; build it with: (cd $REPO && cmake --build --preset release --target ioacct_sol), or set SOL="
+[ -x /usr/bin/time ] || die "/usr/bin/time not found (apt-get install time)"
+for w in $WORKLOADS; do
+  case $w in nop|buf32|dio1|dio32) ;; *) die "WORKLOADS: unknown workload '$w' (nop buf32 dio1 dio32)" ;; esac
+done
+# sol takes seconds or milliseconds.
+SOL_RUNTIME=$RUNTIME
+[[ $RUNTIME =~ ^([0-9]+)m$ ]] && SOL_RUNTIME=$((BASH_REMATCH[1] * 60))s
+# Copies run, so that a rebuild meanwhile cannot mix two builds in one table.
+mkdir -p "$OUT_DIR/bin"
+if ! cp -- "$IOACCT" "$OUT_DIR/bin/ioacct" || ! cp -- "$SOL" "$OUT_DIR/bin/ioacct_sol"; then
+  die "cannot copy the binaries to $OUT_DIR/bin"
+fi
+IOACCT_BUILT=$IOACCT
+IOACCT=$OUT_DIR/bin/ioacct
+SOL=$OUT_DIR/bin/ioacct_sol
+ROWS=$OUT_DIR/sol.rows
+: >"$ROWS"
+
+others() {
+  echo "# busiest other processes: $(ps -eo pcpu=,comm= --sort=-pcpu | awk 'NR<=6 {printf "%s %s%%; ", $2, $1}')"
+}
+print_context
+echo "# (a copy of $IOACCT_BUILT); sol: a copy of build's ioacct_sol (sha256 $(sha256sum <"$SOL" | cut -c1-12))"
+others
+
+make_test_file cached "$CACHED_MIB"
+CACHED=$TEST_FILE
+make_test_file direct "$DIRECT_MIB"
+DIRECT=$TEST_FILE
+
+# timed KIND OUT CMD... : runs CMD under /usr/bin/time, its stdout to OUT.json,
+# and prints the figures; KIND (sol, ioacct, fio) says how to read them.
+timed() {
+  local kind=$1 out=$2; shift 2
+  echo "+ $*" >"$out.cmd"
+  if ! /usr/bin/time -f "%e %U %S" -o "$out.time" "$@" >"$out" 2>"$out.err"; then
+    cat "$out.err" >&2
+    die "failed: $*"
+  fi
+  $BL timed "$kind" "$out" "$out.time"
+}
+
+# run_tool WORKLOAD TOOL REP : one run.
+run_tool() {
+  local w=$1 tool=$2 rep=$3 out=$OUT_DIR/$1.$2.$3.json depth file figs
+  local -a io=(--rw randread --bs 4k)
+  case $w in
+    nop) depth=128 ;;
+    buf32) depth=32 file=$CACHED; warm_cached "$CACHED" ;;
+    dio1) depth=1 file=$DIRECT ;;
+    dio32) depth=32 file=$DIRECT ;;
+  esac
+  case $tool in
+    sol)
+      if [ "$w" = nop ]; then figs=$(timed sol "$out" "$SOL" --nop --depth "$depth" --runtime "$SOL_RUNTIME")
+      elif [ "$w" = buf32 ]; then figs=$(timed sol "$out" "$SOL" --buffered --depth "$depth" --runtime "$SOL_RUNTIME" "$file")
+      else figs=$(timed sol "$out" "$SOL" --depth "$depth" --runtime "$SOL_RUNTIME" "$file"); fi ;;
+    ioacct|acct-off)
+      local -a extra=()
+      [ "$tool" = acct-off ] && extra=(--acct off)
+      if [ "$w" = nop ]; then figs=$(timed ioacct "$out" "$IOACCT" bench --format json --engine nop --iodepth "$depth" --runtime "$RUNTIME" "${extra[@]}")
+      elif [ "$w" = buf32 ]; then figs=$(timed ioacct "$out" "$IOACCT" bench --format json --buffered "${io[@]}" --iodepth "$depth" --runtime "$RUNTIME" "${extra[@]}" "$file")
+      else figs=$(timed ioacct "$out" "$IOACCT" bench --format json "${io[@]}" --iodepth "$depth" --runtime "$RUNTIME" "${extra[@]}" "$file"); fi ;;
+    fio)
+      figs=$(timed fio "$out" "$FIO" --output-format=json --name=sol --filename="$file" --ioengine=io_uring \
+        --rw=randread --bs=4k --iodepth="$depth" --direct=1 --time_based --runtime="$RUNTIME") ;;
+  esac
+  echo "$w $tool $rep $figs" >>"$ROWS"
+  local iops cpu p50 p99
+  read -r iops cpu p50 p99 <<<"$figs"
+  printf '  round %d  %-6s %-9s %12s IOPS  %8s us CPU/IO  p99 %8s us\n' "$rep" "$w" "$tool" \
+    "$($BL fmt "$iops" iops)" "$($BL fmt "$cpu")" "$($BL fmt "$p99")"
+}
+
+tools_of() { case $1 in dio1|dio32) echo "sol ioacct acct-off fio" ;; *) echo "sol ioacct acct-off" ;; esac; }
+
+echo
+echo "== interleaved: $REPS round(s) of $RUNTIME per run; in each round every workload runs every tool, the order rotating"
+for rep in $(seq 1 "$REPS"); do
+  case " $WORKLOADS " in *" dio"*) warm_direct "$DIRECT" ;; esac
+  for w in $WORKLOADS; do
+    read -r -a tools <<<"$(tools_of "$w")"
+    n=${#tools[@]}
+    for i in $(seq 0 $((n - 1))); do run_tool "$w" "${tools[$(((i + rep - 1) % n))]}" "$rep"; done
+  done
+done
+
+echo
+echo "== start-up: ioacct bench --runtime 100ms DIRECT, $STARTUP_RUNS runs (wall less the 100 ms, and CPU)"
+startup_files=()
+for i in $(seq 1 "$STARTUP_RUNS"); do
+  out=$OUT_DIR/startup.$i.json
+  /usr/bin/time -f "%e %U %S" -o "$out.time" "$IOACCT" bench --format json --runtime 100ms "$DIRECT" >"$out" 2>"$out.err" \
+    || { cat "$out.err" >&2; die "ioacct failed: bench --runtime 100ms $DIRECT"; }
+  startup_files+=("$out.time")
+done
+read -r su_wall su_cpu su_wmin su_wmax su_cmin su_cmax <<<"$($BL startup 0.1 "${startup_files[@]}")"
+echo "  wall - 100 ms: $($BL fmt "$su_wall") ms ($($BL fmt "$su_wmin")-$($BL fmt "$su_wmax")), CPU: $($BL fmt "$su_cpu") ms ($($BL fmt "$su_cmin")-$($BL fmt "$su_cmax")); medians (min-max)"
+if [ "$STARTUP_TEMP" -gt 0 ]; then
+  temp_files=()
+  for i in $(seq 1 "$STARTUP_TEMP"); do
+    out=$OUT_DIR/startup-temp.$i.json
+    TMPDIR=$BENCH_DIR /usr/bin/time -f "%e %U %S" -o "$out.time" "$IOACCT" bench --format json --runtime 100ms >"$out" 2>"$out.err" \
+      || { cat "$out.err" >&2; die "ioacct failed: bench --runtime 100ms (temporary file)"; }
+    temp_files+=("$out.time")
+  done
+  read -r tw tc _ <<<"$($BL startup 0.1 "${temp_files[@]}")"
+  echo "  for information, with the default 1 GiB temporary file in $BENCH_DIR (created and filled each run):" \
+    "wall - 100 ms $($BL fmt "$tw") ms, CPU $($BL fmt "$tc") ms (medians of $STARTUP_TEMP)"
+fi
+
+echo
+others
+echo
+echo "== results"
+for w in $WORKLOADS; do
+  read -r -a tools <<<"$(tools_of "$w")"
+  echo "-- $w"
+  $BL spread "$ROWS" "$w" sol "${tools[@]:1}"
+done
+echo
+for w in $WORKLOADS; do
+  case $w in dio1|dio32)
+    $BL check "$w ioacct/fio IOPS" "$($BL ratio "$ROWS" "$w" iops ioacct fio)" ">=" 0.97 ;;
+  esac
+  $BL check "$w ioacct/sol IOPS" "$($BL ratio "$ROWS" "$w" iops ioacct sol)" ">=" 0.95
+  $BL check "$w ioacct/sol CPU per I/O" "$($BL ratio "$ROWS" "$w" cpu_us ioacct sol)" "<=" 1.10
+  $BL check "$w default/--acct off IOPS" "$($BL ratio "$ROWS" "$w" iops ioacct acct-off)" ">=" 0.98
+  $BL check "$w default - --acct off CPU us per I/O" "$($BL delta "$ROWS" "$w" cpu_us ioacct acct-off)" "<=" 0.3
+done
+$BL check "start-up wall - 100 ms (ms)" "$su_wall" "<=" 150
+$BL check "start-up CPU (ms)" "$su_cpu" "<=" 80
