@@ -60,9 +60,22 @@ int reopen_fd(int fd, int flags) {
   return r < 0 ? -errno : r;
 }
 
+// The filesystem `path` is on, by name where statfs' magic says which.
+std::string filesystem_name(const std::string& path) {
+  struct statfs sf {};
+  if (statfs(path.c_str(), &sf) != 0) return "a filesystem";
+  switch (sf.f_type) {
+    case TMPFS_MAGIC: return "tmpfs";
+    case RAMFS_MAGIC: return "ramfs";
+    case OVERLAYFS_SUPER_MAGIC: return "overlayfs";
+    case FUSE_SUPER_MAGIC: return "a FUSE filesystem";
+    default: return fmt::format("a filesystem of type {:#x}", static_cast<unsigned long>(sf.f_type));
+  }
+}
+
 [[noreturn]] void direct_unsupported(const std::string& path) {
-  throw UsageError(fmt::format("--direct: {} is on a filesystem without O_DIRECT (tmpfs?); "
-                               "use --buffered, or a target on a disk-backed filesystem", path));
+  throw UsageError(fmt::format("--direct: {} is on {}, which refuses O_DIRECT; "
+                               "use --buffered, or a target on a disk-backed filesystem", path, filesystem_name(path)));
 }
 
 // Writes incompressible data so that reads of the temporary file reach the

@@ -34,8 +34,8 @@ std::string why_not(const char* step, int err) {
   err = err < 0 ? -err : err;
   // EACCES is also the verifier's "no": a permission problem only without root.
   if (err == EPERM || (err == EACCES && geteuid() != 0))
-    return "no permission to load BPF programs (needs root or CAP_BPF+CAP_PERFMON): run as root for the exact "
-           "busy columns";
+    return "no permission to load BPF programs (needs root or CAP_BPF+CAP_PERFMON): run as root (or grant "
+           "those capabilities) for the exact busy time";
   return fmt::format("cannot {} the BPF programs for exact busy time: {}", step, errno_text(err));
 }
 
@@ -77,7 +77,7 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
     const std::filesystem::path disk = std::filesystem::exists(dev / "partition", ec) ? dev.parent_path() : dev;
     if (read_first_line((disk / "queue" / "iostats").string()) == "0")
       throw NotAvailable(fmt::format("iostats is off for {} ({}/queue/iostats is 0), so the block layer does not end "
-                                     "the accounting span: echo 1 > /sys/block/{}/queue/iostats for the exact columns",
+                                     "the accounting span: echo 1 > /sys/block/{}/queue/iostats for the exact busy time",
                                      d.name, disk.string(), disk.filename().string()));
   }
   libbpf_set_print(quiet);
