@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "common/errors.hpp"
-#include "workload/units.hpp"
+#include "common/units.hpp"
 
 namespace ioacct {
 
