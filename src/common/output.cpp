@@ -33,7 +33,12 @@ std::string final_target(const std::string& path) {
     if (n <= 0) return p;
     const std::string to(buf, static_cast<size_t>(n));
     const size_t slash = p.rfind('/');
-    p = to[0] == '/' || slash == std::string::npos ? to : p.substr(0, slash + 1) + to;
+    if (to[0] == '/' || slash == std::string::npos) {
+      p = to;
+    } else {
+      p.resize(slash + 1);
+      p += to;
+    }
   }
   return p;
 }
