@@ -148,7 +148,11 @@ JobSpec to_job(const BenchArgs& a) {
   j.destroy_data = a.destroy_data;
   UringOptions& u = j.uring;
   u.sqpoll = a.sqpoll;
-  if (!a.sq_cpu.empty()) u.sq_cpu = static_cast<int>(parse_small("--sq-cpu", a.sq_cpu, 0, 65535));
+  if (!a.sq_cpu.empty()) {
+    const uint64_t cpu = parse_id("--sq-cpu", a.sq_cpu, "a CPU number");
+    if (cpu > 65535) throw UsageError(fmt::format("--sq-cpu: {} is out of range (0 to 65535)", a.sq_cpu));
+    u.sq_cpu = static_cast<int>(cpu);
+  }
   if (!a.sq_idle.empty()) {
     const auto d = parse_duration("--sq-idle", a.sq_idle);
     if (d.count() % 1'000'000 || d.count() == 0)
@@ -296,9 +300,9 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
                    "a shorter --sq-idle, or leaving --sqpoll off, gives that CPU back\n",
                    sq.tid, 100.0 * (1 - *sq.work_s / sq.cpu_s), sq.cpu_s);
   if (r.error_count())
-    fmt::print(stderr, "warning: {} I/O errors were tolerated (--max-errors {}); the results count "
+    fmt::print(stderr, "warning: {} {} tolerated (--max-errors {}); the results count "
                "only completed I/Os; check the device ('dmesg') before trusting them\n",
-               r.error_count(), job.max_errors);
+               plural(r.error_count(), "I/O error"), r.error_count() == 1 ? "was" : "were", job.max_errors);
   return kExitOk;
 }
 

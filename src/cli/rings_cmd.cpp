@@ -44,7 +44,7 @@ int run_rings_command(const RingsArgs& a) {
   require_one_of("--format", a.format, {"console", "json"});
   std::optional<int> pid;
   if (!a.pid.empty()) {
-    const uint64_t p = parse_count("--pid", a.pid);
+    const uint64_t p = parse_id("--pid", a.pid, "a process id");
     if (p == 0 || p > 4'194'304) throw UsageError(fmt::format("--pid: {} is not a process id", a.pid));
     pid = static_cast<int>(p);
     std::error_code ec;

@@ -106,6 +106,15 @@ uint64_t parse_count(std::string_view flag, std::string_view text) {
   return out;
 }
 
+uint64_t parse_id(std::string_view flag, std::string_view text, std::string_view what) {
+  // An identifier is a name that happens to be a number: "1k" is no pid.
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || text[0] < '0' || text[0] > '9' || ec != std::errc{} || p != text.data() + text.size())
+    fail(flag, text, what, "plain decimal digits, no suffix");
+  return v;
+}
+
 std::chrono::nanoseconds parse_duration(std::string_view flag, std::string_view text) {
   constexpr std::string_view kWhat = "a duration", kHint = "give a unit: 10s, 500ms, 2m, 250us";
   Number n;
@@ -198,7 +207,23 @@ std::string format_duration_ns(double ns) {
   if (ns < 1e3) return fmt::format("{:.0f} ns", ns);
   if (ns < 1e6) return fmt::format("{:.{}f} µs", ns / 1e3, ns < 1e4 ? 2 : 1);
   if (ns < 1e9) return fmt::format("{:.{}f} ms", ns / 1e6, ns < 1e7 ? 2 : 1);
-  return fmt::format("{:.2f} s", ns / 1e9);
+  if (ns < 1e12) return fmt::format("{:.2f} s", ns / 1e9);
+  // From 1000 s on, hours, minutes and whole seconds: "100000 h", never
+  // "360000000.00 s".
+  const auto total = static_cast<uint64_t>(std::llround(ns / 1e9));
+  std::string out;
+  auto part = [&](uint64_t v, const char* unit) {
+    if (v) out += fmt::format("{}{} {}", out.empty() ? "" : " ", v, unit);
+  };
+  part(total / 3600, "h");
+  part(total % 3600 / 60, "min");
+  part(total % 60, "s");
+  return out;
+}
+
+std::string plural(uint64_t n, std::string_view one, std::string_view many) {
+  if (n == 1) return fmt::format("1 {}", one);
+  return many.empty() ? fmt::format("{} {}s", n, one) : fmt::format("{} {}", n, many);
 }
 
 }  // namespace ioacct

@@ -5,6 +5,7 @@
 //   counts:    SI, 10k = 10000. Suffixes k K M G T.
 //   durations: a unit is required: ns us ms s m h (10s, 500ms, 1.5m).
 //   bandwidth: a size per second: "50m", "50MiB/s" (IEC, like sizes).
+//   ids:       a pid or a CPU number: plain decimal digits, no suffix.
 // Every parser throws UsageError("<flag>: ...") on anything it cannot read:
 // never a silent default, never a partial read ("4q", "10", "-1", "").
 #include <chrono>
@@ -19,6 +20,8 @@ uint64_t parse_size(std::string_view flag, std::string_view text);
 uint64_t parse_count(std::string_view flag, std::string_view text);
 std::chrono::nanoseconds parse_duration(std::string_view flag, std::string_view text);
 uint64_t parse_bandwidth(std::string_view flag, std::string_view text);  // bytes/s
+// `what` names the kind in the message: "a process id", "a CPU number".
+uint64_t parse_id(std::string_view flag, std::string_view text, std::string_view what);
 // "0,2-3,7" -> {0,2,3,7}; duplicates and descending ranges are errors.
 std::vector<int> parse_cpu_list(std::string_view flag, std::string_view text);
 
@@ -26,6 +29,8 @@ std::vector<int> parse_cpu_list(std::string_view flag, std::string_view text);
 std::string format_size(uint64_t bytes);            // "4 KiB", "1.50 GiB"
 std::string format_bandwidth(double bytes_per_s);   // 3 significant digits: "482 MiB/s", "48.2 MiB/s"
 std::string format_count(double n);                 // "123.4k", "12.35M"
-std::string format_duration_ns(double ns);          // "812 ns", "45.6 µs", "1.23 ms", "10.00 s"
+std::string format_duration_ns(double ns);          // "812 ns", "45.6 µs", "1.23 ms", "10.00 s", "2 h 30 min"
+// "1 I/O", "2 I/Os"; `many` where adding "s" is wrong ("1 mismatch", "2 mismatches").
+std::string plural(uint64_t n, std::string_view one, std::string_view many = {});
 
 }  // namespace ioacct

@@ -117,7 +117,7 @@ void inflight_lines(std::string& out, const InflightResult& f, const Accounting*
       }
     }
   if (f.log_waits)
-    out += fmt::format("             (workers waited {} times for the in-flight log to drain)\n", f.log_waits);
+    out += fmt::format("             (workers waited {} for the in-flight log to drain)\n", plural(f.log_waits, "time"));
 }
 
 }  // namespace
@@ -152,7 +152,7 @@ std::string format_console(const JobSpec& job, const RunResult& r) {
                      format_duration_ns(static_cast<double>(r.window_ns)),
                      r.interrupted ? " (INTERRUPTED: partial results)" : "");
   const double iops = per_s(t.ios, r.window_ns);
-  out += fmt::format("  IOPS       {}  ({} I/Os completed in the window)\n", format_count(iops), t.ios);
+  out += fmt::format("  IOPS       {}  ({} completed in the window)\n", format_count(iops), plural(t.ios, "I/O"));
   if (moves_data) {
     out += fmt::format("  bandwidth  {}", format_bandwidth(per_s(t.bytes_read + t.bytes_written, r.window_ns)));
     if (t.reads && t.writes)
@@ -197,22 +197,27 @@ std::string format_console(const JobSpec& job, const RunResult& r) {
   }
   if (r.verify) {
     const auto& v = *r.verify;
-    out += fmt::format("  verify     {} blocks re-read after the run, {} reads checked during it: ",
-                       v.checked_after, v.checked_during);
-    if (r.verify_skipped) out += "final pass SKIPPED (interrupted); ";
-    if (!v.mismatches) {
-      out += "all as written\n";
+    if (!v.checked_after && !v.checked_during && !v.mismatches && !r.verify_skipped) {
+      // Not "0 blocks re-read: all as written": nothing was checked at all.
+      out += "  verify     nothing to check: no write of this run completed\n";
     } else {
-      out += fmt::format("{} MISMATCH{}\n", v.mismatches, v.mismatches == 1 ? "" : "ES");
-      for (const auto& f : v.findings)
-        out += fmt::format("             offset {} ({}): expected {}; found {}\n", f.offset, f.kind, f.expected, f.found);
-      if (v.findings.size() < v.mismatches)
-        out += fmt::format("             ... and {} more not listed\n", v.mismatches - v.findings.size());
+      out += fmt::format("  verify     {} re-read after the run, {} checked during it: ",
+                         plural(v.checked_after, "block"), plural(v.checked_during, "read"));
+      if (r.verify_skipped) out += "final pass SKIPPED (interrupted); ";
+      if (!v.mismatches) {
+        out += "all as written\n";
+      } else {
+        out += fmt::format("{}\n", plural(v.mismatches, "MISMATCH", "MISMATCHES"));
+        for (const auto& f : v.findings)
+          out += fmt::format("             offset {} ({}): expected {}; found {}\n", f.offset, f.kind, f.expected, f.found);
+        if (v.findings.size() < v.mismatches)
+          out += fmt::format("             ... and {} more not listed\n", v.mismatches - v.findings.size());
+      }
     }
   }
   if (t.short_resubmits || t.eagain_retries)
-    out += fmt::format("  retries    {} short transfers finished by resubmitting, {} EAGAIN retried\n",
-                       t.short_resubmits, t.eagain_retries);
+    out += fmt::format("  retries    {} finished by resubmitting, {} retried\n",
+                       plural(t.short_resubmits, "short transfer"), plural(t.eagain_retries, "EAGAIN", "EAGAINs"));
   if (r.threads.size() > 1) {
     for (const auto& th : r.threads) {
       out += fmt::format("  thread {:<3} {}depth {}  IOPS {}  p50 {}  p99 {}  max {}{}\n", th.index,

@@ -10,9 +10,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
+#include <optional>
 #include <thread>
 
 #include "common/errors.hpp"
+#include "workload/pace.hpp"
 
 namespace ioacct {
 namespace {
@@ -301,17 +303,14 @@ void Worker::loop() noexcept {
   const unsigned sb = std::min(job_.submit_batch_eff(), depth);
   const unsigned cb = std::min(job_.complete_batch_eff(), depth);
   const double rate = job_.rate_per_thread();
-  const Nanos interval = rate > 0 ? std::max<Nanos>(1, static_cast<Nanos>(1e9 / rate)) : 0;
   const uint64_t quota = plan_.quota;
   Histogram& lat = *out_.latency;
 
   Nanos now = now_ns();
-  // Pacing: the k-th I/O since `pace_start` is due at pace_start + k*period,
-  // computed from k each time so that rounding never accumulates.
-  const double period = rate > 0 ? 1e9 / rate : 0;
-  Nanos pace_start = now;
-  uint64_t pace_k = 0;
-  Nanos next_due = now;
+  // Paced by a schedule (workload/pace.hpp): only I/Os due before the
+  // window's end are issued, and a backlog is dropped, never burst.
+  std::optional<PaceSchedule> pace;
+  if (rate > 0) pace.emplace(rate, now, ctl_.deadline);
   unsigned inflight = 0;  // prepared or submitted, not yet finished
   unsigned inflight_logged = 0;  // last count sent to the in-flight log
   if (now >= ctl_.measure_start) open_window();  // no ramp: the first I/O counts
@@ -330,20 +329,9 @@ void Worker::loop() noexcept {
       unsigned n = std::min(depth - inflight, sb);
       if (counting_ && quota != UINT64_MAX)
         n = static_cast<unsigned>(std::min<uint64_t>(n, quota > out_.ios + inflight ? quota - out_.ios - inflight : 0));
-      if (n && interval) {
-        // Paced by a schedule: the k-th I/O is due at start + k*interval.
-        // If we fall more than one interval behind, the backlog is dropped
-        // rather than sent as a burst.
-        Nanos t = now_ns();
-        unsigned due = 0;
-        while (due < n && next_due <= t) {
-          ++due;
-          next_due = pace_start + static_cast<Nanos>(static_cast<double>(++pace_k) * period);
-        }
-        if (next_due + interval < t) {  // more than one interval behind
-          pace_start = next_due = t;
-          pace_k = 0;
-        }
+      if (n && pace) {
+        const Nanos t = now_ns();
+        const unsigned due = pace->take(n, t);
         n = due ? prepare(due, t) : 0;
         starved = n < due;
         t_prep = t;
@@ -372,16 +360,24 @@ void Worker::loop() noexcept {
     // pace reached, or stopping); then for a complete batch.
     if (inflight == 0) {
       if (stopping || (counting_ && out_.ios >= quota)) break;
-      if (interval) {
-        sleep_until_ns(std::min(next_due, now_ns() + kMaxWaitNs));
+      if (pace) {
+        // Idle until the next slot or, once the schedule is over, the
+        // window's end: the window is the runtime asked for, never
+        // stretched to a slot past it.
+        sleep_until_ns(std::min(pace->done() ? ctl_.deadline : pace->next_due(), now_ns() + kMaxWaitNs));
         now = now_ns();
+        if (now >= ctl_.deadline) {
+          if (!counting_ && !window_closed_) open_window();  // a window no completion fell in
+          close_window(now);
+          stopping = true;
+        }
         if (check_stop(now)) stopping = true;
         continue;
       }
     }
     const bool quota_full = counting_ && quota != UINT64_MAX && out_.ios + inflight >= quota;
     const bool can_issue = !stopping && !starved && inflight < depth && !quota_full &&
-                           !(interval && next_due > now_ns());
+                           !(pace && pace->next_due() > now_ns());
     const unsigned wait_nr = can_issue ? 0 : std::min(cb, inflight);
     // The pace bounds the wait only when the pace is what holds the next
     // request back. With the depth full (an I/O slower than the interval,
@@ -389,9 +385,9 @@ void Worker::loop() noexcept {
     // that wait by an instant already past made every enter return at once,
     // a spin of ~30 reaps per I/O that was counted in the CPU per I/O.
     Nanos timeout = kMaxWaitNs;
-    if (interval && !stopping && !starved && !quota_full && inflight < depth) {
+    if (pace && !stopping && !starved && !quota_full && inflight < depth) {
       const Nanos t = now_ns();
-      timeout = next_due > t ? std::min(next_due - t, kMaxWaitNs) : 1000;
+      timeout = pace->next_due() > t ? std::min(pace->next_due() - t, kMaxWaitNs) : 1000;
     }
     const int got = engine_->enter(wait_nr, {comps_.data(), comps_.size()}, timeout);
     now = now_ns();

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "common/errors.hpp"
+#include "common/units.hpp"
 
 namespace ioacct {
 
@@ -78,6 +79,16 @@ void validate(JobSpec& job) {
   if (job.rate_per_thread() > 1e9)
     throw UsageError(fmt::format("{}: more than 10^9 I/Os per second per thread cannot be paced",
                                  job.rate_iops ? "--rate-iops" : "--rate"));
+  if (const double rate = job.rate_per_thread(); rate > 0 && job.runtime &&
+      static_cast<double>(job.runtime->count()) < 1e9 / rate)
+    // The window could hold one I/O at most, at its very start: its IOPS
+    // would say nothing about the pace (1 I/O in 100 ms reads as 10/s).
+    throw UsageError(fmt::format("--runtime: {} is shorter than one period of the pace ({} per thread: one I/O "
+                                 "every {}); give a --runtime of at least {}, or --ios",
+                                 format_duration_ns(static_cast<double>(job.runtime->count())),
+                                 job.rate_iops ? fmt::format("--rate-iops {}", job.rate_iops)
+                                               : fmt::format("--rate {}/s", format_size(job.rate_bw)),
+                                 format_duration_ns(1e9 / rate), format_duration_ns(1e9 / rate)));
   if (job.targets.empty()) {
     if (job.size) job.temp_size = *job.size;
     if (job.offset) throw UsageError("--offset: only applies to targets you name; the temporary file starts at 0");

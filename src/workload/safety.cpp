@@ -7,57 +7,17 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <filesystem>
-#include <fstream>
-#include <set>
-#include <sstream>
+#include <cstdint>
+#include <map>
 
 #include "acct/procfs.hpp"
-#include "common/files.hpp"
 #include "common/errors.hpp"
+#include "common/files.hpp"
 
 namespace ioacct {
 namespace {
-
-namespace fs = std::filesystem;
-
-struct Dev {
-  std::string name;  // sysfs name: "loop0", "vda1", "dm-0"
-  dev_t dev;
-};
-
-std::optional<dev_t> sysfs_dev(const fs::path& dir) {
-  unsigned maj = 0, min = 0;
-  char colon = 0;
-  std::istringstream in(read_file((dir / "dev").string()));
-  if (in >> maj >> colon >> min && colon == ':') return makedev(maj, min);
-  return std::nullopt;
-}
-
-// The device, its partitions and, recursively, whatever is stacked on any of
-// them (dm, md, LVM): writing to the device destroys all of those.
-std::vector<Dev> affected_devices(dev_t rdev) {
-  std::vector<Dev> out;
-  std::set<std::string> seen;
-  std::error_code ec;
-  const fs::path start = fs::canonical(fmt::format("/sys/dev/block/{}:{}", major(rdev), minor(rdev)), ec);
-  if (ec) return out;
-  std::vector<fs::path> todo{start};
-  while (!todo.empty()) {
-    fs::path dir = todo.back();
-    todo.pop_back();
-    const std::string name = dir.filename().string();
-    if (!seen.insert(name).second) continue;
-    if (auto d = sysfs_dev(dir)) out.push_back({name, *d});
-    // Partitions are subdirectories that have a "partition" file.
-    for (const auto& e : fs::directory_iterator(dir, ec))
-      if (e.is_directory(ec) && fs::exists(e.path() / "partition", ec)) todo.push_back(e.path());
-    for (const auto& e : fs::directory_iterator(dir / "holders", ec))
-      todo.push_back(fs::canonical(e.path(), ec));
-  }
-  return out;
-}
 
 void probe_signatures(const std::string& path, std::vector<std::string>& out) {
   blkid_probe pr = blkid_new_probe_from_filename(path.c_str());
@@ -74,13 +34,14 @@ void probe_signatures(const std::string& path, std::vector<std::string>& out) {
     return blkid_probe_lookup_value(pr, name, &v, nullptr) == 0 && v ? v : "";
   };
   if (rc == 0) {
+    // "a signature: ext4", never "a ext4 signature": the type is a name, not a word.
     if (auto type = value("TYPE"); !type.empty()) {
       std::string label = value("LABEL"), uuid = value("UUID");
-      out.push_back(fmt::format("carries a {} signature{}{}", type,
+      out.push_back(fmt::format("carries a signature: {}{}{}", type,
                                 label.empty() ? "" : fmt::format(" labelled '{}'", label),
                                 uuid.empty() ? "" : fmt::format(" (UUID {})", uuid)));
     }
-    if (auto pt = value("PTTYPE"); !pt.empty()) out.push_back(fmt::format("carries a {} partition table", pt));
+    if (auto pt = value("PTTYPE"); !pt.empty()) out.push_back(fmt::format("carries a partition table: {}", pt));
   } else if (rc == -2) {
     out.push_back("carries several conflicting signatures");
   } else if (rc < 0) {
@@ -89,43 +50,116 @@ void probe_signatures(const std::string& path, std::vector<std::string>& out) {
   blkid_free_probe(pr);
 }
 
-}  // namespace
+bool passes(const Extent& e, dev_t dev) { return std::find(e.via.begin(), e.via.end(), dev) != e.via.end(); }
 
-DeviceFindings inspect_block_device(const std::string& path) {
-  DeviceFindings f;
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0 || !S_ISBLK(st.st_mode)) return f;
-  const std::vector<Dev> devs = affected_devices(st.st_rdev);
-  auto named = [&](dev_t d) -> const Dev* {
-    for (const auto& x : devs)
-      if (x.dev == d) return &x;
-    return nullptr;
-  };
-  for (const auto& m : parse_mountinfo(read_file("/proc/self/mountinfo")))
-    if (const Dev* d = named(makedev(m.major, m.minor)))
-      f.in_use.push_back(fmt::format("{} is mounted on {} ({})", d->name, m.mount_point, m.fs_type));
-  for (const auto& s : parse_swaps(read_file("/proc/swaps"))) {
-    struct stat ss {};
-    if (stat(s.c_str(), &ss) == 0 && S_ISBLK(ss.st_mode))
-      if (const Dev* d = named(ss.st_rdev)) f.in_use.push_back(fmt::format("{} is used as swap", d->name));
+// How device `d` (its bytes at `de`) relates to the target, for the message:
+// "" for the target itself, else a parenthesis a reader can act on.
+std::string relation(const WriteReach& t, const BlockDevice& d, const Extent& de) {
+  if (t.is_block && d.dev == t.rdev) return "";
+  if (t.is_block && passes(de, t.rdev))
+    return d.backing ? " (a loop device on it)" : d.parent ? " (a partition of it)" : " (on it)";
+  if (t.is_block && passes(t.extent, d.dev)) return " (which it lies on)";
+  if (!t.is_block && d.backing && d.backing->rdev == 0 &&
+      StorageRoot{StorageRoot::Kind::File, d.backing->file_dev, d.backing->ino} == t.extent.root)
+    return " (a loop device on it)";
+  if (d.backing && d.backing->rdev == 0 && de.root == t.extent.root)
+    return fmt::format(" (another loop device on {})", de.root_name);
+  return fmt::format(" (it shares bytes of {} with the target)", de.root_name);
+}
+
+// Why each device is in use: mounted (by number, or by source for a
+// filesystem such as btrfs whose mountinfo number is anonymous), swap, or
+// something stacked on it.
+std::map<dev_t, std::vector<std::string>> devices_in_use(const BlockStack& stack,
+                                                         std::vector<std::pair<StorageRoot, std::string>>& files) {
+  std::map<dev_t, std::vector<std::string>> use;
+  for (const auto& m : parse_mountinfo(read_file("/proc/self/mountinfo"))) {
+    const std::string what = fmt::format("is mounted on {} ({})", m.mount_point, m.fs_type);
+    const dev_t by_number = makedev(m.major, m.minor);
+    if (find_device(stack, by_number)) use[by_number].push_back(what);
+    struct stat st {};
+    if (!m.source.empty() && m.source[0] == '/' && stat(m.source.c_str(), &st) == 0 && S_ISBLK(st.st_mode) &&
+        st.st_rdev != by_number)
+      use[st.st_rdev].push_back(what);
   }
-  for (const auto& d : devs)
-    if (d.dev != st.st_rdev && !fs::exists("/sys/class/block/" + d.name + "/partition"))
-      f.in_use.push_back(fmt::format("{} is stacked on it", d.name));
-  // O_EXCL on a block device fails with EBUSY while anyone else holds it
-  // exclusively: a mount, dm, md, or another program that asked the same.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_EXCL | O_CLOEXEC);
+  for (const auto& s : parse_swaps(read_file("/proc/swaps"))) {
+    struct stat st {};
+    if (stat(s.c_str(), &st) != 0) continue;
+    if (S_ISBLK(st.st_mode)) use[st.st_rdev].push_back("is used as swap");
+    else files.emplace_back(StorageRoot{StorageRoot::Kind::File, st.st_dev, st.st_ino}, s);
+  }
+  for (const auto& d : stack) {
+    for (const auto& h : d.holders) use[d.dev].push_back(fmt::format("has {} stacked on it", h));
+    // A loop's backing file keeps its filesystem alive even once it is no
+    // longer in mountinfo (umount -l): that filesystem's device is in use.
+    if (d.backing && d.backing->rdev == 0 && find_device(stack, d.backing->file_dev))
+      use[d.backing->file_dev].push_back(
+          fmt::format("holds the filesystem of {}'s backing file {}", d.name, d.backing->path));
+  }
+  for (auto& [dev, reasons] : use) {
+    std::sort(reasons.begin(), reasons.end());
+    reasons.erase(std::unique(reasons.begin(), reasons.end()), reasons.end());
+  }
+  return use;
+}
+
+// O_EXCL on a block device fails with EBUSY while anyone else holds it
+// exclusively: a mount, dm, md, btrfs, zram, or a program that asked the same.
+bool held_exclusively(const std::string& node) {
+  const int fd = ::open(node.c_str(), O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
   if (fd >= 0) {
     ::close(fd);
-  } else if (errno == EBUSY && f.in_use.empty()) {
-    f.in_use.push_back("it is held open exclusively by another user (O_EXCL failed with EBUSY)");
+    return false;
   }
-  probe_signatures(path, f.signatures);
+  return errno == EBUSY;
+}
+
+}  // namespace
+
+DeviceFindings inspect_writes(const WriteReach& t, const BlockStack& stack) {
+  DeviceFindings f;
+  std::vector<std::pair<StorageRoot, std::string>> swap_files;
+  const auto use = devices_in_use(stack, swap_files);
+  std::vector<const BlockDevice*> overlapping;
+  for (const auto& d : stack) {
+    const Extent de = device_extent(stack, d.dev, 0, d.size);
+    if (!overlap(de, t.extent) && !(t.is_block && d.dev == t.rdev)) continue;
+    overlapping.push_back(&d);
+    if (auto it = use.find(d.dev); it != use.end())
+      for (const auto& why : it->second) f.in_use.push_back(fmt::format("{}{} {}", d.name, relation(t, d, de), why));
+  }
+  for (const auto& [root, name] : swap_files)
+    if (root == t.extent.root) f.in_use.push_back(fmt::format("{} is used as swap", name));
+  if (f.in_use.empty()) {
+    if (t.is_block && held_exclusively(t.path)) {
+      // A disk cannot be held while one of its partitions is, even one the
+      // run would not touch: name that partition rather than "another user".
+      std::string why = "it is held open exclusively by another user";
+      for (const auto& d : stack) {
+        if (d.parent != t.rdev) continue;
+        auto it = use.find(d.dev);
+        if (it != use.end() || held_exclusively("/dev/" + d.name)) {
+          why = fmt::format("{} (a partition of it) {}, so the whole disk cannot be held exclusively", d.name,
+                            it != use.end() ? it->second.front() : "is held open exclusively by another user");
+          break;
+        }
+      }
+      f.in_use.push_back(why + " (O_EXCL failed with EBUSY)");
+    }
+    // Aliases and devices on top of the target, never the ones it lies on:
+    // a disk is held while any of its partitions is, even one this target
+    // does not touch.
+    for (const BlockDevice* d : overlapping)
+      if (!(t.is_block && (d->dev == t.rdev || passes(t.extent, d->dev))) && held_exclusively("/dev/" + d->name))
+        f.in_use.push_back(fmt::format("{}{} is held open exclusively by another user (O_EXCL failed with EBUSY)",
+                                       d->name, relation(t, *d, device_extent(stack, d->dev, 0, d->size))));
+  }
+  if (t.is_block) probe_signatures(t.path, f.signatures);
   return f;
 }
 
-void check_block_device_writable(const std::string& path, bool destroy_data) {
-  const DeviceFindings f = inspect_block_device(path);
+void check_writable(const WriteReach& t, const BlockStack& stack, bool destroy_data) {
+  const DeviceFindings f = inspect_writes(t, stack);
   auto join = [](const std::vector<std::string>& v) {
     std::string s;
     for (const auto& x : v) s += (s.empty() ? "" : "; ") + x;
@@ -134,16 +168,18 @@ void check_block_device_writable(const std::string& path, bool destroy_data) {
   if (!f.in_use.empty()) {
     std::vector<std::string> all = f.in_use;
     all.insert(all.end(), f.signatures.begin(), f.signatures.end());
-    throw UsageError(fmt::format("{}: refusing to write: {}; a device in use is never written, "
-                                 "not even with --destroy-data", path, join(all)));
+    throw UsageError(fmt::format("{}: refusing to write: {}; {} in use is never written, "
+                                 "not even with --destroy-data", t.path, join(all),
+                                 t.is_block ? "a device" : "a file"));
   }
+  if (!t.is_block) return;
   if (!destroy_data && !f.signatures.empty())
     throw UsageError(fmt::format("{}: refusing to write: it {}; add --destroy-data to overwrite it",
-                                 path, join(f.signatures)));
+                                 t.path, join(f.signatures)));
   if (!destroy_data)
     throw UsageError(fmt::format("{}: is a block device and writing to it destroys what it holds "
                                  "(no signature found, but raw data has none); add --destroy-data "
-                                 "if that is what you want", path));
+                                 "if that is what you want", t.path));
 }
 
 }  // namespace ioacct

@@ -1,24 +1,43 @@
 #pragma once
-// Write safety for block devices: nobody should lose a filesystem to a typo.
+// Write safety: nobody should lose a filesystem to a typo, nor to an alias
+// (a second loop device on a mounted image, a partition's disk, the image
+// file itself).
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
+#include "workload/storage.hpp"
+
 namespace ioacct {
 
-// What stands in the way of writing to a block device.
+// What stands in the way of writing a target.
 struct DeviceFindings {
-  std::vector<std::string> in_use;      // mounted, swap, held: never written
-  std::vector<std::string> signatures;  // filesystem, partition table, RAID
+  std::vector<std::string> in_use;      // mounted, swap, stacked, held: never written
+  std::vector<std::string> signatures;  // filesystem, partition table, RAID (block devices)
 };
 
-// Looks at the device, its partitions and everything stacked on it
-// (/sys/class/block/X/holders, recursively): mounts (/proc/self/mountinfo),
-// swap (/proc/swaps), an exclusive open (O_EXCL) and signatures (libblkid).
-DeviceFindings inspect_block_device(const std::string& path);
+// What a write would reach: the target's path, whether it is a block device
+// (then `rdev` is its dev_t) and the bytes it would write, down to their root.
+struct WriteReach {
+  std::string path;
+  bool is_block = false;
+  dev_t rdev = 0;
+  Extent extent;
+};
+
+// Looks at every block device whose bytes overlap the target's, the target
+// included: its partitions, the devices it lies on, loop devices on it or on
+// the same backing file, and whatever is stacked on any of them
+// (sysfs holders): mounts (/proc/self/mountinfo, by device number and by
+// source), swap (/proc/swaps), an exclusive open by someone else (O_EXCL)
+// and, for a block device, signatures (libblkid).
+DeviceFindings inspect_writes(const WriteReach& target, const BlockStack& stack);
 
 // Throws UsageError, one line listing everything found, unless writing is
-// allowed: never while in use; with signatures or on a blank device only with
-// --destroy-data.
-void check_block_device_writable(const std::string& path, bool destroy_data);
+// allowed: never while anything overlapping is in use; a block device with
+// signatures, or a blank one, only with --destroy-data. A regular file that
+// nothing in use reaches is always allowed.
+void check_writable(const WriteReach& target, const BlockStack& stack, bool destroy_data);
 
 }  // namespace ioacct

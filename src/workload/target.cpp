@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +23,7 @@
 #include "common/offsets.hpp"
 #include "common/units.hpp"
 #include "workload/safety.hpp"
+#include "workload/storage.hpp"
 
 namespace ioacct {
 namespace {
@@ -59,9 +61,22 @@ int reopen_fd(int fd, int flags) {
   return r < 0 ? -errno : r;
 }
 
+// The filesystem `path` is on, by name where statfs' magic says which.
+std::string filesystem_name(const std::string& path) {
+  struct statfs sf {};
+  if (statfs(path.c_str(), &sf) != 0) return "a filesystem";
+  switch (sf.f_type) {
+    case TMPFS_MAGIC: return "tmpfs";
+    case RAMFS_MAGIC: return "ramfs";
+    case OVERLAYFS_SUPER_MAGIC: return "overlayfs";
+    case FUSE_SUPER_MAGIC: return "a FUSE filesystem";
+    default: return fmt::format("a filesystem of type {:#x}", static_cast<unsigned long>(sf.f_type));
+  }
+}
+
 [[noreturn]] void direct_unsupported(const std::string& path) {
-  throw UsageError(fmt::format("--direct: {} is on a filesystem without O_DIRECT (tmpfs?); "
-                               "use --buffered, or a target on a disk-backed filesystem", path));
+  throw UsageError(fmt::format("--direct: {} is on {}, which refuses O_DIRECT; "
+                               "use --buffered, or a target on a disk-backed filesystem", path, filesystem_name(path)));
 }
 
 // Writes incompressible data so that reads of the temporary file reach the
@@ -196,10 +211,18 @@ Target open_temp(const JobSpec& job, const std::function<bool()>& should_stop) {
   return t;
 }
 
-Target open_named(const JobSpec& job, const std::string& path) {
-  Target t;
-  t.path = path;
+// A named target before it is opened: what it is and which bytes it would use.
+struct Named {
+  std::string path;
   struct stat st {};
+  bool is_block = false;
+  Extent reach;  // the bytes the run would use, down to their root
+};
+
+Named identify(const JobSpec& job, const std::string& path, const BlockStack& stack) {
+  Named n;
+  n.path = path;
+  struct stat& st = n.st;
   if (stat(path.c_str(), &st) != 0) {
     const int e = errno;
     if (e == ENOENT)
@@ -212,13 +235,85 @@ Target open_named(const JobSpec& job, const std::string& path) {
                                  "--dir {} for a temporary file there", path, path));
   if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
     throw UsageError(fmt::format("{}: not a regular file or block device", path));
-  t.is_block = S_ISBLK(st.st_mode);
+  n.is_block = S_ISBLK(st.st_mode);
+  // The range set_range() will choose (it checks the sizes; this only needs
+  // the bytes): from --offset, --size of it or up to the end.
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (n.is_block) {
+    const BlockDevice* d = find_device(stack, st.st_rdev);
+    size = d ? d->size : UINT64_MAX;
+  }
+  const uint64_t begin = job.offset;
+  const uint64_t end = job.size ? begin + *job.size : std::max(size, begin);
+  n.reach = n.is_block ? device_extent(stack, st.st_rdev, begin, end)
+                       : file_extent(st.st_dev, st.st_ino, begin, end, path);
+  return n;
+}
+
+std::string device_number(dev_t d) { return fmt::format("{}:{}", major(d), minor(d)); }
+
+// One file, one target: two names for the same file or device, or two
+// targets whose bytes overlap anywhere down the stack, would put two I/Os on
+// one block at once (and --verify would then see its own writes as stale).
+void check_distinct(const std::vector<Named>& named) {
+  for (size_t i = 0; i < named.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      const Named& a = named[j];
+      const Named& b = named[i];
+      const bool same = a.is_block == b.is_block &&
+                        (a.is_block ? a.st.st_rdev == b.st.st_rdev
+                                    : a.st.st_dev == b.st.st_dev && a.st.st_ino == b.st.st_ino);
+      if (same && a.path == b.path)
+        throw UsageError(fmt::format("{}: given twice; give each target once (--threads N puts N threads on "
+                                     "one target, each on its own blocks)", a.path));
+      if (same)
+        throw UsageError(fmt::format(
+            "{} and {}: the same {} ({}); give each target once (--threads N puts N threads on one target, "
+            "each on its own blocks)", a.path, b.path,
+            a.is_block ? "block device" : "file, through a hard link, symlink or bind mount",
+            a.is_block ? "device " + device_number(a.st.st_rdev)
+                       : fmt::format("inode {} on device {}", a.st.st_ino, device_number(a.st.st_dev))));
+      if (overlap(a.reach, b.reach)) {
+        const uint64_t from = std::max(a.reach.begin, b.reach.begin);
+        const uint64_t to = std::min(a.reach.end, b.reach.end);
+        throw UsageError(fmt::format(
+            "{} and {}: both reach the same {} at offset {} of {} (through partitions or loop devices); "
+            "give only one of them, or --offset/--size ranges that do not overlap",
+            a.path, b.path, format_size(to - from), from, a.reach.root_name));
+      }
+    }
+  }
+}
+
+// The block device this run already holds with O_EXCL that `n` is a
+// partition of, or that is a partition of `n`: the kernel lets one holder
+// claim a disk or its partitions, so the second claim fails with EBUSY
+// although nobody else is there. "" if none.
+std::string held_by_us(const Named& n, const Targets& opened, const std::vector<Named>& named) {
+  auto lies_on = [](const Named& upper, const Named& lower) {
+    const auto& via = upper.reach.via;
+    return std::find(via.begin(), via.end(), lower.st.st_rdev) != via.end();
+  };
+  for (size_t i = 0; i < opened.list.size(); ++i)
+    if (opened.list[i].is_block && (lies_on(n, named[i]) || lies_on(named[i], n))) return named[i].path;
+  return {};
+}
+
+Target open_named(const JobSpec& job, const Named& n, const std::string& ours) {
+  const std::string& path = n.path;
+  const struct stat& st = n.st;
+  Target t;
+  t.path = path;
+  t.is_block = n.is_block;
   const bool block_writes = t.is_block && rw_writes(job.rw);
-  if (block_writes) check_block_device_writable(path, job.destroy_data);
 
   // A device we write to is held with O_EXCL for the whole run, so nobody
   // can mount it (or assemble it into an array) behind our back.
   t.fd = ::open(path.c_str(), open_flags(job) | (block_writes ? O_EXCL : 0));
+  if (t.fd < 0 && errno == EBUSY && block_writes && !ours.empty())
+    throw UsageError(fmt::format("{}: cannot hold it exclusively (O_EXCL failed with EBUSY) because this run "
+                                 "already holds {} on the same disk, and the kernel lets only one holder claim "
+                                 "a disk and its partitions at once; give only one of them", path, ours));
   if (t.fd < 0 && errno == EBUSY && block_writes)
     throw UsageError(fmt::format("{}: refusing to write: it is held open exclusively by another user "
                                  "(O_EXCL failed with EBUSY)", path));
@@ -235,6 +330,15 @@ Target open_named(const JobSpec& job, const std::string& path) {
                                      "or give fewer targets", path, errno_text(e), rl.rlim_cur));
     }
     throw RuntimeError(fmt::format("{}: cannot open: {}", path, errno_text(e)));
+  }
+  // A read-only device opens for writing and then fails every write with
+  // EPERM: say so now, once, instead of as N I/O errors.
+  int ro = 0;
+  if (block_writes && ioctl(t.fd, BLKROGET, &ro) == 0 && ro) {
+    ::close(t.fd);
+    throw RuntimeError(fmt::format("{}: refusing to write: the device is read-only (BLKROGET: a read-only loop "
+                                   "device, 'blockdev --setro', or write-protected media); use --rw read or "
+                                   "randread, or make it writable", path));
   }
   describe_device(t, st);
   if (t.is_block) {
@@ -340,8 +444,15 @@ Targets open_targets(const JobSpec& job, const std::function<bool()>& should_sto
     out.list.push_back(open_temp(job, should_stop));
     return out;
   }
-  for (const auto& p : job.targets) {
-    out.list.push_back(open_named(job, p));
+  const BlockStack stack = read_block_stack();
+  std::vector<Named> named;
+  for (const auto& p : job.targets) named.push_back(identify(job, p, stack));
+  check_distinct(named);
+  if (rw_writes(job.rw))
+    for (const Named& n : named)
+      check_writable({n.path, n.is_block, n.st.st_rdev, n.reach}, stack, job.destroy_data);
+  for (const Named& n : named) {
+    out.list.push_back(open_named(job, n, n.is_block && rw_writes(job.rw) ? held_by_us(n, out, named) : ""));
     set_range(job, out.list.back());
   }
   return out;

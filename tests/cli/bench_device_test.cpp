@@ -36,7 +36,7 @@ TEST(BenchDevice, MountedDeviceIsNeverWritten) {
   TempDir dir, mnt;
   LoopDevice loop(dir.path());
   sh("mkfs.ext4 -q -L ioacct-test " + loop.path());
-  sh("mount " + loop.path() + " " + mnt.path());
+  Mount m(loop.path(), mnt.path());
   for (const char* extra : {"", "--destroy-data"}) {
     std::vector<std::string> args = {"bench", "--rw", "randwrite", "--runtime", "300ms", loop.path()};
     if (*extra) args.push_back(extra);
@@ -46,7 +46,6 @@ TEST(BenchDevice, MountedDeviceIsNeverWritten) {
   }
   // Reads of a mounted device are fine.
   EXPECT_EQ(run_ioacct({"bench", "--runtime", "200ms", loop.path()}).exit_code, 0);
-  sh("umount " + mnt.path());
 }
 
 TEST(BenchDevice, DeviceWithASignatureNeedsDestroyData) {

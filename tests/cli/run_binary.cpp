@@ -46,7 +46,10 @@ void deny_io_uring() {
 
 Outcome run_ioacct(const std::vector<std::string>& args, const RunOptions& opts) {
   std::vector<std::string> argv_s = opts.prefix;
-  argv_s.push_back(IOACCT_BINARY);
+  // IOACCT_TEST_BINARY runs the tests against another build (to see a new
+  // test fail on the code before its fix).
+  const char* other = std::getenv("IOACCT_TEST_BINARY");  // NOLINT(concurrency-mt-unsafe)
+  argv_s.push_back(other && *other ? other : IOACCT_BINARY);
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
@@ -143,16 +146,38 @@ std::vector<std::string> TempDir::entries() const {
 }
 
 LoopDevice::LoopDevice(const std::string& dir, const LoopOptions& o) {
-  const std::string backing = dir + "/loop.img";
-  if (o.random_data)
-    sh("head -c " + o.size + " /dev/urandom > " + backing);
-  else
-    sh("truncate -s " + o.size + " " + backing);
-  dev_ = sh("losetup --find --show --sector-size " + std::to_string(o.sector_size) + " " + backing);
+  std::string backing = o.backing;
+  if (backing.empty()) {
+    backing = dir + "/loop.img";
+    if (o.random_data)
+      sh("head -c " + o.size + " /dev/urandom > " + backing);
+    else
+      sh("truncate -s " + o.size + " " + backing);
+  }
+  dev_ = sh("losetup --find --show --sector-size " + std::to_string(o.sector_size) + (o.read_only ? " -r" : "") +
+            (o.partitions ? " -P" : "") + " " + backing);
 }
 
 LoopDevice::~LoopDevice() {
+  // Detaching also removes its partitions; a device still mounted cannot be
+  // detached, so the Mount guards must go first (declare them after).
   if (!dev_.empty()) std::system(("losetup -d " + dev_ + " 2>/dev/null").c_str());
+}
+
+std::string LoopDevice::add_partition(int number, uint64_t start_sector, uint64_t sectors) const {
+  // BLKPG: no partition-table parser needed (this kernel has none built in).
+  sh("addpart " + dev_ + " " + std::to_string(number) + " " + std::to_string(start_sector) + " " +
+     std::to_string(sectors));
+  return dev_ + "p" + std::to_string(number);
+}
+
+Mount::Mount(const std::string& source, const std::string& dir, const std::string& options) : dir_(dir) {
+  sh("mount " + (options.empty() ? "" : "-o " + options + " ") + source + " " + dir);
+}
+
+Mount::~Mount() {
+  if (std::system(("umount " + dir_ + " 2>/dev/null").c_str()) != 0)
+    std::system(("umount -l " + dir_ + " 2>/dev/null").c_str());
 }
 
 std::string sh(const std::string& cmd) {

@@ -1,6 +1,7 @@
 #pragma once
 // Runs the real ioacct binary and captures what it does: stdout, stderr, exit
 // code. Optionally sends a signal once stderr shows a given text.
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -48,6 +49,9 @@ struct LoopOptions {
   std::string size = "64m";
   unsigned sector_size = 512;
   bool random_data = false;  // fill the backing file (else sparse zeros)
+  std::string backing;       // an existing file or device to use instead of a new file
+  bool read_only = false;    // losetup -r
+  bool partitions = false;   // losetup -P: partitions can be added
 };
 class LoopDevice {
  public:
@@ -57,9 +61,24 @@ class LoopDevice {
   LoopDevice& operator=(const LoopDevice&) = delete;
   const std::string& path() const { return dev_; }    // "/dev/loopN"
   std::string name() const { return dev_.substr(5); }  // "loopN"
+  // Adds partition `number` (needs LoopOptions::partitions); returns its path.
+  std::string add_partition(int number, uint64_t start_sector, uint64_t sectors) const;
 
  private:
   std::string dev_;
+};
+
+// A mount that is undone when it goes out of scope, even when the test fails
+// (lazily if busy). Declare it after the LoopDevice it mounts.
+class Mount {
+ public:
+  Mount(const std::string& source, const std::string& dir, const std::string& options = "");
+  ~Mount();
+  Mount(const Mount&) = delete;
+  Mount& operator=(const Mount&) = delete;
+
+ private:
+  std::string dir_;
 };
 
 // Runs a shell command, returns its stdout (trailing newline stripped); fails the test on non-zero exit.

@@ -344,7 +344,36 @@ TEST(FormatDurationNs, PicksTheUnit) {
   EXPECT_EQ(format_duration_ns(999e6), "999.0 ms");
   EXPECT_EQ(format_duration_ns(1e9), "1.00 s");
   EXPECT_EQ(format_duration_ns(10e9), "10.00 s");
-  EXPECT_EQ(format_duration_ns(3600e9), "3600.00 s");
+  EXPECT_EQ(format_duration_ns(999e9), "999.00 s");
+  // Found by a test pass: --runtime 100000h printed "360000000.00 s".
+  EXPECT_EQ(format_duration_ns(1000e9), "16 min 40 s");
+  EXPECT_EQ(format_duration_ns(3600e9), "1 h");
+  EXPECT_EQ(format_duration_ns(5400e9), "1 h 30 min");
+  EXPECT_EQ(format_duration_ns(3.6e17), "100000 h");
+}
+
+TEST(Plural, OneIsSingular) {
+  EXPECT_EQ(plural(0, "I/O"), "0 I/Os");
+  EXPECT_EQ(plural(1, "I/O"), "1 I/O");
+  EXPECT_EQ(plural(2, "block"), "2 blocks");
+  EXPECT_EQ(plural(1, "mismatch", "mismatches"), "1 mismatch");
+  EXPECT_EQ(plural(3, "mismatch", "mismatches"), "3 mismatches");
+}
+
+TEST(ParseId, PlainDigitsOnly) {
+  EXPECT_EQ(parse_id("--pid", "1234", "a process id"), 1234u);
+  EXPECT_EQ(parse_id("--pid", "0", "a process id"), 0u);
+  // Found by a test pass: "rings --pid 1k" watched pid 1000.
+  for (const char* text : {"1k", "1K", "1.5", "", "-1", "+1", " 1", "1 ", "0x10", "99999999999999999999999"}) {
+    SCOPED_TRACE(text);
+    try {
+      parse_id("--pid", text, "a process id");
+      ADD_FAILURE() << "accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("--pid: cannot read"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("a process id"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

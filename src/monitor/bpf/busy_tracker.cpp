@@ -104,8 +104,8 @@ std::string why_not(const char* step, int err) {
   err = err < 0 ? -err : err;
   // EACCES is also the verifier's "no": a permission problem only without root.
   if (err == EPERM || (err == EACCES && geteuid() != 0))
-    return "no permission to load BPF programs (needs root or CAP_BPF+CAP_PERFMON): run as root for the exact "
-           "busy columns";
+    return "no permission to load BPF programs (needs root or CAP_BPF+CAP_PERFMON): run as root (or grant "
+           "those capabilities) for the exact busy time";
   if (err == ESRCH && std::string_view(step) == "load")
     return "this kernel has no block_io_start/block_io_done tracepoints (Linux 6.5+), which exact busy time needs";
   return fmt::format("cannot {} the BPF programs for exact busy time: {}", step, errno_text(err));
@@ -732,7 +732,7 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
     const std::filesystem::path disk = partition ? sys.parent_path() : sys;
     if (read_first_line((disk / "queue" / "iostats").string()) == "0")
       throw NotAvailable(fmt::format("iostats is off for {} ({}/queue/iostats is 0), so the block layer does not "
-                                     "account its requests: echo 1 > /sys/block/{}/queue/iostats for the exact columns",
+                                     "account its requests: echo 1 > /sys/block/{}/queue/iostats for the exact busy time",
                                      d.name, disk.string(), disk.filename().string()));
     if (partition) {
       unsigned ma = 0, mi = 0;
