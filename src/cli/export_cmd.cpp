@@ -9,10 +9,10 @@
 #include "cli/signals.hpp"
 #include "common/errors.hpp"
 #include "common/files.hpp"
+#include "common/units.hpp"
 #include "monitor/export.hpp"
 #include "monitor/web_config.hpp"
 #include "monitor/web_server.hpp"
-#include "workload/units.hpp"
 
 namespace ioacct {
 

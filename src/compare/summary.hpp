@@ -10,7 +10,7 @@
 
 #include "acct/histogram.hpp"
 #include "compare/stats.hpp"
-#include "report/result.hpp"
+#include "runner/result.hpp"
 
 namespace ioacct {
 

@@ -21,7 +21,7 @@
 
 #include "common/errors.hpp"
 #include "common/files.hpp"
-#include "workload/units.hpp"
+#include "common/units.hpp"
 
 namespace ioacct {
 

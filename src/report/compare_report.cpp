@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "workload/units.hpp"
+#include "common/units.hpp"
 
 namespace ioacct {
 namespace {

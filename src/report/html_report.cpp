@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "common/units.hpp"
 #include "report/compare_report.hpp"
-#include "workload/units.hpp"
 
 namespace ioacct {
 namespace {
