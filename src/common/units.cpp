@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <ctime>
 #include <cmath>
 #include <limits>
 
@@ -199,6 +200,20 @@ std::string format_duration_ns(double ns) {
   if (ns < 1e6) return fmt::format("{:.{}f} µs", ns / 1e3, ns < 1e4 ? 2 : 1);
   if (ns < 1e9) return fmt::format("{:.{}f} ms", ns / 1e6, ns < 1e7 ? 2 : 1);
   return fmt::format("{:.2f} s", ns / 1e9);
+}
+
+std::string format_rfc3339(int64_t unix_ns) {
+  // Floor division, so that instants before 1970 print as they should too.
+  int64_t secs = unix_ns / 1'000'000'000, ns = unix_ns % 1'000'000'000;
+  if (ns < 0) {
+    ns += 1'000'000'000;
+    --secs;
+  }
+  const auto t = static_cast<time_t>(secs);
+  tm utc{};
+  gmtime_r(&t, &utc);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
+                     utc.tm_hour, utc.tm_min, utc.tm_sec, ns / 1'000'000);
 }
 
 }  // namespace ioacct

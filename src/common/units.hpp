@@ -27,5 +27,8 @@ std::string format_size(uint64_t bytes);            // "4 KiB", "1.50 GiB"
 std::string format_bandwidth(double bytes_per_s);   // 3 significant digits: "482 MiB/s", "48.2 MiB/s"
 std::string format_count(double n);                 // "123.4k", "12.35M"
 std::string format_duration_ns(double ns);          // "812 ns", "45.6 µs", "1.23 ms", "10.00 s"
+// RFC 3339 in UTC to the millisecond, as JavaScript's Date.toISOString():
+// "2026-12-01T15:40:00.123Z". `unix_ns`: nanoseconds since the epoch.
+std::string format_rfc3339(int64_t unix_ns);
 
 }  // namespace ioacct
