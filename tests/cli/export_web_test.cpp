@@ -218,6 +218,28 @@ TEST(ExportWeb, IdleConnectionsHeldOpenNeitherStarveScrapesNorGrowMemory) {
   }
 }
 
+TEST(ExportWeb, IPv6AndTheWarningsForAnOpenEndpoint) {
+  {
+    Exporter ex({"--listen", "[::1]:0", "--no-bpf"});
+    ASSERT_GT(ex.port(), 0) << ex.err();
+    EXPECT_TRUE(value(sh("curl -sS -g http://[::1]:" + std::to_string(ex.port()) + "/metrics"), "ioacct_exact_busy_up"));
+    EXPECT_EQ(ex.err().find("warning"), std::string::npos) << "loopback: no warning";
+  }
+  {
+    Exporter ex({"--listen", "0.0.0.0:0", "--no-bpf"});
+    ASSERT_GT(ex.port(), 0) << ex.err();
+    EXPECT_NE(ex.err().find("warning: serving on 0.0.0.0 without authentication"), std::string::npos) << ex.err();
+  }
+  TempDir dir;
+  const std::string auth = dir.path() + "/web.yml";
+  std::ofstream(auth) << "basic_auth_users:\n  prometheus: " << kPromDocsHash << "\n";
+  Exporter ex({"--listen", "0.0.0.0:0", "--no-bpf", "--web.config.file", auth});
+  ASSERT_GT(ex.port(), 0) << ex.err();
+  EXPECT_NE(ex.err().find("warning: serving on 0.0.0.0 with basic authentication but without TLS"), std::string::npos)
+      << ex.err();
+  EXPECT_EQ(status("-u prometheus:test", ex.url()), "200");
+}
+
 TEST(ExportWeb, DevicesDefaultLikeNodeExporterAndRegexesChooseOthers) {
   TempDir dir;
   LoopDevice loop(dir.path());
