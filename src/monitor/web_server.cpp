@@ -172,7 +172,9 @@ struct WebServer::Impl {
   WebConfig config;
   Body metrics;
   std::string priorities;
-  std::string start_error;  // what libmicrohttpd logged first
+  std::mutex log_mu;
+  bool started = false;     // under log_mu
+  std::string start_error;  // what libmicrohttpd logged first, before started (under log_mu)
   std::mutex auth_mu;
   std::map<std::string, Digest> verified;  // user -> sha256 of the password that last passed bcrypt
 
@@ -252,12 +254,17 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char*
   return respond(c, config, MHD_HTTP_NOT_FOUND, "not found: the metrics are at /metrics\n", "text/plain; charset=utf-8");
 }
 
+// libmicrohttpd's error log: the first message before the server is up
+// explains a failed start; later ones (a scanner's broken handshake) are not
+// ioacct's to print.
 void log_to(void* cls, const char* fmt_text, va_list ap) {
+  auto* impl = static_cast<WebServer::Impl*>(cls);
+  const std::lock_guard lock(impl->log_mu);
+  if (impl->started || !impl->start_error.empty()) return;
   char buf[512];
   vsnprintf(buf, sizeof buf, fmt_text, ap);
-  auto* out = static_cast<std::string*>(cls);
-  if (out->empty()) *out = buf;
-  while (!out->empty() && out->back() == '\n') out->pop_back();
+  impl->start_error = buf;
+  while (!impl->start_error.empty() && impl->start_error.back() == '\n') impl->start_error.pop_back();
 }
 
 }  // namespace
@@ -277,7 +284,7 @@ std::unique_ptr<WebServer> WebServer::start(const ListenAddress& addr, const Web
       {MHD_OPTION_CONNECTION_LIMIT, kMaxConnections, nullptr},
       {MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<intptr_t>(kConnectionMemory), nullptr},
       {MHD_OPTION_THREAD_POOL_SIZE, kThreads, nullptr},
-      {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&log_to), &impl.start_error},
+      {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&log_to), &impl},
   };
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
   if (impl.config.tls) {
@@ -292,11 +299,13 @@ std::unique_ptr<WebServer> WebServer::start(const ListenAddress& addr, const Web
   opts.push_back({MHD_OPTION_END, 0, nullptr});
   s->daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &on_request, &impl, MHD_OPTION_ARRAY,
                                 opts.data(), MHD_OPTION_END);
+  const std::lock_guard lock(impl.log_mu);
   if (!s->daemon_) {
     ::close(fd);
     throw RuntimeError(fmt::format("--listen: cannot serve on {}:{}: {}", addr.host, s->port_,
                                    impl.start_error.empty() ? "libmicrohttpd did not start" : impl.start_error));
   }
+  impl.started = true;
   return s;
 }
 
