@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <array>
 #include <cerrno>
 #include <functional>
 #include <set>
@@ -130,8 +131,8 @@ WebTlsConfig parse_tls(const Problem& p, const YAML::Node& n, std::string_view d
 }
 
 // The headers exporter-toolkit lets a config set.
-const std::set<std::string> kHeaders = {"Strict-Transport-Security", "X-Content-Type-Options", "X-Frame-Options",
-                                        "X-XSS-Protection", "Content-Security-Policy"};
+constexpr std::array<std::string_view, 5> kHeaders = {"Strict-Transport-Security", "X-Content-Type-Options",
+                                                      "X-Frame-Options", "X-XSS-Protection", "Content-Security-Policy"};
 
 }  // namespace
 
