@@ -19,4 +19,9 @@ nlohmann::json to_json(const JobSpec& job, const RunResult* r, const std::vector
 // The start-up line (stderr): effective configuration and obtained ring flags.
 std::string format_start_line(const JobSpec& job, const RunResult& context);
 
+// The words the JSON uses: "runtime", "ios", "interrupted", "errors", "fatal";
+// "target", "underlying".
+const char* stop_reason_name(StopReason r) noexcept;
+const char* device_role_name(DeviceRole r) noexcept;
+
 }  // namespace ioacct
