@@ -17,6 +17,14 @@ inline Nanos now_ns() noexcept {
   return static_cast<Nanos>(ts.tv_sec) * 1'000'000'000ull + static_cast<Nanos>(ts.tv_nsec);
 }
 
+// The wall clock (CLOCK_REALTIME), nanoseconds since the Unix epoch: only to
+// say when something happened, never to measure how long it took (it jumps).
+inline int64_t wall_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 // Sleeps until the absolute monotonic time `t` (or returns at once if past).
 inline void sleep_until_ns(Nanos t) noexcept {
   timespec ts{static_cast<time_t>(t / 1'000'000'000ull), static_cast<long>(t % 1'000'000'000ull)};

@@ -8,6 +8,7 @@
 
 #include "cli/bench_cmd.hpp"
 #include "cli/compare_cmd.hpp"
+#include "cli/docgen.hpp"
 #include "cli/export_cmd.hpp"
 #include "cli/probe_cmd.hpp"
 #include "cli/rings_cmd.hpp"
@@ -50,6 +51,21 @@ int run_cli(int argc, char** argv) {
   CLI::App* stat_cmd = add_stat_command(app, stat);
   ExportArgs export_args;
   CLI::App* export_cmd = add_export_command(app, export_args);
+  // For the build (cmake/manpages.cmake): man pages and completions from the
+  // definitions above, written before any subcommand is required.
+  app.add_option_function<std::vector<std::string>>(
+         "--generate-docs",
+         [&app](const std::vector<std::string>& v) {
+           try {
+             write_generated_docs(app, v.at(0), v.at(1));
+           } catch (const RuntimeError& e) {
+             throw CLI::RuntimeError(e.what(), kExitRuntime);
+           }
+           throw CLI::Success();
+         },
+         "")
+      ->expected(2)
+      ->group("");
 
   try {
     app.parse(argc, argv);

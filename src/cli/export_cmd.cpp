@@ -1,8 +1,6 @@
 #include "cli/export_cmd.hpp"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
-#include <prometheus/exposer.h>
 
 #include <cstdio>
 #include <memory>
@@ -14,56 +12,42 @@
 #include "common/units.hpp"
 #include "monitor/attach.hpp"
 #include "monitor/export.hpp"
+#include "monitor/web_config.hpp"
+#include "monitor/web_server.hpp"
 
 namespace ioacct {
-namespace {
-
-struct Listen {
-  std::string host;  // as civetweb wants it: "127.0.0.1", "[::1]"
-  uint16_t port = 0;
-  bool loopback = false;
-};
-
-// ADDR:PORT, ADDR an IPv4 or a bracketed IPv6 address (no names: what would
-// be bound must be plain to see).
-Listen parse_listen(const std::string& text) {
-  const auto bad = [&](std::string_view why) {
-    return UsageError(fmt::format("--listen: '{}' {} (give ADDR:PORT, e.g. 127.0.0.1:9464 or [::1]:9464)", text, why));
-  };
-  const size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon + 1 == text.size()) throw bad("has no port");
-  Listen l;
-  l.host = text.substr(0, colon);
-  const uint64_t port = parse_count("--listen", text.substr(colon + 1));
-  if (port > 65535) throw bad("has a port above 65535");
-  l.port = static_cast<uint16_t>(port);
-  in_addr v4{};
-  in6_addr v6{};
-  if (l.host.size() > 2 && l.host.front() == '[' && l.host.back() == ']' &&
-      inet_pton(AF_INET6, l.host.substr(1, l.host.size() - 2).c_str(), &v6) == 1) {
-    l.loopback = IN6_IS_ADDR_LOOPBACK(&v6);
-  } else if (inet_pton(AF_INET, l.host.c_str(), &v4) == 1) {
-    l.loopback = (ntohl(v4.s_addr) >> 24) == 127;
-  } else {
-    throw bad("is not an IPv4 address or a bracketed IPv6 address");
-  }
-  return l;
-}
-
-}  // namespace
 
 CLI::App* add_export_command(CLI::App& app, ExportArgs& a) {
   CLI::App* e = app.add_subcommand(
-      "export", "Serve Prometheus metrics: per device exact busy time and io_ticks, in-flight depth, I/Os, bytes, "
-                "latency; per SQ thread CPU and work; per ring pending SQEs/CQEs and overflow.");
+      "export", "Serve Prometheus metrics: per device exact busy time and io_ticks, read/write time, in-flight "
+                "depth, I/Os, bytes, latency; SQ threads' CPU and work and the rings' queues, by ring kind.");
   e->footer(
-      "The endpoint has no authentication: it listens on loopback unless --listen names another address.\n"
+      "Every scrape reads the counters afresh. Without a web config the endpoint has neither TLS nor "
+      "authentication: it listens on loopback unless --listen names another address.\n"
       "Without root (CAP_BPF+CAP_PERFMON) or BTF the exact device metrics are left out and stderr says why.\n"
-      "Metric names and meanings: docs/metrics.md. See docs/cli.md.");
-  e->add_option("--listen", a.listen, "ADDR:PORT to serve /metrics on (default 127.0.0.1:9464; port 0: any free one)")
+      "Metric names and meanings: docs/metrics.md.");
+  e->add_option("--listen", a.listen,
+                "ADDR:PORT to serve /metrics on (default 127.0.0.1:19464; port 0: any free one)")
       ->type_name("ADDR:PORT");
+  e->add_option("--web.config.file", a.web_config,
+                "node_exporter's web config (YAML): TLS certificate and key, client CA, basic_auth_users with bcrypt "
+                "hashes")
+      ->type_name("FILE");
+  e->add_option("--device-include", a.device_include,
+                "Without DEVICEs: export only the whole disks whose name this regex matches")
+      ->type_name("REGEX");
+  e->add_option("--device-exclude", a.device_exclude,
+                "Without DEVICEs: leave out the whole disks whose name this regex matches (default "
+                "'^(z?ram|loop|fd)\\d+$')")
+      ->type_name("REGEX");
+  e->add_flag("--per-process", a.per_process,
+              "Also per-ring and per-SQ-thread series labelled pid, comm, fd/tid (default: aggregates by ring kind)");
+  e->add_option("--per-process-limit", a.per_process_limit,
+                "With --per-process: at most this many rings get series, lowest pid and fd first (default 100)")
+      ->type_name("COUNT");
   e->add_option("--min-interval", a.min_interval,
-                "Scrapes closer together than this get the previous walk's figures (default 1s)")
+                "A scrape less than this after the last walk gets that walk's figures (default 0s: every scrape "
+                "walks; keep it at most half the scrape interval)")
       ->type_name("DURATION");
   e->add_flag("--no-bpf", a.no_bpf, "io_ticks and ring metrics only: do not load the eBPF programs");
   e->add_flag("--no-latency", a.no_latency, "No request latency histogram (saves its series; the programs do the same either way)");
@@ -71,17 +55,41 @@ CLI::App* add_export_command(CLI::App& app, ExportArgs& a) {
   e->add_flag("--bpf-stats", a.bpf_stats,
               "Turn on the kernel's BPF run-time statistics while serving, so that ioacct_tracker_cpu_seconds_total "
               "has the programs' own time (it costs every BPF program on the machine two clock reads per run)");
-  e->add_option("devices", a.devices, "Devices by name (vda, loop0) or path (default: every whole disk that has done I/O)")
+  e->add_option("devices", a.devices,
+                "Devices by name (vda, loop0) or path (default: every whole disk that has done I/O, less "
+                "--device-exclude)")
       ->type_name("DEVICE");
   return e;
 }
 
+namespace {
+
+void require_value(std::string_view flag, const std::optional<std::string>& v) {
+  if (v && v->empty()) throw UsageError(fmt::format("{}: needs a value, not an empty string", flag));
+}
+
+}  // namespace
+
 int run_export_command(const ExportArgs& a) {
-  const Listen listen = parse_listen(a.listen);
+  const ListenAddress listen = parse_listen_address(a.listen);
   const auto min_interval = parse_duration("--min-interval", a.min_interval);
-  const std::vector<StatDevice> devices = select_stat_devices(read_file("/proc/diskstats"), a.devices, false);
+  require_value("--web.config.file", a.web_config);
+  require_value("--device-include", a.device_include);
+  require_value("--device-exclude", a.device_exclude);
+  ExportOptions options;
+  options.per_process = a.per_process;
+  options.per_process_limit = parse_count("--per-process-limit", a.per_process_limit);
+  if (options.per_process_limit == 0)
+    throw UsageError("--per-process-limit: must be at least 1 (leave out --per-process for no per-process series)");
+  if ((a.device_include || a.device_exclude) && !a.devices.empty())
+    throw UsageError(fmt::format("{}: filters the devices chosen when none are named; name devices or filter, not "
+                                 "both", a.device_include ? "--device-include" : "--device-exclude"));
+  const DeviceFilter filter = make_device_filter(a.device_include, a.device_exclude);
+  const WebConfig web = a.web_config ? load_web_config(*a.web_config) : WebConfig{};
+  const std::vector<StatDevice> devices = select_export_devices(read_file("/proc/diskstats"), a.devices, filter);
   if (devices.empty())
-    fmt::print(stderr, "ioacct export: no whole disk has done any I/O since boot; name a device to export it anyway\n");
+    fmt::print(stderr, "ioacct export: no whole disk {}; name a device to export it anyway\n",
+               a.device_include ? "matches --device-include" : "has done any I/O since boot, less --device-exclude");
 
   StopSignals stop;  // before any thread: the HTTP server's threads inherit the blocked signals
   std::unique_ptr<BusyTracker> tracker;
@@ -92,26 +100,23 @@ int run_export_command(const ExportArgs& a) {
     if (!tracker)
       fmt::print(stderr, "ioacct export: no exact busy, in-flight or latency metrics: {}\n", *attached.unavailable);
   }
-  auto collector = std::make_shared<ExportCollector>(devices, tracker.get(),
-                                                     static_cast<uint64_t>(min_interval.count()));
-  std::unique_ptr<prometheus::Exposer> exposer;
-  try {
-    exposer = std::make_unique<prometheus::Exposer>(fmt::format("{}:{}", listen.host, listen.port), 2);
-  } catch (const std::exception& e) {
-    throw RuntimeError(fmt::format("--listen: cannot listen on {}: {} (is the port in use?)", a.listen, e.what()));
-  }
-  exposer->RegisterCollectable(collector);
-  const auto ports = exposer->GetListeningPorts();
-  const int port = ports.empty() ? listen.port : ports.front();
-  if (!listen.loopback)
-    fmt::print(stderr, "warning: serving on {}, which is not loopback, and the endpoint has no authentication: anyone "
-               "who can reach it can read these metrics; put it behind a firewall or listen on 127.0.0.1\n", listen.host);
-  fmt::print(stderr, "ioacct export: serving http://{}:{}/metrics for {} device{}{}; Ctrl-C stops\n", listen.host,
-             port, devices.size(), devices.size() == 1 ? "" : "s",
-             tracker ? fmt::format(", exact busy time from {} (eBPF)", tracker->source()) : "");
+  ExportCollector collector(devices, tracker.get(), options, static_cast<uint64_t>(min_interval.count()));
+  std::unique_ptr<WebServer> server =
+      WebServer::start(listen, web, [&collector] { return collector.exposition(); });
+  if (!listen.loopback && web.users.empty())
+    fmt::print(stderr, "warning: serving on {} without authentication: anyone who can reach it can read these "
+               "metrics (process names included); give --web.config.file with basic_auth_users (and "
+               "tls_server_config), or listen on 127.0.0.1\n", listen.host);
+  else if (!listen.loopback && !web.tls)
+    fmt::print(stderr, "warning: serving on {} with basic authentication but without TLS: passwords cross the "
+               "network in clear; add tls_server_config to --web.config.file\n", listen.host);
+  fmt::print(stderr, "ioacct export: serving {}://{}:{}/metrics for {} device{}{}{}; Ctrl-C stops\n",
+             web.tls ? "https" : "http", listen.host, server->port(), devices.size(), devices.size() == 1 ? "" : "s",
+             tracker ? fmt::format(", exact busy time from {} (eBPF)", tracker->source()) : "",
+             web.users.empty() ? "" : ", basic authentication");
   while (!stop.wait(1000)) {
   }
-  exposer.reset();  // no scrape may run while the tracker goes
+  server.reset();  // no scrape may run while the tracker goes
   tracker.reset();
   return kExitOk;
 }

@@ -1,5 +1,6 @@
 #pragma once
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -7,8 +8,9 @@ namespace ioacct {
 
 // The export command line as typed; validated in run_export_command.
 struct ExportArgs {
-  std::string listen = "127.0.0.1:9464", min_interval = "1s";
-  bool no_bpf = false, no_latency = false;
+  std::string listen = "127.0.0.1:19464", min_interval = "0s", per_process_limit = "100";
+  std::optional<std::string> web_config, device_include, device_exclude;
+  bool no_bpf = false, no_latency = false, per_process = false;
   bool dev = false;        // --dev: also the driver busy time (one more tracepoint per I/O)
   bool bpf_stats = false;  // --bpf-stats: the kernel's BPF run-time statistics on, for the tracker's cost metric
   std::vector<std::string> devices;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <ctime>
 #include <cmath>
 #include <limits>
 
@@ -224,6 +225,20 @@ std::string format_duration_ns(double ns) {
 std::string plural(uint64_t n, std::string_view one, std::string_view many) {
   if (n == 1) return fmt::format("1 {}", one);
   return many.empty() ? fmt::format("{} {}s", n, one) : fmt::format("{} {}", n, many);
+}
+
+std::string format_rfc3339(int64_t unix_ns) {
+  // Floor division, so that instants before 1970 print as they should too.
+  int64_t secs = unix_ns / 1'000'000'000, ns = unix_ns % 1'000'000'000;
+  if (ns < 0) {
+    ns += 1'000'000'000;
+    --secs;
+  }
+  const auto t = static_cast<time_t>(secs);
+  tm utc{};
+  gmtime_r(&t, &utc);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
+                     utc.tm_hour, utc.tm_min, utc.tm_sec, ns / 1'000'000);
 }
 
 }  // namespace ioacct

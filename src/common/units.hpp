@@ -32,5 +32,8 @@ std::string format_count(double n);                 // "123.4k", "12.35M"
 std::string format_duration_ns(double ns);          // "812 ns", "45.6 µs", "1.23 ms", "10.00 s", "2 h 30 min"
 // "1 I/O", "2 I/Os"; `many` where adding "s" is wrong ("1 mismatch", "2 mismatches").
 std::string plural(uint64_t n, std::string_view one, std::string_view many = {});
+// RFC 3339 in UTC to the millisecond, as JavaScript's Date.toISOString():
+// "2026-12-01T15:40:00.123Z". `unix_ns`: nanoseconds since the epoch.
+std::string format_rfc3339(int64_t unix_ns);
 
 }  // namespace ioacct

@@ -1,12 +1,16 @@
 #include "monitor/export.hpp"
 
 #include <fmt/format.h>
+#include <prometheus/text_serializer.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
 
 #include "acct/clock.hpp"
+#include "common/errors.hpp"
 
 namespace ioacct {
 namespace {
@@ -67,9 +71,181 @@ ClientMetric::Histogram latency_histogram(const BusyCounters& c) {
   return h;
 }
 
+const char* ring_kind(const RingSnapshot& r) { return r.sq_thread ? "sqpoll" : "syscall"; }
+
+// Rings and SQ threads. By default aggregates by ring kind, whose series
+// stay the same whatever processes come and go; pid/tid/fd series only with
+// --per-process, for at most per_process_limit rings.
+void ring_families(const ExportSample& s, const ExportOptions& o, std::vector<MetricFamily>& out) {
+  auto rings = family("ioacct_rings", "io_uring instances open on the machine, by kind: sqpoll (a kernel thread "
+                      "polls the submission queue) or syscall (the application submits with io_uring_enter)",
+                      MetricType::Gauge);
+  auto sq_pending = family("ioacct_rings_sq_pending",
+                           "SQEs submitted and not yet consumed by the kernel, summed over the rings of a kind",
+                           MetricType::Gauge);
+  auto cq_pending = family("ioacct_rings_cq_pending", "CQEs posted and not yet reaped, summed over the rings of a kind",
+                           MetricType::Gauge);
+  auto overflow = family("ioacct_rings_cq_overflow",
+                         "Completions waiting on overflow lists (the CQ had no room), summed over the rings of a kind",
+                         MetricType::Gauge);
+  auto overflowing = family("ioacct_rings_overflowing", "Rings of a kind whose CQ overflow list is not empty",
+                            MetricType::Gauge);
+  struct Sums {
+    uint64_t rings = 0, sq = 0, cq = 0, overflow = 0, overflowing = 0;
+  };
+  std::map<std::string, Sums> by_kind = {{"sqpoll", {}}, {"syscall", {}}};  // both always there
+  std::set<int> processes;
+  std::set<uint64_t> sq_threads;
+  for (const RingSnapshot& r : s.rings.rings) {
+    Sums& k = by_kind[ring_kind(r)];
+    ++k.rings;
+    k.sq += r.sq_pending.value_or(0);
+    k.cq += r.cq_pending.value_or(0);
+    k.overflow += r.overflow.value_or(0);
+    k.overflowing += r.overflow.value_or(0) > 0;
+    processes.insert(r.pid);
+    if (r.sq_thread) sq_threads.insert(*r.sq_thread);
+  }
+  for (const auto& [kind, k] : by_kind) {
+    add(rings, {{"kind", kind}}, static_cast<double>(k.rings));
+    add(sq_pending, {{"kind", kind}}, static_cast<double>(k.sq));
+    add(cq_pending, {{"kind", kind}}, static_cast<double>(k.cq));
+    add(overflow, {{"kind", kind}}, static_cast<double>(k.overflow));
+    add(overflowing, {{"kind", kind}}, static_cast<double>(k.overflowing));
+  }
+  auto procs = family("ioacct_ring_processes", "Processes holding at least one io_uring", MetricType::Gauge);
+  add(procs, {}, static_cast<double>(processes.size()));
+  auto threads = family("ioacct_sq_threads", "SQPOLL kernel threads (rings sharing one count it once)",
+                        MetricType::Gauge);
+  add(threads, {}, static_cast<double>(sq_threads.size()));
+  auto cpu = family("ioacct_sq_threads_cpu_seconds_total",
+                    "CPU time of every SQPOLL thread seen since export started, each from its own start (fdinfo "
+                    "SqTotalTime); a thread that exits keeps its share", MetricType::Counter);
+  add(cpu, {}, static_cast<double>(s.sq.total_us()) / 1e6);
+  for (auto* f : {&rings, &sq_pending, &cq_pending, &overflow, &overflowing, &procs, &threads, &cpu})
+    out.push_back(std::move(*f));
+  if (!s.sq.work_missing) {
+    auto work = family("ioacct_sq_threads_work_seconds_total",
+                       "Part of ioacct_sq_threads_cpu_seconds_total spent doing work, not spinning idle (fdinfo "
+                       "SqWorkTime, 6.9+)", MetricType::Counter);
+    add(work, {}, static_cast<double>(s.sq.work_us()) / 1e6);
+    out.push_back(std::move(work));
+  }
+  if (!o.per_process) return;
+
+  auto sq_cpu = family("ioacct_sq_thread_cpu_seconds_total",
+                       "CPU time of an SQPOLL thread (fdinfo SqTotalTime), counted once for rings sharing it",
+                       MetricType::Counter);
+  auto sq_work = family("ioacct_sq_thread_work_seconds_total",
+                        "Part of the SQPOLL thread's CPU time spent doing work, not spinning idle (fdinfo SqWorkTime)",
+                        MetricType::Counter);
+  auto ring_sq = family("ioacct_ring_sq_pending", "SQEs submitted to the ring and not yet consumed by the kernel",
+                        MetricType::Gauge);
+  auto ring_cq = family("ioacct_ring_cq_pending", "CQEs posted and not yet reaped by the application",
+                        MetricType::Gauge);
+  auto ring_overflow = family("ioacct_ring_cq_overflow",
+                              "Completions waiting on the overflow list: the CQ had no room for them", MetricType::Gauge);
+  auto sq_size = family("ioacct_ring_sq_entries", "Size of the submission queue", MetricType::Gauge);
+  auto cq_size = family("ioacct_ring_cq_entries", "Size of the completion queue", MetricType::Gauge);
+  auto omitted = family("ioacct_rings_per_process_omitted",
+                        "Rings left out of the per-process series by --per-process-limit (still in the aggregates)",
+                        MetricType::Gauge);
+  std::set<uint64_t> threads_seen;
+  size_t taken = 0;
+  for (const RingSnapshot& r : s.rings.rings) {  // by pid, then fd: the same rings scrape after scrape
+    if (taken == o.per_process_limit) break;
+    ++taken;
+    const Labels ring = {{"pid", std::to_string(r.pid)}, {"comm", r.comm}, {"fd", std::to_string(r.fd)}};
+    if (r.sq_pending) add(ring_sq, ring, static_cast<double>(*r.sq_pending));
+    if (r.cq_pending) add(ring_cq, ring, static_cast<double>(*r.cq_pending));
+    if (r.overflow) add(ring_overflow, ring, static_cast<double>(*r.overflow));
+    if (r.sq_entries) add(sq_size, ring, static_cast<double>(*r.sq_entries));
+    if (r.cq_entries) add(cq_size, ring, static_cast<double>(*r.cq_entries));
+    if (!r.sq_thread || !r.sq_total_us || !threads_seen.insert(*r.sq_thread).second) continue;
+    const Labels thread = {{"pid", std::to_string(r.pid)}, {"comm", r.comm}, {"tid", std::to_string(*r.sq_thread)}};
+    add(sq_cpu, thread, static_cast<double>(*r.sq_total_us) / 1e6);
+    if (r.sq_work_us) add(sq_work, thread, static_cast<double>(*r.sq_work_us) / 1e6);
+  }
+  add(omitted, {}, static_cast<double>(s.rings.rings.size() - taken));
+  for (auto* f : {&sq_cpu, &sq_work, &ring_sq, &ring_cq, &ring_overflow, &sq_size, &cq_size, &omitted})
+    out.push_back(std::move(*f));
+}
+
 }  // namespace
 
-std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices, const ExportSample& s) {
+DeviceFilter make_device_filter(const std::optional<std::string>& include, const std::optional<std::string>& exclude) {
+  if (include && exclude)
+    throw UsageError("--device-include and --device-exclude: give one or the other (as node_exporter), not both");
+  const auto compile = [](std::string_view flag, const std::string& pattern) {
+    try {
+      return std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+      throw UsageError(fmt::format("{}: '{}' is not a regular expression ({})", flag, pattern, e.what()));
+    }
+  };
+  DeviceFilter f;
+  if (include) f.include = compile("--device-include", *include);
+  else f.exclude = compile("--device-exclude", exclude.value_or(kDefaultDeviceExclude));
+  return f;
+}
+
+std::vector<StatDevice> select_export_devices(std::string_view diskstats_text, const std::vector<std::string>& named,
+                                              const DeviceFilter& filter) {
+  std::vector<StatDevice> all = select_stat_devices(diskstats_text, named, false);
+  if (!named.empty()) return all;
+  std::erase_if(all, [&](const StatDevice& d) {
+    if (filter.include) return !std::regex_search(d.name, *filter.include);
+    return filter.exclude && std::regex_search(d.name, *filter.exclude);
+  });
+  return all;
+}
+
+uint64_t SqTotals::total_us() const {
+  uint64_t sum = retired_total_us;
+  for (const auto& [tid, seen] : threads) sum += seen.total_us;
+  return sum;
+}
+
+uint64_t SqTotals::work_us() const {
+  uint64_t sum = retired_work_us;
+  for (const auto& [tid, seen] : threads) sum += seen.work_us;
+  return sum;
+}
+
+void accumulate_sq(SqTotals& t, const RingScan& scan, const std::function<bool(uint64_t tid)>& alive) {
+  std::map<uint64_t, SqTotals::Seen> now;
+  for (const RingSnapshot& r : scan.rings) {
+    if (!r.sq_thread || !r.sq_total_us || now.count(*r.sq_thread)) continue;
+    if (!r.sq_work_us) t.work_missing = true;
+    now[*r.sq_thread] = {*r.sq_total_us, r.sq_work_us.value_or(0)};
+  }
+  for (const auto& [tid, seen] : t.threads) {
+    const auto it = now.find(tid);
+    if (it == now.end()) {
+      // Not in this scan: its ring's lock was busy (fdinfo then leaves the
+      // SQ lines out), or the thread is gone. Only a gone thread retires.
+      if (alive(tid)) now[tid] = seen;
+      else {
+        t.retired_total_us += seen.total_us;
+        t.retired_work_us += seen.work_us;
+      }
+    } else if (it->second.total_us < seen.total_us) {  // a new thread with a reused tid
+      t.retired_total_us += seen.total_us;
+      t.retired_work_us += seen.work_us;
+    } else {
+      it->second.work_us = std::max(it->second.work_us, seen.work_us);  // never down
+    }
+  }
+  t.threads = std::move(now);
+}
+
+bool thread_alive(uint64_t tid) {
+  struct stat st {};
+  return ::stat(fmt::format("/proc/{}", tid).c_str(), &st) == 0;  // /proc/TID works for any thread
+}
+
+std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices, const ExportSample& s,
+                                          const ExportOptions& o) {
   std::vector<MetricFamily> out;
   auto up = family("ioacct_exact_busy_up", "1 when the eBPF busy tracker is attached and the exact device figures "
                    "are exported; 0 when not (stderr of ioacct export says why)", MetricType::Gauge);
@@ -83,6 +259,23 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
                     MetricType::Counter);
   auto bytes = family("ioacct_device_completed_bytes_total", "Bytes completed, by direction (/proc/diskstats sectors x 512)",
                       MetricType::Counter);
+  // Named as node_exporter's node_disk_*_time_seconds_total, so that await
+  // is the same division: rate(..._read_time...) / rate(reads completed).
+  auto read_time = family("ioacct_device_read_time_seconds_total",
+                          "Total time spent by all reads, from /proc/diskstats (node_disk_read_time_seconds_total)",
+                          MetricType::Counter);
+  auto write_time = family("ioacct_device_write_time_seconds_total",
+                           "Total time spent by all writes, from /proc/diskstats (node_disk_write_time_seconds_total)",
+                           MetricType::Counter);
+  auto discard_time = family("ioacct_device_discard_time_seconds_total",
+                             "Total time spent by all discards, from /proc/diskstats (node_disk_discard_time_seconds_total)",
+                             MetricType::Counter);
+  auto flush_time = family("ioacct_device_flush_requests_time_seconds_total",
+                           "Total time spent by all flushes, from /proc/diskstats "
+                           "(node_disk_flush_requests_time_seconds_total)", MetricType::Counter);
+  auto weighted = family("ioacct_device_io_time_weighted_seconds_total",
+                         "Time spent doing I/O weighted by the number in flight, from /proc/diskstats; its rate is "
+                         "the average queue size (node_disk_io_time_weighted_seconds_total)", MetricType::Counter);
   for (const StatDevice& d : devices) {
     auto it = s.disks.find(d.name);
     if (it == s.disks.end()) continue;  // gone since start-up
@@ -92,15 +285,21 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
     add(ios, {{"device", d.name}, {"direction", "write"}}, static_cast<double>(x.writes));
     add(bytes, {{"device", d.name}, {"direction", "read"}}, static_cast<double>(x.sectors_read) * kSectorBytes);
     add(bytes, {{"device", d.name}, {"direction", "write"}}, static_cast<double>(x.sectors_written) * kSectorBytes);
+    add(read_time, {{"device", d.name}}, static_cast<double>(x.read_ms) / 1e3);
+    add(write_time, {{"device", d.name}}, static_cast<double>(x.write_ms) / 1e3);
+    add(weighted, {{"device", d.name}}, static_cast<double>(x.weighted_ms) / 1e3);
     if (x.fields >= 15) {  // 4.18+
       add(ios, {{"device", d.name}, {"direction", "discard"}}, static_cast<double>(x.discards));
       add(bytes, {{"device", d.name}, {"direction", "discard"}}, static_cast<double>(x.sectors_discarded) * kSectorBytes);
+      add(discard_time, {{"device", d.name}}, static_cast<double>(x.discard_ms) / 1e3);
     }
-    if (x.fields >= 17) add(ios, {{"device", d.name}, {"direction", "flush"}}, static_cast<double>(x.flushes));  // 5.5+
+    if (x.fields >= 17) {  // 5.5+
+      add(ios, {{"device", d.name}, {"direction", "flush"}}, static_cast<double>(x.flushes));
+      add(flush_time, {{"device", d.name}}, static_cast<double>(x.flush_ms) / 1e3);
+    }
   }
-  out.push_back(std::move(ticks));
-  out.push_back(std::move(ios));
-  out.push_back(std::move(bytes));
+  for (auto* f : {&ticks, &ios, &bytes, &read_time, &write_time, &discard_time, &flush_time, &weighted})
+    if (!f->metric.empty() || f == &ticks) out.push_back(std::move(*f));
 
   if (s.busy) {
     auto busy = family("ioacct_device_busy_seconds_total",
@@ -175,52 +374,34 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
     out.push_back(std::move(done));
   }
 
-  auto sq_cpu = family("ioacct_sq_thread_cpu_seconds_total",
-                       "CPU time of an SQPOLL thread (fdinfo SqTotalTime), counted once for rings sharing it",
-                       MetricType::Counter);
-  auto sq_work = family("ioacct_sq_thread_work_seconds_total",
-                        "Part of the SQPOLL thread's CPU time spent doing work, not spinning idle (fdinfo SqWorkTime)",
-                        MetricType::Counter);
-  auto sq_pending = family("ioacct_ring_sq_pending", "SQEs submitted to the ring and not yet consumed by the kernel",
-                           MetricType::Gauge);
-  auto cq_pending = family("ioacct_ring_cq_pending", "CQEs posted and not yet reaped by the application",
-                           MetricType::Gauge);
-  auto overflow = family("ioacct_ring_cq_overflow",
-                         "Completions waiting on the overflow list: the CQ had no room for them", MetricType::Gauge);
-  auto sq_size = family("ioacct_ring_sq_entries", "Size of the submission queue", MetricType::Gauge);
-  auto cq_size = family("ioacct_ring_cq_entries", "Size of the completion queue", MetricType::Gauge);
-  std::set<uint64_t> threads_seen;
-  for (const RingSnapshot& r : s.rings.rings) {
-    const Labels ring = {{"pid", std::to_string(r.pid)}, {"comm", r.comm}, {"fd", std::to_string(r.fd)}};
-    if (r.sq_pending) add(sq_pending, ring, static_cast<double>(*r.sq_pending));
-    if (r.cq_pending) add(cq_pending, ring, static_cast<double>(*r.cq_pending));
-    if (r.overflow) add(overflow, ring, static_cast<double>(*r.overflow));
-    if (r.sq_entries) add(sq_size, ring, static_cast<double>(*r.sq_entries));
-    if (r.cq_entries) add(cq_size, ring, static_cast<double>(*r.cq_entries));
-    if (!r.sq_thread || !r.sq_total_us || !threads_seen.insert(*r.sq_thread).second) continue;
-    const Labels thread = {{"pid", std::to_string(r.pid)}, {"comm", r.comm}, {"tid", std::to_string(*r.sq_thread)}};
-    add(sq_cpu, thread, static_cast<double>(*r.sq_total_us) / 1e6);
-    if (r.sq_work_us) add(sq_work, thread, static_cast<double>(*r.sq_work_us) / 1e6);
-  }
-  for (auto* f : {&sq_cpu, &sq_work, &sq_pending, &cq_pending, &overflow, &sq_size, &cq_size})
-    out.push_back(std::move(*f));
+  ring_families(s, o, out);
   auto unreadable = family("ioacct_rings_unreadable_processes",
                            "Processes whose rings could not be looked at (no permission for /proc/PID/fd)",
                            MetricType::Gauge);
   add(unreadable, {}, static_cast<double>(s.rings.unreadable));
   out.push_back(std::move(unreadable));
+  if (s.walk_seconds >= 0) {
+    auto walk = family("ioacct_scrape_duration_seconds",
+                       "Time the walk behind this scrape took (/proc/diskstats, the tracker's maps, /proc/*/fd)",
+                       MetricType::Gauge);
+    add(walk, {}, s.walk_seconds);
+    out.push_back(std::move(walk));
+  }
   return out;
 }
 
-ExportCollector::ExportCollector(std::vector<StatDevice> devices, const BusyTracker* tracker, uint64_t min_interval_ns)
-    : devices_(std::move(devices)), tracker_(tracker), min_interval_ns_(min_interval_ns) {}
+ExportCollector::ExportCollector(std::vector<StatDevice> devices, const BusyTracker* tracker, ExportOptions options,
+                                 uint64_t max_age_ns)
+    : devices_(std::move(devices)), tracker_(tracker), options_(options), max_age_ns_(max_age_ns) {}
 
-std::vector<MetricFamily> ExportCollector::Collect() const {
+std::vector<MetricFamily> ExportCollector::collect() {
   const std::lock_guard lock(mu_);
-  const uint64_t now = now_ns();
-  if (walks_ && now - walked_ns_ < min_interval_ns_) return cached_;
+  const uint64_t start = now_ns();
+  if (walks_ && max_age_ns_ && start - walked_ns_ < max_age_ns_) return cached_;
   ExportSample s;
   try {
+    // The device counters first, so that they are read as close as possible
+    // to the moment the scraper stamps the sample with (its request's start).
     StatSample st = take_stat_sample(devices_, tracker_);
     s.disks = std::move(st.disks);
     s.busy = std::move(st.busy);
@@ -229,10 +410,17 @@ std::vector<MetricFamily> ExportCollector::Collect() const {
   } catch (const std::exception&) {
     return cached_;  // an exception must not reach the HTTP server's thread
   }
-  cached_ = export_families(devices_, s);
-  walked_ns_ = now;
+  accumulate_sq(sq_, s.rings, thread_alive);
+  s.sq = sq_;
+  s.walk_seconds = static_cast<double>(now_ns() - start) / 1e9;
+  cached_ = export_families(devices_, s, options_);
+  walked_ns_ = start;
   ++walks_;
   return cached_;
+}
+
+std::string ExportCollector::exposition() {
+  return prometheus::TextSerializer().Serialize(collect());
 }
 
 uint64_t ExportCollector::walks() const {

@@ -77,6 +77,7 @@ StatSample take_stat_sample(const std::vector<StatDevice>& devices, const BusyTr
   const auto cs = parse_uptime_cs(up);
   if (!ok || !cs) throw RuntimeError(fmt::format("/proc/uptime: cannot read the uptime from '{}'", up));
   s.uptime_cs = *cs;
+  s.wall_ns = wall_ns();
   std::vector<std::string> names;
   names.reserve(devices.size());
   for (const StatDevice& d : devices) names.push_back(d.name);
@@ -126,6 +127,7 @@ StatReport make_stat_report(const std::vector<StatDevice>& devices, const StatSa
   }
   const uint64_t itv_cs = prev ? cur.uptime_cs - prev->uptime_cs : cur.uptime_cs;
   r.interval_s = static_cast<double>(itv_cs) / 100;
+  r.wall_ns = cur.wall_ns;
   for (size_t i = 0; i < devices.size(); ++i) {
     const StatDevice& dev = devices[i];
     auto b = cur.disks.find(dev.name);

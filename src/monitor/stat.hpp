@@ -36,6 +36,7 @@ std::vector<StatDevice> select_stat_devices(std::string_view diskstats_text, con
 // What one look at the kernel found.
 struct StatSample {
   uint64_t uptime_cs = 0;                   // /proc/uptime, 1/100 s: iostat's clock for the interval
+  int64_t wall_ns = 0;                      // the wall clock when taken (only to say when)
   std::map<std::string, DiskStats> disks;   // by name
   // /proc/diskstats again right after the tracker's read (only with a
   // tracker): the completions diskstats counts between this and the next
@@ -92,6 +93,7 @@ struct TrackerCost {
 struct StatReport {
   bool since_boot = false;
   double interval_s = 0;  // iostat's interval: the uptime delta (since boot: the uptime)
+  int64_t wall_ns = 0;    // when its (last) sample was taken: the wall clock, ns since the epoch
   std::vector<StatRow> rows;
   std::optional<TrackerCost> tracker;  // none in a since-boot report or without a tracker
   std::optional<std::string> busy_error;  // the tracker could not be read for this report

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <thread>
 
+#include "common/units.hpp"
 #include "report/report.hpp"
 
 namespace ioacct {
@@ -175,6 +176,8 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
       {"cpus", std::thread::hardware_concurrency()},
       {"cpus_allowed", cpus_allowed()},
       {"options", options},
+      {"start_time", nullptr},
+      {"start_monotonic_ns", nullptr},
   };
   json out = {{"context", context}};
   if (!r) {
@@ -184,6 +187,8 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
     out["threads"] = json::array();
     return out;
   }
+  out["context"]["start_time"] = r->start_wall_ns ? json(format_rfc3339(r->start_wall_ns)) : json(nullptr);
+  out["context"]["start_monotonic_ns"] = r->start_wall_ns ? json(r->start_mono_ns) : json(nullptr);
   out["context"]["engine_description"] = r->engine_desc;
   out["context"]["setup_flags"] = setup_flags_json(r->setup_flags);
   out["context"]["engine_fallbacks"] = r->engine_fallbacks;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "common/units.hpp"
+
 namespace ioacct {
 namespace {
 
@@ -116,6 +118,7 @@ nlohmann::json stat_to_json(const StatReport& r, const StatFormat& f) {
                {"bpf_run_ns", r.tracker->bpf_run_ns ? nlohmann::json(*r.tracker->bpf_run_ns) : nlohmann::json()},
                {"cpu_ns_per_io", opt_json(r.tracker->cpu_ns_per_io)}};
   return {{"schema_version", kStatSchemaVersion},
+          {"timestamp", r.wall_ns ? nlohmann::json(format_rfc3339(r.wall_ns)) : nlohmann::json()},
           {"since_boot", r.since_boot},
           {"interval_s", r.interval_s},
           {"exact_source", f.source ? nlohmann::json(*f.source) : nlohmann::json()},

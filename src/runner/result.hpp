@@ -67,6 +67,11 @@ struct RunResult {
   uint32_t setup_flags = 0;
   std::vector<std::string> engine_fallbacks;  // asked for by default, refused (Engine::fallbacks), any thread
   std::vector<TargetInfo> targets;
+  // When the run began (the window opens --ramp later): the wall clock and
+  // CLOCK_MONOTONIC read together, so that monotonic stamps (the series, the
+  // tracker's) can be placed in time. 0: the run never began.
+  int64_t start_wall_ns = 0;
+  uint64_t start_mono_ns = 0;
   // Measured.
   std::vector<ThreadResult> threads;
   ThreadResult total;           // merged over threads

@@ -211,6 +211,8 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
   if (hooks.on_start) hooks.on_start(result);
 
   const Nanos t0 = now_ns();
+  result.start_mono_ns = t0;
+  result.start_wall_ns = wall_ns();
   ctl.measure_start = t0 + static_cast<Nanos>(job.ramp.count());
   if (job.runtime) ctl.deadline = ctl.measure_start + static_cast<Nanos>(job.runtime->count());
   if (interrupted) ctl.stop = kInterrupted;  // a signal while the rings were set up

@@ -102,8 +102,8 @@ TEST(BenchDepth, LockstepBatchesDrainTheDeviceAndTheWitnessSeesIt) {
 }
 
 // The device's side of a run as ioacct reports it with the tracker: the
-// share of the busy time at the tracker's deepest bucket (16 and more), and
-// the application's mean in flight.
+// share of the busy time in the tracker's buckets from 16 up, and the
+// application's mean in flight.
 struct Reported {
   double deep_share = 0, app_mean = 0;
 };
@@ -115,7 +115,7 @@ Reported reported(const json& j) {
     double idle = 0, deep = 0;
     for (const auto& b : d["by_depth"]) {
       if (b["min"] == 0) idle = b["pct"].get<double>();
-      if (b["max"].is_null()) deep = b["pct"].get<double>();
+      if (b["min"].get<int>() >= 16) deep += b["pct"].get<double>();
     }
     if (idle < 100) r.deep_share = deep / (100 - idle);
   }

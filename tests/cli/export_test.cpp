@@ -19,97 +19,11 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/exporter.hpp"
 #include "cli/run_binary.hpp"
 
 namespace ioacct::test {
 namespace {
-
-// An `ioacct export` running in the background; its port is read from the
-// "serving http://ADDR:PORT/metrics" line on its stderr.
-class Exporter {
- public:
-  explicit Exporter(std::vector<std::string> args, std::vector<std::string> prefix = {}) {
-    std::vector<std::string> argv_s = std::move(prefix);
-    argv_s.push_back(IOACCT_BINARY);
-    argv_s.push_back("export");
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    int err[2];
-    EXPECT_EQ(pipe2(err, O_CLOEXEC), 0);
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(err[1], 2);
-      std::vector<char*> argv;
-      for (auto& a : argv_s) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    close(err[1]);
-    err_fd_ = err[0];
-    const std::regex serving(R"(serving http://[^ ]+:(\d+)/metrics)");
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    std::smatch m;
-    while (!std::regex_search(err_, m, serving) && std::chrono::steady_clock::now() < deadline) {
-      char buf[4096];
-      const ssize_t n = read(err_fd_, buf, sizeof buf);
-      if (n <= 0) break;  // it exited
-      err_.append(buf, static_cast<size_t>(n));
-    }
-    if (m.size() > 1) port_ = std::stoi(m[1]);
-    EXPECT_GT(port_, 0) << "export did not start: " << err_;
-  }
-  ~Exporter() {
-    if (pid_ > 0 && exit_code_ < 0) stop();
-  }
-  int port() const { return port_; }
-  std::string scrape() const { return sh("curl -sS --max-time 30 http://127.0.0.1:" + std::to_string(port_) + "/metrics"); }
-  // SIGTERM, then what it said on stderr and its exit code.
-  int stop() {
-    kill(pid_, SIGTERM);
-    char buf[4096];
-    for (ssize_t n; (n = read(err_fd_, buf, sizeof buf)) > 0;) err_.append(buf, static_cast<size_t>(n));
-    close(err_fd_);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return exit_code_;
-  }
-  const std::string& err() const { return err_; }
-
- private:
-  pid_t pid_ = -1;
-  int err_fd_ = -1, port_ = 0, exit_code_ = -1;
-  std::string err_;
-};
-
-// The value of the one sample whose line starts with `series` ("name{labels}").
-std::optional<double> value(const std::string& text, const std::string& series) {
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
-  return std::nullopt;
-}
-
-// Samples of `name` whose labels contain `label_part` (e.g. pid="123").
-std::vector<std::pair<std::string, double>> samples(const std::string& text, const std::string& name,
-                                                    const std::string& label_part) {
-  std::vector<std::pair<std::string, double>> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(name + "{", 0) != 0 || line.find(label_part) == std::string::npos) continue;
-    const size_t sp = line.rfind(' ');
-    out.emplace_back(line.substr(0, sp), std::stod(line.substr(sp + 1)));
-  }
-  return out;
-}
-
-void promtool_accepts(const std::string& exposition) {
-  TempDir dir;
-  const std::string file = dir.path() + "/metrics.txt";
-  std::ofstream(file) << exposition << "\n";  // sh() took the last newline off
-  // promtool reads the exposition on stdin; lint findings and errors print and exit non-zero.
-  EXPECT_EQ(sh("promtool check metrics < " + file + " 2>&1; echo rc=$?"), "rc=0");
-}
 
 double d(const std::string& before, const std::string& after, const std::string& series) {
   const auto a = value(before, series), b = value(after, series);
@@ -191,6 +105,12 @@ TEST(Export, CountersMoveByTheIoDoneOnALoopDeviceBetweenTwoScrapes) {
   EXPECT_EQ(sq_size[0].second, std::stod(m[1]));
   EXPECT_EQ(cq_size[0].second, std::stod(m[2]));
   EXPECT_EQ(samples(c, "ioacct_ring_cq_overflow", pid).size(), 1u);
+  // The aggregates by ring kind, there with or without --per-process.
+  EXPECT_GE(value(c, "ioacct_rings{kind=\"sqpoll\"}").value_or(0), 1);
+  EXPECT_GE(value(c, "ioacct_sq_threads").value_or(0), 1);
+  EXPECT_GT(*value(c, "ioacct_sq_threads_cpu_seconds_total"), *value(a, "ioacct_sq_threads_cpu_seconds_total"));
+  EXPECT_GE(*value(c, "ioacct_sq_threads_cpu_seconds_total"), cpu_c[0].second) << "the sum holds this thread's";
+  EXPECT_EQ(value(c, "ioacct_rings_per_process_omitted"), 0.0) << "the default limit (100) is not reached here";
   promtool_accepts(c);
 
   EXPECT_EQ(ex.stop(), 0) << "SIGTERM stops export cleanly " << ex.err();
@@ -218,10 +138,28 @@ TEST(Export, ScrapesWithinMinIntervalReuseTheLastWalk) {
   EXPECT_EQ(ex.stop(), 0);
 }
 
+// The 1 s scrape bug: with the old default (--min-interval 1s) every other
+// scrape returned the previous walk. Now every scrape walks by default.
+TEST(Export, EveryScrapeReadsFreshCountersByDefault) {
+  TempDir dir;
+  LoopDevice loop(dir.path());
+  Exporter ex({"--listen", "127.0.0.1:0", "--no-bpf", loop.name()});
+  const std::string reads = "ioacct_device_completed_ios_total{device=\"" + loop.name() + "\",direction=\"read\"}";
+  for (int round = 0; round < 3; ++round) {
+    const std::string before = ex.scrape();
+    auto b = run_ioacct({"bench", "--ios", "100", "--iodepth", "1", loop.path()});
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    const std::string after = ex.scrape();  // well within a second of `before`
+    EXPECT_EQ(d(before, after, reads), 100) << "round " << round;
+    EXPECT_GT(value(after, "ioacct_scrape_duration_seconds").value_or(-1), 0);
+  }
+  EXPECT_EQ(ex.stop(), 0);
+}
+
 TEST(Export, WithoutBpfPermissionServesTheRestAndSaysWhyOnce) {
   TempDir dir;
   LoopDevice loop(dir.path());
-  Exporter ex({"--listen", "127.0.0.1:0", "--min-interval", "0s", loop.path()},
+  Exporter ex({"--listen", "127.0.0.1:0", loop.path()},
               {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"});
   const std::string s1 = ex.scrape(), s2 = ex.scrape();
   EXPECT_EQ(value(s2, "ioacct_exact_busy_up"), 0.0);
@@ -261,6 +199,21 @@ TEST(Export, RejectsBadListenAddressesAndABusyPort) {
   close(s);
   EXPECT_EQ(o.exit_code, 1) << o.err;
   EXPECT_EQ(o.err.rfind("error: --listen: cannot listen on " + busy, 0), 0u) << o.err;
+  EXPECT_NE(o.err.find("in use"), std::string::npos) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+}
+
+// Issue 19: "null context ... (is the port in use?)" for what was EACCES.
+TEST(Export, APrivilegedPortWithoutTheCapabilitySaysPermissionDenied) {
+  const std::string start = sh("cat /proc/sys/net/ipv4/ip_unprivileged_port_start");
+  if (std::stoi(start) <= 80) GTEST_SKIP() << "net.ipv4.ip_unprivileged_port_start is " << start << ": port 80 is not privileged here";
+  auto o = run_ioacct({"export", "--listen", "127.0.0.1:80", "--no-bpf"},
+                      {.prefix = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}});
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_EQ(o.err.rfind("error: --listen: cannot listen on 127.0.0.1:80: permission denied: ports below " + start, 0), 0u)
+      << o.err;
+  EXPECT_NE(o.err.find("CAP_NET_BIND_SERVICE"), std::string::npos) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
 }
 
 }  // namespace

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <limits>
 
+#include <set>
+
+#include "common/errors.hpp"
 #include "monitor/export.hpp"
 
 namespace ioacct {
@@ -99,7 +102,8 @@ TEST(ExportFamilies, ASharedSqThreadIsOneSeriesAndEveryRingIsOne) {
     r.overflow = 0;
     s.rings.rings.push_back(r);
   }
-  const auto fs = export_families({}, s);
+  EXPECT_EQ(find(export_families({}, s), "ioacct_sq_thread_cpu_seconds_total"), nullptr) << "not by default";
+  const auto fs = export_families({}, s, {.per_process = true});
   const auto* cpu = find(fs, "ioacct_sq_thread_cpu_seconds_total");
   ASSERT_EQ(cpu->metric.size(), 1u);
   EXPECT_DOUBLE_EQ(cpu->metric[0].counter.value, 2.5);
@@ -108,6 +112,127 @@ TEST(ExportFamilies, ASharedSqThreadIsOneSeriesAndEveryRingIsOne) {
   EXPECT_DOUBLE_EQ(find(fs, "ioacct_sq_thread_work_seconds_total")->metric[0].counter.value, 0.5);
   EXPECT_EQ(find(fs, "ioacct_ring_sq_pending")->metric.size(), 2u);
   EXPECT_EQ(find(fs, "ioacct_ring_cq_entries")->metric.size(), 0u) << "sizes not known: no sample";
+}
+
+RingSnapshot ring(int pid, int fd, std::optional<uint64_t> sq_thread, uint64_t overflow = 0) {
+  RingSnapshot r;
+  r.pid = pid;
+  r.comm = "p" + std::to_string(pid);
+  r.fd = fd;
+  r.sq_thread = sq_thread;
+  if (sq_thread) {
+    r.sq_total_us = 1'000'000;
+    r.sq_work_us = 250'000;
+  }
+  r.sq_pending = 2;
+  r.cq_pending = 1;
+  r.overflow = overflow;
+  return r;
+}
+
+double labelled(const prometheus::MetricFamily* f, const std::string& kind) {
+  for (const auto& m : f->metric)
+    if (m.label.size() == 1 && m.label[0].value == kind) return m.gauge.value;
+  return -1;
+}
+
+TEST(ExportFamilies, RingsAggregateByKindWithNoPidLabels) {
+  ExportSample s;
+  s.rings.rings = {ring(10, 3, std::nullopt), ring(10, 4, 11, 5), ring(20, 3, 11), ring(30, 7, std::nullopt)};
+  accumulate_sq(s.sq, s.rings, [](uint64_t) { return true; });
+  const auto fs = export_families({}, s);
+  EXPECT_EQ(labelled(find(fs, "ioacct_rings"), "sqpoll"), 2);
+  EXPECT_EQ(labelled(find(fs, "ioacct_rings"), "syscall"), 2);
+  EXPECT_EQ(labelled(find(fs, "ioacct_rings_sq_pending"), "sqpoll"), 4);
+  EXPECT_EQ(labelled(find(fs, "ioacct_rings_cq_overflow"), "sqpoll"), 5);
+  EXPECT_EQ(labelled(find(fs, "ioacct_rings_overflowing"), "sqpoll"), 1);
+  EXPECT_EQ(labelled(find(fs, "ioacct_rings_overflowing"), "syscall"), 0) << "both kinds always there";
+  EXPECT_EQ(find(fs, "ioacct_ring_processes")->metric[0].gauge.value, 3);
+  EXPECT_EQ(find(fs, "ioacct_sq_threads")->metric[0].gauge.value, 1) << "two rings share thread 11";
+  EXPECT_DOUBLE_EQ(find(fs, "ioacct_sq_threads_cpu_seconds_total")->metric[0].counter.value, 1.0);
+  EXPECT_DOUBLE_EQ(find(fs, "ioacct_sq_threads_work_seconds_total")->metric[0].counter.value, 0.25);
+  for (const auto& f : fs)
+    for (const auto& m : f.metric)
+      for (const auto& l : m.label) EXPECT_TRUE(l.name != "pid" && l.name != "tid" && l.name != "fd") << f.name;
+}
+
+TEST(ExportFamilies, PerProcessSeriesStopAtTheLimitAndSayHowManyWereLeftOut) {
+  ExportSample s;
+  s.rings.rings = {ring(10, 3, std::nullopt), ring(10, 4, 11), ring(20, 3, 21), ring(30, 7, std::nullopt)};
+  const auto fs = export_families({}, s, {.per_process = true, .per_process_limit = 2});
+  EXPECT_EQ(find(fs, "ioacct_ring_sq_pending")->metric.size(), 2u);
+  EXPECT_EQ(find(fs, "ioacct_ring_sq_pending")->metric[1].label[2].value, "4") << "lowest pid, then fd";
+  EXPECT_EQ(find(fs, "ioacct_sq_thread_cpu_seconds_total")->metric.size(), 1u) << "thread 21's ring is left out";
+  EXPECT_EQ(find(fs, "ioacct_rings_per_process_omitted")->metric[0].gauge.value, 2);
+  EXPECT_EQ(labelled(find(fs, "ioacct_rings"), "syscall"), 2) << "the aggregates count every ring";
+}
+
+TEST(AccumulateSq, TotalsNeverGoDownAsThreadsComeGoAndReuseTids) {
+  SqTotals t;
+  std::set<uint64_t> alive = {11, 12};
+  const auto is_alive = [&](uint64_t tid) { return alive.count(tid) > 0; };
+  RingScan scan;
+  scan.rings = {ring(10, 3, 11), ring(20, 3, 12)};
+  scan.rings[1].sq_total_us = 3'000'000;
+  accumulate_sq(t, scan, is_alive);
+  EXPECT_EQ(t.total_us(), 4'000'000u);
+  // Thread 12's ring lock was busy (no SQ lines), but the thread lives: it keeps its share.
+  scan.rings[1].sq_thread.reset();
+  scan.rings[1].sq_total_us.reset();
+  accumulate_sq(t, scan, is_alive);
+  EXPECT_EQ(t.total_us(), 4'000'000u);
+  // It comes back having used more: counted once, not twice.
+  scan.rings[1] = ring(20, 3, 12);
+  scan.rings[1].sq_total_us = 3'500'000;
+  accumulate_sq(t, scan, is_alive);
+  EXPECT_EQ(t.total_us(), 4'500'000u);
+  // Thread 12 exits: its 3.5 s stay in the total.
+  alive.erase(12);
+  scan.rings.pop_back();
+  accumulate_sq(t, scan, is_alive);
+  EXPECT_EQ(t.total_us(), 4'500'000u);
+  // A new thread reuses tid 11 with less CPU than the old one had: both count.
+  scan.rings[0].sq_total_us = 200'000;
+  accumulate_sq(t, scan, is_alive);
+  EXPECT_EQ(t.total_us(), 4'700'000u);
+  EXPECT_FALSE(t.work_missing);
+  scan.rings[0].sq_work_us.reset();  // a kernel before 6.9
+  accumulate_sq(t, scan, is_alive);
+  EXPECT_TRUE(t.work_missing);
+  EXPECT_EQ(find(export_families({}, ExportSample{.sq = t}), "ioacct_sq_threads_work_seconds_total"), nullptr)
+      << "no number rather than a wrong one";
+}
+
+TEST(ExportFamilies, ReadAndWriteTimeAreNamedLikeNodeExporters) {
+  const std::vector<StatDevice> devs = {{"loop7", 7, 7, false}};
+  ExportSample s = sample_with_disk();
+  s.disks["loop7"].read_ms = 2500;
+  s.disks["loop7"].write_ms = 500;
+  s.disks["loop7"].weighted_ms = 4000;
+  s.disks["loop7"].flush_ms = 7;
+  const auto fs = export_families(devs, s);
+  EXPECT_DOUBLE_EQ(find(fs, "ioacct_device_read_time_seconds_total")->metric[0].counter.value, 2.5);
+  EXPECT_DOUBLE_EQ(find(fs, "ioacct_device_write_time_seconds_total")->metric[0].counter.value, 0.5);
+  EXPECT_DOUBLE_EQ(find(fs, "ioacct_device_io_time_weighted_seconds_total")->metric[0].counter.value, 4.0);
+  EXPECT_DOUBLE_EQ(find(fs, "ioacct_device_flush_requests_time_seconds_total")->metric[0].counter.value, 0.007);
+  EXPECT_EQ(find(fs, "ioacct_device_read_time_seconds_total")->metric[0].label.size(), 1u) << "device only";
+  s.disks["loop7"].fields = 11;  // before 4.18: no discard or flush fields
+  const auto old = export_families(devs, s);
+  EXPECT_EQ(find(old, "ioacct_device_discard_time_seconds_total"), nullptr);
+  EXPECT_EQ(find(old, "ioacct_device_flush_requests_time_seconds_total"), nullptr);
+}
+
+TEST(DeviceFilter, DefaultLeavesOutLoopRamZramAndFloppiesLikeNodeExporter) {
+  const DeviceFilter f = make_device_filter(std::nullopt, std::nullopt);
+  for (const char* out : {"loop0", "loop12", "ram0", "zram3", "fd0"}) EXPECT_TRUE(std::regex_search(out, *f.exclude)) << out;
+  for (const char* in : {"vda", "nvme0n1", "sda", "loopy", "dm-0", "md127"}) EXPECT_FALSE(std::regex_search(in, *f.exclude)) << in;
+  EXPECT_THROW(make_device_filter("(", std::nullopt), UsageError);
+  EXPECT_THROW(make_device_filter("a", "b"), UsageError);
+  try {
+    make_device_filter(std::nullopt, "[z");
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--device-exclude: '[z' is not a regular expression", 0), 0u) << e.what();
+  }
 }
 
 }  // namespace

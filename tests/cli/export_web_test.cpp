@@ -1,0 +1,298 @@
+// `ioacct export` as a fleet runs it: node_exporter's web config (TLS and
+// bcrypt basic auth, checked with curl, a real TLS client), device filters,
+// bounded per-process series, and an endpoint that idle or slow clients
+// cannot take down (issue 19 item 5).
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "cli/exporter.hpp"
+#include "cli/run_binary.hpp"
+
+namespace ioacct::test {
+namespace {
+
+// Password "test", from Prometheus' own documentation (made by Go's bcrypt).
+constexpr const char* kPromDocsHash = "$2b$12$hNf2lSsxfm0.i4a.1kVpSOVyBCfIB51VRjgBUyv6kdnyTlgWj81Ay";
+
+// A CA, a server certificate it signed for 127.0.0.1, a client certificate
+// it signed, and a stranger: a self-signed certificate from elsewhere.
+struct Pki {
+  explicit Pki(const std::string& d) : dir(d) {
+    const std::string q = " 2>/dev/null";
+    sh("cd " + d + " && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=test-ca "
+       "-keyout ca.key -out ca.crt" + q);
+    for (const char* who : {"server", "client"}) {
+      const std::string w = who;
+      sh("cd " + d + " && openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=" + w + " -keyout " +
+         w + ".key -out " + w + ".csr" + q);
+      sh("cd " + d + " && printf 'subjectAltName=IP:127.0.0.1\\nextendedKeyUsage=" +
+         (w == "server" ? std::string("serverAuth") : std::string("clientAuth")) + "\\n' > " + w + ".ext && " +
+         "openssl x509 -req -in " + w + ".csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile " + w +
+         ".ext -out " + w + ".crt" + q);
+    }
+    sh("cd " + d + " && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=stranger "
+       "-addext subjectAltName=IP:127.0.0.1 -keyout stranger.key -out stranger.crt" + q);
+  }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir + "/" + name) << text;
+    return dir + "/" + name;
+  }
+  std::string dir;
+};
+
+// curl's HTTP status for `url` (000 when no HTTP answer came).
+std::string status(const std::string& curl_args, const std::string& url) {
+  return sh("curl -s -o /dev/null -w '%{http_code}' --max-time 10 " + curl_args + " " + url + " || true");
+}
+
+TEST(ExportWeb, TlsAndBcryptBasicAuthFromANodeExporterWebConfig) {
+  TempDir dir;
+  Pki pki(dir.path());
+  // Relative paths: relative to the config file's folder, as in node_exporter.
+  const std::string config = pki.write("web.yml",
+                                       "tls_server_config:\n"
+                                       "  cert_file: server.crt\n"
+                                       "  key_file: server.key\n"
+                                       "  min_version: TLS13\n"
+                                       "http_server_config:\n"
+                                       "  headers:\n"
+                                       "    X-Frame-Options: deny\n"
+                                       "basic_auth_users:\n"
+                                       "  prometheus: " + std::string(kPromDocsHash) + "\n");
+  Exporter ex({"--listen", "127.0.0.1:0", "--no-bpf", "--web.config.file", config});
+  ASSERT_GT(ex.port(), 0) << ex.err();
+  EXPECT_TRUE(ex.https());
+  EXPECT_NE(ex.err().find("basic authentication"), std::string::npos) << ex.err();
+  const std::string ca = "--cacert " + pki.dir + "/ca.crt";
+  const std::string body = ex.scrape(ca + " -u prometheus:test");
+  EXPECT_TRUE(value(body, "ioacct_exact_busy_up")) << body;
+  promtool_accepts(body);
+  EXPECT_EQ(status(ca + " -u prometheus:wrong", ex.url()), "401");
+  EXPECT_EQ(status(ca + " -u someone:test", ex.url()), "401");
+  EXPECT_EQ(status(ca, ex.url()), "401");
+  EXPECT_NE(sh("curl -s -D - -o /dev/null " + ca + " " + ex.url()).find("WWW-Authenticate: Basic realm=\"ioacct\""),
+            std::string::npos);
+  EXPECT_NE(sh("curl -s -D - -o /dev/null " + ca + " -u prometheus:test " + ex.url()).find("X-Frame-Options: deny"),
+            std::string::npos);
+  // The certificate is really checked, and really served over TLS only.
+  EXPECT_EQ(status("", ex.url()), "000") << "curl does not trust an unknown CA";
+  EXPECT_EQ(status("--cacert " + pki.dir + "/stranger.crt -u prometheus:test", ex.url()), "000");
+  EXPECT_EQ(status("-u prometheus:test", "http://127.0.0.1:" + std::to_string(ex.port()) + "/metrics"), "000");
+  EXPECT_EQ(status(ca + " -u prometheus:test --tls-max 1.2", ex.url()), "000") << "min_version TLS13";
+  EXPECT_EQ(status(ca + " -u prometheus:test -X POST", ex.url()), "405");
+  EXPECT_EQ(status(ca + " -u prometheus:test", ex.url("/nothing")), "404");
+  EXPECT_EQ(ex.stop(), 0) << ex.err();
+}
+
+TEST(ExportWeb, RequireAndVerifyClientCertLetsInOnlyCertificatesTheCaSigned) {
+  TempDir dir;
+  Pki pki(dir.path());
+  const std::string config = pki.write("web.yml",
+                                       "tls_server_config:\n"
+                                       "  cert_file: server.crt\n"
+                                       "  key_file: server.key\n"
+                                       "  client_auth_type: RequireAndVerifyClientCert\n"
+                                       "  client_ca_file: ca.crt\n");
+  Exporter ex({"--listen", "127.0.0.1:0", "--no-bpf", "--web.config.file", config});
+  ASSERT_GT(ex.port(), 0) << ex.err();
+  const std::string ca = "--cacert " + pki.dir + "/ca.crt";
+  EXPECT_EQ(status(ca + " --cert " + pki.dir + "/client.crt --key " + pki.dir + "/client.key", ex.url()), "200");
+  EXPECT_EQ(status(ca, ex.url()), "403") << "no client certificate";
+  EXPECT_EQ(status(ca + " --cert " + pki.dir + "/stranger.crt --key " + pki.dir + "/stranger.key", ex.url()), "403")
+      << "a certificate the CA did not sign";
+  EXPECT_EQ(ex.stop(), 0);
+}
+
+void expect_one_error(const Outcome& o, int code, const std::string& starts, const std::string& has = "") {
+  EXPECT_EQ(o.exit_code, code) << o.err;
+  EXPECT_EQ(o.err.rfind("error: " + starts, 0), 0u) << o.err;
+  if (!has.empty()) {
+    EXPECT_NE(o.err.find(has), std::string::npos) << o.err;
+  }
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+}
+
+TEST(ExportWeb, ABadWebConfigIsOneErrorLineBeforeAnythingIsServed) {
+  TempDir dir;
+  Pki pki(dir.path());
+  const auto run = [&](const std::string& file) {
+    return run_ioacct({"export", "--listen", "127.0.0.1:0", "--no-bpf", "--web.config.file", file});
+  };
+  expect_one_error(run(dir.path() + "/missing.yml"), 2, "--web.config.file: " + dir.path() + "/missing.yml: ",
+                   "ENOENT");
+  expect_one_error(run(pki.write("bad.yml", "tls_server_config:\n  cert_file: [server.crt\n")), 2,
+                   "--web.config.file: " + dir.path() + "/bad.yml: line ", "not valid YAML");
+  expect_one_error(run(pki.write("typo.yml", "basic_auth_user:\n  a: b\n")), 2,
+                   "--web.config.file: " + dir.path() + "/typo.yml: line 1: unknown key 'basic_auth_user'");
+  expect_one_error(run(pki.write("plain.yml", "basic_auth_users:\n  prometheus: test\n")), 2,
+                   "--web.config.file: " + dir.path() + "/plain.yml: line 2: the password of 'prometheus' is not a "
+                   "bcrypt hash");
+  expect_one_error(run(pki.write("nocert.yml", "tls_server_config:\n  cert_file: gone.crt\n  key_file: server.key\n")),
+                   2, "--web.config.file: " + dir.path() + "/nocert.yml: certificate " + dir.path() + "/gone.crt: ",
+                   "ENOENT");
+  expect_one_error(run(pki.write("mismatch.yml", "tls_server_config:\n  cert_file: server.crt\n  key_file: "
+                                                 "stranger.key\n")),
+                   2, "--web.config.file: certificate " + dir.path() + "/server.crt with key " + dir.path() +
+                          "/stranger.key: ");
+  expect_one_error(run(pki.write("notpem.yml", "tls_server_config:\n  cert_file: typo.yml\n  key_file: server.key\n")),
+                   2, "--web.config.file: " + dir.path() + "/notpem.yml: certificate " + dir.path() + "/typo.yml: not PEM");
+  expect_one_error(run(dir.path()), 2, "--web.config.file: " + dir.path() + ": is a directory");
+  expect_one_error(run_ioacct({"export", "--no-bpf", "--web.config.file", ""}), 2,
+                   "--web.config.file: needs a value");
+  // Unreadable: a file only root may read, with export running as nobody.
+  const std::string secret = pki.write("secret.yml", "basic_auth_users:\n");
+  sh("chmod 0600 " + secret + " && chmod 0755 " + dir.path());
+  expect_one_error(run_ioacct({"export", "--listen", "127.0.0.1:0", "--no-bpf", "--web.config.file", secret},
+                              {.prefix = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}}),
+                   1, "--web.config.file: " + secret + ": ", "EACCES");
+}
+
+// Issue 19 item 5: with civetweb, two idle connections held the exporter's
+// two worker threads and every scrape timed out for 30 s.
+TEST(ExportWeb, IdleConnectionsHeldOpenNeitherStarveScrapesNorGrowMemory) {
+  TempDir dir;
+  Pki pki(dir.path());
+  const std::string config = pki.write("web.yml", "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n");
+  for (const bool tls : {false, true}) {
+    SCOPED_TRACE(tls ? "https" : "http");
+    std::vector<std::string> args = {"--listen", "127.0.0.1:0", "--no-bpf"};
+    if (tls) args.insert(args.end(), {"--web.config.file", config});
+    Exporter ex(args);
+    ASSERT_GT(ex.port(), 0) << ex.err();
+    const std::string curl = tls ? "--cacert " + pki.dir + "/ca.crt" : "";
+    ex.scrape(curl);  // the first walk's allocations
+    const auto rss_kib = [&] {
+      return std::stol(sh("awk '/^VmRSS/ {print $2}' /proc/" + std::to_string(ex.pid()) + "/status"));
+    };
+    const long rss_before = rss_kib();
+    std::vector<int> idle;
+    for (int i = 0; i < 16; ++i) {  // connected, and never a byte sent
+      const int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_port = htons(static_cast<uint16_t>(ex.port()));
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      ASSERT_EQ(connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+      idle.push_back(s);
+    }
+    const auto opened = std::chrono::steady_clock::now();
+    double slowest = 0;
+    for (int i = 0; i < 50; ++i) {
+      const std::string out =
+          sh("curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 5 " + curl + " " + ex.url() + " || true");
+      EXPECT_EQ(out.substr(0, 3), "200") << "scrape " << i << ": " << out;
+      slowest = std::max(slowest, std::stod(out.substr(4)));
+    }
+    EXPECT_LT(slowest, 1.0) << "every scrape answered within 1 s";
+    const long rss_after = rss_kib();
+    EXPECT_LT(rss_after - rss_before, 16 * 1024) << "RSS " << rss_before << " KiB -> " << rss_after << " KiB";
+    EXPECT_LT(rss_after, 128 * 1024) << "RSS " << rss_after << " KiB";
+    // The server closes them once idle for 10 s (over TLS after an alert).
+    const auto deadline = opened + std::chrono::seconds(15);
+    for (int s : idle) {
+      bool closed = false;
+      for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        pollfd p{s, POLLIN, 0};
+        if (poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count()))) != 1) break;
+        char buf[256];
+        if (read(s, buf, sizeof buf) <= 0) {
+          closed = true;
+          break;
+        }
+      }
+      EXPECT_TRUE(closed) << "an idle connection is still open 15 s after it was made";
+      close(s);
+    }
+    EXPECT_EQ(ex.stop(), 0) << ex.err();
+  }
+}
+
+TEST(ExportWeb, IPv6AndTheWarningsForAnOpenEndpoint) {
+  {
+    Exporter ex({"--listen", "[::1]:0", "--no-bpf"});
+    ASSERT_GT(ex.port(), 0) << ex.err();
+    EXPECT_TRUE(value(sh("curl -sS -g http://[::1]:" + std::to_string(ex.port()) + "/metrics"), "ioacct_exact_busy_up"));
+    EXPECT_EQ(ex.err().find("warning"), std::string::npos) << "loopback: no warning";
+  }
+  {
+    Exporter ex({"--listen", "0.0.0.0:0", "--no-bpf"});
+    ASSERT_GT(ex.port(), 0) << ex.err();
+    EXPECT_NE(ex.err().find("warning: serving on 0.0.0.0 without authentication"), std::string::npos) << ex.err();
+  }
+  TempDir dir;
+  const std::string auth = dir.path() + "/web.yml";
+  std::ofstream(auth) << "basic_auth_users:\n  prometheus: " << kPromDocsHash << "\n";
+  Exporter ex({"--listen", "0.0.0.0:0", "--no-bpf", "--web.config.file", auth});
+  ASSERT_GT(ex.port(), 0) << ex.err();
+  EXPECT_NE(ex.err().find("warning: serving on 0.0.0.0 with basic authentication but without TLS"), std::string::npos)
+      << ex.err();
+  EXPECT_EQ(status("-u prometheus:test", ex.url()), "200");
+}
+
+TEST(ExportWeb, DevicesDefaultLikeNodeExporterAndRegexesChooseOthers) {
+  TempDir dir;
+  LoopDevice loop(dir.path());
+  auto b = run_ioacct({"bench", "--ios", "50", loop.path()});  // a device that has done I/O
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string series = "ioacct_device_io_ticks_seconds_total{device=\"" + loop.name() + "\"}";
+  {
+    Exporter ex({"--listen", "127.0.0.1:0", "--no-bpf"});
+    EXPECT_FALSE(value(ex.scrape(), series)) << "loop devices are left out by default";
+  }
+  {
+    const std::string only_it = fmt::format("^{}$", loop.name());
+    Exporter ex({"--listen", "127.0.0.1:0", "--no-bpf", "--device-include", only_it});
+    const std::string s = ex.scrape();
+    EXPECT_TRUE(value(s, series));
+    EXPECT_FALSE(value(s, "ioacct_device_io_ticks_seconds_total{device=\"vda\"}")) << "only what the regex matches";
+  }
+  {
+    Exporter ex({"--listen", "127.0.0.1:0", "--no-bpf", "--device-exclude", "^vd"});
+    const std::string s = ex.scrape();
+    EXPECT_TRUE(value(s, series)) << "a user's exclusion replaces the default one";
+    EXPECT_FALSE(value(s, "ioacct_device_io_ticks_seconds_total{device=\"vda\"}"));
+  }
+  expect_one_error(run_ioacct({"export", "--no-bpf", "--device-include", "loop("}), 2,
+                   "--device-include: 'loop(' is not a regular expression");
+  expect_one_error(run_ioacct({"export", "--no-bpf", "--device-include", "a", "--device-exclude", "b"}), 2,
+                   "--device-include and --device-exclude: give one or the other");
+  expect_one_error(run_ioacct({"export", "--no-bpf", "--device-exclude", "^x", loop.path()}), 2,
+                   "--device-exclude: filters the devices chosen when none are named");
+}
+
+TEST(ExportWeb, PerProcessSeriesAreBoundedAndTheRestCounted) {
+  TempDir dir;
+  Exporter ex({"--listen", "127.0.0.1:0", "--no-bpf", "--per-process", "--per-process-limit", "1"});
+  std::string during;
+  auto b = run_ioacct({"bench", "--threads", "2", "--size", "16m", "--buffered", "--runtime", "20s"},
+                      {.env = {"TMPDIR=" + dir.path()},
+                       .timeout_s = 60,
+                       .steps = {{"ioacct bench:", [&](int pid) {
+                                    during = ex.scrape();
+                                    kill(pid, SIGINT);
+                                  }}}});
+  EXPECT_EQ(b.exit_code, 130) << b.err;
+  const auto rings = samples(during, "ioacct_ring_sq_entries", "pid=");
+  EXPECT_EQ(rings.size(), 1u) << during;
+  const double all = value(during, "ioacct_rings{kind=\"syscall\"}").value_or(0) +
+                     value(during, "ioacct_rings{kind=\"sqpoll\"}").value_or(0);
+  EXPECT_GE(all, 2) << "the bench's two rings";
+  EXPECT_EQ(value(during, "ioacct_rings_per_process_omitted"), all - 1);
+  promtool_accepts(during);
+  expect_one_error(run_ioacct({"export", "--no-bpf", "--per-process", "--per-process-limit", "0"}), 2,
+                   "--per-process-limit: must be at least 1");
+}
+
+}  // namespace
+}  // namespace ioacct::test

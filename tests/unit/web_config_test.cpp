@@ -1,0 +1,113 @@
+// parse_web_config(): node_exporter's web config file, read the way
+// exporter-toolkit reads it, and every problem one UsageError naming the
+// file, the line and the key.
+#include <gtest/gtest.h>
+
+#include "common/errors.hpp"
+#include "monitor/web_config.hpp"
+
+namespace ioacct {
+namespace {
+
+// The example from Prometheus' own documentation ("test", bcrypt cost 12,
+// made by Go's bcrypt): an independent witness of the hash format.
+constexpr const char* kPromDocsHash = "$2b$12$hNf2lSsxfm0.i4a.1kVpSOVyBCfIB51VRjgBUyv6kdnyTlgWj81Ay";
+
+std::string problem(std::string_view yaml) {
+  try {
+    parse_web_config(yaml, "web.yml", "/etc/ioacct");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+TEST(WebConfig, NodeExportersExampleParses) {
+  const WebConfig c = parse_web_config(
+      "tls_server_config:\n"
+      "  cert_file: server.crt\n"
+      "  key_file: /srv/tls/server.key\n"
+      "  min_version: TLS13\n"
+      "http_server_config:\n"
+      "  http2: false\n"
+      "  headers:\n"
+      "    X-Frame-Options: deny\n"
+      "basic_auth_users:\n"
+      "  prometheus: " + std::string(kPromDocsHash) + "\n",
+      "web.yml", "/etc/ioacct");
+  ASSERT_TRUE(c.tls);
+  EXPECT_EQ(c.tls->cert.path, "/etc/ioacct/server.crt") << "relative to the file's folder, as exporter-toolkit";
+  EXPECT_EQ(c.tls->key.path, "/srv/tls/server.key");
+  EXPECT_EQ(c.tls->min_version, 13);
+  EXPECT_EQ(c.tls->max_version, 13);
+  EXPECT_FALSE(c.tls->client_ca);
+  ASSERT_EQ(c.users.size(), 1u);
+  EXPECT_EQ(c.users.at("prometheus"), kPromDocsHash);
+  ASSERT_EQ(c.headers.size(), 1u);
+  EXPECT_EQ(c.headers[0].first, "X-Frame-Options");
+}
+
+TEST(WebConfig, EmptyFileOrEmptyTlsSectionMeansPlainHttp) {
+  EXPECT_FALSE(parse_web_config("", "web.yml", ".").tls);
+  EXPECT_FALSE(parse_web_config("tls_server_config: {}\n", "web.yml", ".").tls);
+  EXPECT_TRUE(parse_web_config("basic_auth_users:\n", "web.yml", ".").users.empty());
+}
+
+TEST(WebConfig, ClientCertificatesNeedACaAndThePolicyThatChecksThem) {
+  const WebConfig c = parse_web_config(
+      "tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: RequireAndVerifyClientCert\n"
+      "  client_ca_file: ca.crt\n",
+      "web.yml", "/d");
+  ASSERT_TRUE(c.tls && c.tls->client_ca);
+  EXPECT_EQ(c.tls->client_ca->path, "/d/ca.crt");
+  EXPECT_NE(problem("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: RequireAndVerifyClientCert\n")
+                .find("needs client_ca_file"),
+            std::string::npos);
+  EXPECT_NE(problem("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_ca_file: ca.crt\n").find("NoClientCert"),
+            std::string::npos);
+  EXPECT_NE(problem("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: VerifyClientCertIfGiven\n")
+                .find("not supported by ioacct"),
+            std::string::npos);
+}
+
+TEST(WebConfig, EveryProblemNamesTheFileTheLineAndTheKey) {
+  EXPECT_EQ(problem("tls_server_config:\n  cert_file: a\n  key_fil: b\n"),
+            "--web.config.file: web.yml: line 3: unknown key 'key_fil' in tls_server_config (known: cert, cert_file, "
+            "cipher_suites, client_allowed_sans, client_auth_type, client_ca, client_ca_file, curve_preferences, key, "
+            "key_file, max_version, min_version, prefer_server_cipher_suites)");
+  EXPECT_EQ(problem("tls_server_config:\n  cert_file: a\n"),
+            "--web.config.file: web.yml: line 2: tls_server_config needs key_file (or key)");
+  EXPECT_EQ(problem("basic_auth_users:\n  alice: hunter2\n").rfind("--web.config.file: web.yml: line 2: the password of "
+                                                                   "'alice' is not a bcrypt hash",
+                                                                   0),
+            0u);
+  EXPECT_EQ(problem("tls_server_config: [\n").rfind("--web.config.file: web.yml: line ", 0), 0u);
+  EXPECT_NE(problem("tls_server_config: [\n").find("not valid YAML"), std::string::npos);
+  EXPECT_EQ(problem("tls_config:\n  cert_file: a\n").rfind("--web.config.file: web.yml: line 1: unknown key 'tls_config'", 0),
+            0u);
+  EXPECT_NE(problem("tls_server_config:\n  cert_file: a\n  key_file: b\n  min_version: TLS14\n").find("TLS14"),
+            std::string::npos);
+  EXPECT_NE(problem("tls_server_config:\n  cert_file: a\n  key_file: b\n  min_version: TLS13\n  max_version: TLS12\n")
+                .find("min_version is above max_version"),
+            std::string::npos);
+  EXPECT_NE(problem("tls_server_config:\n  cert_file: a\n  cert: x\n  key_file: b\n").find("not both"), std::string::npos);
+  EXPECT_NE(problem("tls_server_config:\n  cert_file: a\n  key_file: b\n  cipher_suites: [TLS_AES_128_GCM_SHA256]\n")
+                .find("cipher_suites is not supported"),
+            std::string::npos);
+  EXPECT_NE(problem("http_server_config:\n  headers:\n    Server: x\n").find("unknown key 'Server'"), std::string::npos);
+  EXPECT_NE(problem("- a\n- b\n").find("must be a mapping"), std::string::npos);
+  EXPECT_NE(problem("basic_auth_users:\n  a:b: " + std::string(kPromDocsHash) + "\n").find("has a ':'"), std::string::npos);
+}
+
+TEST(WebConfig, BcryptHashForms) {
+  EXPECT_TRUE(is_bcrypt_hash(kPromDocsHash));
+  EXPECT_TRUE(is_bcrypt_hash("$2y$10$baAGQKEhajgpp3X6yjlNQuEHg.q/1MetJK.O1IFnsYBXXDZxfi1kW"));
+  EXPECT_FALSE(is_bcrypt_hash("$2x$10$baAGQKEhajgpp3X6yjlNQuEHg.q/1MetJK.O1IFnsYBXXDZxfi1kW")) << "not a form crypt checks";
+  EXPECT_FALSE(is_bcrypt_hash("$2y$03$baAGQKEhajgpp3X6yjlNQuEHg.q/1MetJK.O1IFnsYBXXDZxfi1kW")) << "cost below 4";
+  EXPECT_FALSE(is_bcrypt_hash("$2y$10$baAGQKEhajgpp3X6yjlNQuEHg.q/1MetJK.O1IFnsYBXXDZxfi1k")) << "short";
+  EXPECT_FALSE(is_bcrypt_hash("$6$salt$abc")) << "sha512-crypt";
+  EXPECT_FALSE(is_bcrypt_hash("hunter2"));
+}
+
+}  // namespace
+}  // namespace ioacct
