@@ -35,7 +35,7 @@ TEST(Export, CountersMoveByTheIoDoneOnALoopDeviceBetweenTwoScrapes) {
   TempDir dir;
   LoopDevice loop(dir.path(), {.random_data = true});
   const std::string dev = "device=\"" + loop.name() + "\"";
-  Exporter ex({"--listen", "127.0.0.1:0", "--min-interval", "0s", "--dev", loop.path()});
+  Exporter ex({"--listen", "127.0.0.1:0", "--per-process", "--dev", loop.path()});
   const std::string s1 = ex.scrape();
   ASSERT_EQ(value(s1, "ioacct_exact_busy_up"), 1.0) << "root with BTF: the tracker attaches. " << ex.err();
   const auto t0 = std::chrono::steady_clock::now();
