@@ -65,7 +65,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   // Several jobs in one run (docs/cli.md, "Several jobs").
   b->add_option("--job", a.jobs, "A job of its own, side by side with the others: NAME:OPTIONS, e.g. "
                 "'reader:--rw randread --iodepth 1' (repeat for more; options outside --job apply to every job)")
-      ->type_name("NAME:OPTIONS")->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      ->type_name("NAME:OPTIONS")->expected(1)->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   b->add_option("--fio", a.fio, "Run the jobs of a fio job file (docs/fio.md: which options map, and how)")->type_name("FILE.fio");
   b->add_option("--startdelay", a.startdelay, "With several jobs: start this job this long after the run")->type_name("DURATION");
   b->add_flag("--stonewall", a.stonewall, "With several jobs: start this job when every job before it has ended");

@@ -339,9 +339,9 @@ std::string format_console(const std::vector<JobSpec>& jobs, const RunResult& r)
     const JobResult& j = r.jobs[i];
     sqpoll |= job.uring.sqpoll;
     std::string when;
-    if (job.stonewall) when += ", after the jobs before it";
+    if (job.stonewall) when += ", started when the jobs before it had ended";
     if (job.startdelay.count())
-      when += fmt::format(", {} after its start", format_duration_ns(static_cast<double>(job.startdelay.count())));
+      when += fmt::format(", started {} late", format_duration_ns(static_cast<double>(job.startdelay.count())));
     out += fmt::format("job {}: {}{}\n", j.name, job_line(job, j.total, j.window_ns), when);
     counts_lines(out, job, j.total, j.window_ns);
     syscalls_line(out, j.total, job.uring.sqpoll);

@@ -361,6 +361,11 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
       res["cpu"] = nullptr;
     }
     res["latency_histogram_ns"] = histogram_json(*jr.total.latency);
+    // When its window opened, from the run's first window: a --startdelay,
+    // or the jobs before a stonewall.
+    res["start_s"] = jr.total.window_start_ns && r->total.window_start_ns
+                         ? json(static_cast<double>(jr.total.window_start_ns - r->total.window_start_ns) / 1e9)
+                         : json(nullptr);
     json targets = json::array();
     for (const auto& t : jr.targets) targets.push_back({{"path", t.path}, {"offset", t.base}, {"size", t.range}});
     js.push_back({{"name", jr.name},

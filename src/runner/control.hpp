@@ -16,7 +16,9 @@
 // - A job's `shared_wq_fd` (release by its thread 0, acquire by its others):
 //   --sq-shared's ring, kWqPending until thread 0 has one, kWqFailed if not.
 // - The window's edges: the first worker to open its window (the exchange on
-//   window_opened) takes the opening samples cpu_a, sys_a, busy_a; the last to
+//   window_opened) takes the opening samples cpu_a, sys_a, busy_a, unless the
+//   main thread took them before `go` (no ramp: the windows open at the
+//   start, and a worker's sample would race the others' first I/O); the last to
 //   close it (windows_open reaching 0) takes cpu_b, sys_b, busy_b and then
 //   releases `edges_done`. Workers stay alive until they acquire it (an exited
 //   thread's schedstat would vanish from the closing sample), and the main

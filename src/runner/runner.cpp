@@ -249,6 +249,24 @@ RunResult run_jobs(const std::vector<JobSpec>& jobs, const std::vector<const Tar
   }
   if (hooks.on_start) hooks.on_start(result);
 
+  // Without a ramp, every window of the first group opens at the start:
+  // take the opening sample now, before any I/O, rather than in the first
+  // worker while the others may already be issuing theirs.
+  bool opens_at_start = run.ramp.count() == 0 && run.acct != AcctLevel::Off;
+  for (size_t j = 0; j < J; ++j)
+    if (group_of[j] == 0 && jobs[j].startdelay.count()) opens_at_start = false;
+  if (opens_at_start) {
+    ctl.window_opened = true;
+    if (ctl.sample_system) ctl.sys_a = sample_system(ctl.disks, ctl.ring_fds, ctl.any_sqpoll);
+    if (ctl.tracker) {
+      try {
+        ctl.busy_a = ctl.tracker->read();
+      } catch (const std::exception&) {
+        ctl.busy_a.clear();  // reported as not measured
+      }
+    }
+    ctl.cpu_a = sample_cpu();
+  }
   const Nanos t0 = now_ns();
   ctl.measure_start = UINT64_MAX;
   ctl.deadline = 0;
@@ -307,7 +325,7 @@ RunResult run_jobs(const std::vector<JobSpec>& jobs, const std::vector<const Tar
     series->collect(true);
     result.series = std::move(series->series);
   }
-  if (ctl.window_opened && ctl.cpu_a.valid && ctl.cpu_b.valid) {
+  if (ctl.window_opened && result.total.window_start_ns && ctl.cpu_a.valid && ctl.cpu_b.valid) {
     result.cpu = cpu_delta(ctl.cpu_a, ctl.cpu_b);
     if (ctl.sample_system) {
       std::vector<int> tids;

@@ -69,18 +69,20 @@ class Reader {
  public:
   explicit Reader(const FioEnv& env) : env_(env) {}
 
-  void read(const std::string& path, const std::string& from, bool included) {
+  // `written`: the include's name as the including file gives it.
+  void read(const std::string& path, const std::string& from, bool included, const std::string& written = {}) {
     const std::string norm = normalize(path);
+    const std::string shown = written == path ? written : fmt::format("{} ({})", written, path);
     if (std::find(stack_.begin(), stack_.end(), norm) != stack_.end())
-      throw UsageError(fmt::format("{}: include {}: it includes itself, through {} (an include loop)", from, path,
+      throw UsageError(fmt::format("{}: include {}: it includes itself, through {} (an include loop)", from, shown,
                                    fmt::format("{}", fmt::join(stack_, " -> "))));
     if (stack_.size() >= kMaxIncludeDepth)
-      throw UsageError(fmt::format("{}: include {}: includes nest deeper than {}", from, path, kMaxIncludeDepth));
+      throw UsageError(fmt::format("{}: include {}: includes nest deeper than {}", from, shown, kMaxIncludeDepth));
     std::string error;
     const std::optional<std::string> text = env_.read(path, error);
     if (!text) {
       if (from.empty()) throw UsageError(fmt::format("--fio: {}: {}", path, error));
-      throw UsageError(fmt::format("{}: include {}: cannot read it: {}", from, path, error));
+      throw UsageError(fmt::format("{}: include {}: cannot read it: {}", from, shown, error));
     }
     stack_.push_back(norm);
     unsigned line_no = 0;
@@ -113,7 +115,7 @@ class Reader {
       if (eq == std::string::npos && key.rfind("include", 0) == 0 && key.size() > 7 &&
           std::isspace(static_cast<unsigned char>(key[7]))) {
         const std::string name = trim(std::string_view(line).substr(7));
-        read(resolve(path, name), where, true);
+        read(resolve(path, name), where, true, name);
         continue;
       }
       if (sections_.empty())
