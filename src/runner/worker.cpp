@@ -130,7 +130,6 @@ void Worker::setup() {
       split_lat_ = true;
       out_.slat = std::make_shared<Histogram>();
       out_.clat = std::make_shared<Histogram>();
-      handed_.resize(plan_.depth);
     }
     if (rw_trims_only(job_.rw) || job_.rwmix_trim) out_.trim_latency = std::make_shared<Histogram>();
     if (sync_every_) out_.sync_latency = std::make_shared<Histogram>();
@@ -199,6 +198,7 @@ unsigned Worker::prepare(unsigned n, Nanos t) noexcept {
     Slot& s = slots_[idx];
     s.eagains = 0;
     s.t_submit = t;
+    s.t_issued = 0;  // until an enter that does not wait submits it
     if (sync_due_) [[unlikely]] {
       // --fsync/--fdatasync: the file last written, after every N writes.
       sync_due_ = false;
@@ -258,6 +258,7 @@ unsigned Worker::prepare_verified(unsigned n, Nanos t) noexcept {
     s.file = plan_.files[k];
     s.op = op_for_next();
     s.t_submit = t;
+    s.t_issued = 0;
     if (s.op == IoOp::Write) {
       s.gen = ++generation_;
       format_block(s.buf, bs, off, s.gen, job_.seed, plan_.index);
@@ -459,16 +460,10 @@ void Worker::loop() noexcept {
         inflight_logged = inflight;
       }
     }
-    unsigned q = 0;   // requests this enter submits
-    bool whole = true; // and they include every new one of this batch
-    if (nreq_) {
-      q = engine_->queue({reqs_.data(), nreq_});
-      if (split_lat_)
-        for (unsigned i = 0; i < q; ++i) handed_[i] = reqs_[i].tag;
-      whole = q == nreq_;
-      if (q < nreq_) std::memmove(reqs_.data(), reqs_.data() + q, (nreq_ - q) * sizeof(IoRequest));
-      nreq_ -= q;
-    }
+    // The requests this enter submits stay at the front of reqs_ until it
+    // has returned, so that their submission can be stamped (slat).
+    const unsigned q = nreq_ ? engine_->queue({reqs_.data(), nreq_}) : 0;
+    const bool whole = q == nreq_;  // every new one of this batch went
 
     // 2. Wait: only when no more can be issued now (depth full, quota or
     // pace reached, or stopping); then for a complete batch.
@@ -504,13 +499,16 @@ void Worker::loop() noexcept {
       fatal(fmt::format("io_uring_enter failed: {}", errno_text(got)));
       break;
     }
-    if (split_lat_ && q) {
+    if (split_lat_ && q && wait_nr == 0) {
       // slat ends when the enter that submitted the batch returns, unless
       // that enter also waited for completions: then the submission has no
-      // end of its own, and its I/Os count as unsplit.
-      const Nanos issued = wait_nr == 0 ? now : 0;
-      for (unsigned i = 0; i < q; ++i) slots_[handed_[i]].t_issued = issued;
-      if (issued && fresh && whole && counting_) out_.slat->record_n(now - t_prep, fresh);
+      // end of its own, t_issued stays 0 and its I/Os count as unsplit.
+      for (unsigned i = 0; i < q; ++i) slots_[reqs_[i].tag].t_issued = now;
+      if (fresh && whole && counting_) out_.slat->record_n(now - t_prep, fresh);
+    }
+    if (q) {
+      if (q < nreq_) std::memmove(reqs_.data(), reqs_.data() + q, (nreq_ - q) * sizeof(IoRequest));
+      nreq_ -= q;
     }
 
     // 3. Completions, all stamped `now`: the reaping time.
@@ -571,6 +569,7 @@ void Worker::loop() noexcept {
         s.offset += static_cast<uint32_t>(c.res);
         s.left -= static_cast<uint32_t>(c.res);
         ++out_.short_resubmits;
+        s.t_issued = 0;  // stamped again by the enter that resubmits it
         reqs_[nreq_++] = request(s, c.tag);
       } else if (c.res == -EAGAIN && ++s.eagains <= kMaxEagain) {
         // Retried. Under --nowait the retry may block: EAGAIN there means
@@ -578,6 +577,7 @@ void Worker::loop() noexcept {
         // application does); eagain_retries then counts the I/Os that
         // could not complete inline.
         ++out_.eagain_retries;
+        s.t_issued = 0;
         reqs_[nreq_++] = request(s, c.tag, true);
       } else if (c.res == -EOPNOTSUPP && job_.uring.iopoll) {
         // Polled I/O on a device without poll queues: every I/O will fail

@@ -63,7 +63,7 @@ class Worker {
     Nanos t_submit;   // when the request was first submitted
     uint64_t start;   // the request's first byte (offset moves on with short transfers)
     uint32_t eagains; // EAGAIN retries of this request so far
-    Nanos t_issued;   // when the enter that submitted it returned; 0 if that enter also waited
+    Nanos t_issued;   // when the enter that (last) submitted it returned; 0 until then, or if that enter also waited
     uint64_t gen;     // --verify: the write's generation
   };
   struct FreeDeleter { void operator()(char* p) const { std::free(p); } };
@@ -111,10 +111,7 @@ class Worker {
   IoOp sync_op_ = IoOp::Fsync;
   bool sync_due_ = false;
   uint32_t last_write_file_ = 0;
-  // slat/clat (--acct full, an engine that queues): the tags each enter
-  // submits, so that their t_issued can be stamped when it returns.
-  bool split_lat_ = false;
-  std::vector<uint32_t> handed_;
+  bool split_lat_ = false;  // slat/clat recorded (--acct full, an engine that queues)
   bool acct_full_ = true;  // record per-I/O latency
   bool dump_ = false;      // test-only: keep every counted I/O's interval
   // The requests: slots and their buffers, the free list, the batch being
