@@ -99,6 +99,7 @@ JobCpu job_cpu(const SystemSample& a, const SystemSample& b, const std::vector<i
   // the SQ thread after the ring's creator, an io-wq worker after the thread
   // whose requests it runs (a submitter, or an SQ thread).
   std::vector<std::string> owners;
+  owners.reserve(workers.size() + 4);
   for (int tid : workers) owners.push_back(std::to_string(tid));
   auto owned = [&](const std::string& comm, const char* prefix) {
     return comm.rfind(prefix, 0) == 0 && std::find(owners.begin(), owners.end(), comm.substr(8)) != owners.end();

@@ -84,8 +84,8 @@ Needs needs_of(uint32_t flag) {
     case IORING_SETUP_ATTACH_WQ: return Needs::WqFd;
     case IORING_SETUP_TASKRUN_FLAG: return Needs::CoopTaskrun;
     case IORING_SETUP_DEFER_TASKRUN: return Needs::SingleIssuer;
-    case IORING_SETUP_NO_MMAP: return Needs::UserMemory;
     // REGISTERED_FD_ONLY is only allowed together with NO_MMAP.
+    case IORING_SETUP_NO_MMAP:
     case IORING_SETUP_REGISTERED_FD_ONLY: return Needs::UserMemory;
     case IORING_SETUP_HYBRID_IOPOLL: return Needs::Iopoll;
     default: return Needs::Nothing;  // IOPOLL is accepted without a pollable file

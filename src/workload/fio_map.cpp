@@ -221,7 +221,7 @@ class JobMapper {
       if (!cur.empty()) files.push_back(cur);
       if (files.empty()) bad(*s->opt, "names no file");
       for (auto& f : files)
-        if (!directory.empty() && f[0] != '/') f = directory + "/" + f;
+        if (!directory.empty() && f[0] != '/') f.insert(0, "/").insert(0, directory);
     } else if (!directory.empty()) {
       put("--dir", directory);
     }
