@@ -120,6 +120,11 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
 }
 
 JobSpec to_job(const BenchArgs& a) {
+  // One job: to_jobs() takes --job and --fio apart before it comes here, so
+  // they can only reach this from a compare variant.
+  if (!a.jobs.empty() || !a.fio.empty())
+    throw UsageError(fmt::format("{}: a variant is one job; several jobs are a bench run of their own",
+                                 a.jobs.empty() ? "--fio" : "--job"));
   JobSpec j;
   if (a.rw == "randread") j.rw = RwMode::RandRead;
   else if (a.rw == "randwrite") j.rw = RwMode::RandWrite;

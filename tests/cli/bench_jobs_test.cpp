@@ -236,6 +236,13 @@ TEST(BenchJobs, MistakesInJobsAreNamed) {
     EXPECT_EQ(o.exit_code, 2) << c.args[1] << ": " << o.err;
     EXPECT_NE(o.err.find(c.says), std::string::npos) << "'" << c.says << "' in: " << o.err;
   }
+  // A compare variant is one job: --job and --fio inside one are named, not dropped.
+  for (const char* inner : {"a=--job x:--rw read", "a=--fio two.fio"}) {
+    auto o = run_ioacct({"compare", "--config", inner, "--size", "1m"}, {.env = {"IOACCT_TARGET=/dev/null"}});
+    EXPECT_EQ(o.exit_code, 2) << inner << ": " << o.err;
+    EXPECT_NE(o.err.find("variant 'a': --"), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find(": a variant is one job"), std::string::npos) << o.err;
+  }
 }
 
 }  // namespace
