@@ -366,13 +366,13 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
     res["start_s"] = jr.total.window_start_ns && r->total.window_start_ns
                          ? json(static_cast<double>(jr.total.window_start_ns - r->total.window_start_ns) / 1e9)
                          : json(nullptr);
-    json targets = json::array();
-    for (const auto& t : jr.targets) targets.push_back({{"path", t.path}, {"offset", t.base}, {"size", t.range}});
+    json job_targets = json::array();
+    for (const auto& t : jr.targets) job_targets.push_back({{"path", t.path}, {"offset", t.base}, {"size", t.range}});
     js.push_back({{"name", jr.name},
                   {"options", job_options_json(jobs[i])},
                   {"engine_description", jr.engine_desc},
                   {"setup_flags", setup_flags_json(jr.setup_flags)},
-                  {"targets", targets},
+                  {"targets", job_targets},
                   {"first_thread", jr.first_thread},
                   {"threads", jr.threads},
                   {"results", res}});

@@ -10,7 +10,9 @@
 
 namespace ioacct {
 
-inline constexpr int kSchemaVersion = 1;
+// 2: jobs[] (several jobs), per-job results and CPU, slat/clat, stdev, trims
+// and syncs; every field of 1 is kept, with the same meaning for one job.
+inline constexpr int kSchemaVersion = 2;
 
 // One job: the run's figures. Several (`jobs[i]` is r.jobs[i]'s): each
 // job's own, then the whole run's.
