@@ -314,7 +314,7 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   if (r.verify_skipped && signals.received()) r.interrupted = true;
 
   emit(json_out ? to_json(jobs, &r, argv).dump(2) + "\n" : format_console(jobs, r));
-  if (!a.report.empty()) write_atomically(a.report, html_bench_report(first, r, to_json(jobs, &r, argv)), "--report");
+  if (!a.report.empty()) write_atomically(a.report, html_bench_report(jobs, r, to_json(jobs, &r, argv)), "--report");
   if (!first.dump_intervals.empty()) {
     std::string text;
     for (const auto& t : r.threads)

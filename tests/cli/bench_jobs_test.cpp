@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -95,9 +96,19 @@ TEST(BenchJobs, TwoJobsFromAJobFileAddUpToTheDevicesIos) {
 TEST(BenchJobs, JobsOnTheCommandLineAndTheirConsoleReport) {
   TempDir dir;
   LoopDevice loop(dir.path(), {.size = "64m", .random_data = true});
+  const std::string html = dir.path() + "/r.html";
   auto o = run_ioacct({"bench", "--runtime", "1s", "--destroy-data", "--job", "r:--rw randread --iodepth 1",
-                       "--job", "w:--rw randwrite --iodepth 16 --threads 2 --startdelay 300ms", loop.path()});
+                       "--job", "w:--rw randwrite --iodepth 16 --threads 2 --startdelay 300ms", "--report", html,
+                       loop.path()});
   ASSERT_EQ(o.exit_code, 0) << o.err;
+  // The HTML report: a row per job and one for the whole run; jobs are not
+  // alternatives, so no ratio or verdict between them.
+  std::ifstream f(html);
+  const std::string page((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (const char* want : {"<td class=\"text\">job r</td>", "<td class=\"text\">job w</td>",
+                           "<td class=\"text\">all 2 jobs</td>"})
+    EXPECT_NE(page.find(want), std::string::npos) << want;
+  EXPECT_EQ(page.find(">baseline<"), std::string::npos);
   for (const char* want : {"job r: randread 4 KiB O_DIRECT, uring, depth 1", "job w: randwrite 4 KiB O_DIRECT, uring, depth 16",
                            "started 300", "all 2 jobs: 3 threads", "thread 1", "cpu        "})
     EXPECT_NE(o.out.find(want), std::string::npos) << "'" << want << "' in\n" << o.out;
