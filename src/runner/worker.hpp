@@ -72,6 +72,7 @@ class Worker {
   void allocate_buffers();
   unsigned prepare(unsigned n, Nanos t) noexcept;
   unsigned prepare_verified(unsigned n, Nanos t) noexcept;
+  unsigned prepare_mixed(unsigned n, Nanos t) noexcept;
   void finish_verified(const Slot& s, bool ok);
   IoOp op_for_next() noexcept;
   IoOp next_op() noexcept;
