@@ -8,6 +8,9 @@ print ratios and PASS/FAIL lines. Standard library only.
                                          submitting threads (results.cpu.breakdown.
                                          submitters_s), like fio's RUSAGE_THREAD figure;
                                          "nan" when the build has no breakdown
+  benchlib.py ioacct-job FILE.json NAME, benchlib.py fio-job FILE.json NAME
+                                      -> the four figures of one job of a run with
+                                         several (fio: its reads, writes, trims together)
   benchlib.py breakdown FILE.json     -> "submitters_us sq_threads_us iowq_us other_us",
                                          each CPU us per I/O ("nan" without a breakdown)
   benchlib.py table ROWS.tsv SCENARIO BASE PEER [PEER...]
@@ -166,6 +169,34 @@ def cmd_startup(runtime_s, *paths):
     print(f"{statistics.median(walls)!r} {statistics.median(cpus)!r} {min(walls)!r} {max(walls)!r} {min(cpus)!r} {max(cpus)!r}")
 
 
+def ioacct_job_figures(path, name):
+    """One job of a run with several (--job, --fio): jobs[].results."""
+    for job in json.load(open(path)).get("jobs") or []:
+        if job["name"] == name:
+            r = job["results"]
+            lat = r.get("latency_ns") or {}
+            cpu = r.get("cpu") or {}
+            return [num(r.get("iops")), num(cpu.get("per_io_us")),
+                    num(lat.get("p50")) / 1e3, num(lat.get("p99")) / 1e3]
+    sys.exit(f"benchlib.py: no job {name!r} in {path}")
+
+
+def fio_job_figures(path, name):
+    """One job of a fio run by its name: its reads, writes and trims together."""
+    text = open(path).read()
+    for job in json.loads(text[text.index("{"):])["jobs"]:
+        if job["jobname"] != name:
+            continue
+        dirs = [job[d] for d in ("read", "write", "trim") if job[d]["total_ios"]]
+        ios = sum(d["total_ios"] for d in dirs)
+        runtime_s = job["job_runtime"] / 1e3
+        cpu_us = (job["usr_cpu"] + job["sys_cpu"]) / 100 * runtime_s / ios * 1e6 if ios else float("nan")
+        pct = ((dirs[0] if dirs else {}).get("clat_ns") or {}).get("percentile") or {}
+        return [sum(d["iops"] for d in dirs), cpu_us,
+                num(pct.get("50.000000")) / 1e3, num(pct.get("99.000000")) / 1e3]
+    sys.exit(f"benchlib.py: no job {name!r} in {path}")
+
+
 def load_rows(path):
     rows = []
     for line in open(path):
@@ -277,6 +308,9 @@ def main(argv):
         print(repr(median_of(rows, args[1], args[3], args[2]) - median_of(rows, args[1], args[4], args[2])))
     elif cmd == "startup":
         cmd_startup(*args)
+    elif cmd in ("ioacct-job", "fio-job"):
+        f = ioacct_job_figures if cmd == "ioacct-job" else fio_job_figures
+        print(" ".join(repr(x) for x in f(args[0], args[1])))
     elif cmd == "table":
         cmd_table(*args)
     elif cmd == "grid":

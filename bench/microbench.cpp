@@ -28,6 +28,17 @@ void BM_RandomOffset(benchmark::State& state) {
 }
 BENCHMARK(BM_RandomOffset);
 
+// --random-distribution: what a skewed draw costs per I/O, beside the
+// uniform one above (1 GiB of 4 KiB blocks).
+void BM_SkewedOffset(benchmark::State& state, Distribution d) {
+  OffsetGen g(0, 1ull << 30, 4096, true, 42, 0, 1, 0, d);
+  for (auto _ : state) benchmark::DoNotOptimize(g.next());
+}
+BENCHMARK_CAPTURE(BM_SkewedOffset, zipf_1_2, Distribution{DistKind::Zipf, 1.2});
+BENCHMARK_CAPTURE(BM_SkewedOffset, zipf_0_8, Distribution{DistKind::Zipf, 0.8});
+BENCHMARK_CAPTURE(BM_SkewedOffset, pareto_0_2, Distribution{DistKind::Pareto, 0.2});
+BENCHMARK_CAPTURE(BM_SkewedOffset, normal_5, Distribution{DistKind::Normal, 5});
+
 void BM_ClockRead(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(now_ns());
 }

@@ -82,6 +82,39 @@ Accounting account(const SystemSample& a, const SystemSample& b, const std::vect
   return r;
 }
 
+JobCpu job_cpu(const SystemSample& a, const SystemSample& b, const std::vector<int>& workers) {
+  JobCpu c;
+  auto delta = [&](int tid, const TaskTime& t) {
+    auto it = a.tasks.find(tid);
+    const uint64_t before = it == a.tasks.end() ? 0 : it->second.runtime_ns;
+    return static_cast<double>(t.runtime_ns - std::min(before, t.runtime_ns)) / 1e9;
+  };
+  for (int tid : workers) {
+    auto it = b.tasks.find(tid);
+    const double s = it == b.tasks.end() ? 0.0 : delta(tid, it->second);
+    c.by_thread_s.push_back(s);
+    c.submitters_s += s;
+  }
+  // The kernel names its helper threads after the thread that made them:
+  // the SQ thread after the ring's creator, an io-wq worker after the thread
+  // whose requests it runs (a submitter, or an SQ thread).
+  std::vector<std::string> owners;
+  owners.reserve(workers.size() + 4);
+  for (int tid : workers) owners.push_back(std::to_string(tid));
+  auto owned = [&](const std::string& comm, const char* prefix) {
+    return comm.rfind(prefix, 0) == 0 && std::find(owners.begin(), owners.end(), comm.substr(8)) != owners.end();
+  };
+  for (const auto& [tid, t] : b.tasks)
+    if (owned(t.comm, "iou-sqp-")) {
+      c.sq_threads_s += delta(tid, t);
+      owners.push_back(std::to_string(tid));
+    }
+  for (const auto& [tid, t] : b.tasks)
+    if (owned(t.comm, "iou-wrk-")) c.iowq_s += delta(tid, t);
+  c.total_s = c.submitters_s + c.sq_threads_s + c.iowq_s;
+  return c;
+}
+
 void add_exact_busy(Accounting& acc, const std::vector<std::string>& names, const std::vector<ExactBusySample>& a,
                     const std::vector<ExactBusySample>& b) {
   if (a.size() != names.size() || b.size() != names.size()) return;

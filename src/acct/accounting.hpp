@@ -64,6 +64,17 @@ struct Accounting {
   std::vector<uint64_t> exact_depth_low;  // the lowest depth of each of the tracker's depth buckets (0, 1, 2, 4, ...)
 };
 
+// One job's share of the CPU (several jobs in one run): its submitter
+// threads, and the kernel threads that work for them, found by name: an SQ
+// thread is "iou-sqp-TID" and an io-wq worker "iou-wrk-TID", TID the thread
+// that made the ring.
+struct JobCpu {
+  double submitters_s = 0, sq_threads_s = 0, iowq_s = 0;
+  double total_s = 0;                 // the three together
+  std::vector<double> by_thread_s;    // each submitter, in the order given
+};
+JobCpu job_cpu(const SystemSample& a, const SystemSample& b, const std::vector<int>& workers);
+
 // `workers` are the submitter threads' tids; `target_disks` the devices the
 // targets sit on (others in the samples are "underlying").
 Accounting account(const SystemSample& a, const SystemSample& b, const std::vector<int>& workers,

@@ -9,12 +9,35 @@ void Histogram::merge(const Histogram& o) noexcept {
   for (size_t i = 0; i < kBuckets; ++i) counts_[i] += o.counts_[i];
   count_ += o.count_;
   sum_ += o.sum_;
+  sumsq_ += o.sumsq_;
   min_ = std::min(min_, o.min_);
   max_ = std::max(max_, o.max_);
 }
 
 double Histogram::mean() const noexcept {
   return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0.0;
+}
+
+double Histogram::stdev() const noexcept {
+  if (count_ < 2) return 0.0;
+  const long double n = static_cast<long double>(count_);
+  const long double m = static_cast<long double>(sum_) / n;
+  long double sq;
+  if (max_ < (uint64_t{1} << 42)) {
+    sq = static_cast<long double>(sumsq_) / n;
+  } else {
+    // The exact sum of squares may have wrapped: use the bucket midpoints.
+    long double s = 0;
+    for (size_t i = 0; i < kBuckets; ++i) {
+      if (!counts_[i]) continue;
+      const long double mid = static_cast<long double>(lower_bound(i)) +
+                              static_cast<long double>(upper_bound(i) - lower_bound(i)) / 2;
+      s += mid * mid * static_cast<long double>(counts_[i]);
+    }
+    sq = s / n;
+  }
+  const long double var = sq - m * m;
+  return var > 0 ? static_cast<double>(std::sqrt(var)) : 0.0;
 }
 
 uint64_t Histogram::quantile(double q) const noexcept {

@@ -5,14 +5,17 @@
 
 #include <cstdio>
 
+#include "cli/bench_jobs.hpp"
 #include "cli/cli.hpp"
 #include "cli/signals.hpp"
+#include "common/distribution.hpp"
 #include "common/errors.hpp"
 #include "common/output.hpp"
 #include "common/units.hpp"
 #include "report/html_report.hpp"
 #include "report/report.hpp"
 #include "runner/runner.hpp"
+#include "workload/run_targets.hpp"
 #include "workload/target.hpp"
 
 namespace ioacct {
@@ -39,8 +42,14 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
       "and removed on exit.\nSee docs/cli.md for every option.");
   b->add_option("targets", a.targets, "Regular files or block devices (default: a temporary file)")
       ->type_name("TARGET");
-  b->add_option("--rw", a.rw, "randread|randwrite|read|write|randrw (default randread)")->type_name("MODE");
-  b->add_option("--rwmix-read", a.rwmix_read, "Percent of reads with --rw randrw (default 50)")->type_name("PCT");
+  b->add_option("--rw", a.rw, "randread|randwrite|read|write|randrw|rw|trim|randtrim (default randread)")->type_name("MODE");
+  b->add_option("--rwmix-read", a.rwmix_read, "Percent of reads with --rw randrw or rw (default 50)")->type_name("PCT");
+  b->add_option("--rwmix-trim", a.rwmix_trim, "Percent of trims with --rw randrw or rw; the rest are writes (default 0)")->type_name("PCT");
+  b->add_option("--random-distribution", a.random_distribution,
+                "Which blocks random I/O picks: uniform (default), zipf:THETA, pareto:H or normal:SIGMA% (fio's meaning)")
+      ->type_name("DIST");
+  b->add_option("--fsync", a.fsync, "An fsync of the file after every N writes (IORING_OP_FSYNC; psync: fsync(2))")->type_name("N");
+  b->add_option("--fdatasync", a.fdatasync, "An fdatasync of the file after every N writes")->type_name("N");
   b->add_option("--bs", a.bs, "Block size of each I/O (default 4k)")->type_name("SIZE");
   b->add_option("-d,--iodepth", a.iodepth, "I/Os in flight, total over all threads (default 32)")->type_name("N");
   b->add_option("--submit-batch", a.submit_batch, "I/Os submitted per syscall (default min(depth per thread, 32))")->type_name("N");
@@ -53,6 +62,14 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--runtime", a.runtime, "Measured time (default 10s, unless --ios is given)")->type_name("DURATION");
   b->add_option("--ios", a.ios, "Stop after this many measured I/Os, over all threads")->type_name("N");
   b->add_option("--ramp", a.ramp, "Run this long first, excluded from the results (default 0s)")->type_name("DURATION");
+  // Several jobs in one run (docs/cli.md, "Several jobs").
+  b->add_option("--job", a.jobs, "A job of its own, side by side with the others: NAME:OPTIONS, e.g. "
+                "'reader:--rw randread --iodepth 1' (repeat for more; options outside --job apply to every job)")
+      ->type_name("NAME:OPTIONS")->expected(1)->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  b->add_option("--fio", a.fio, "Run the jobs of a fio job file (docs/fio.md: which options map, and how)")->type_name("FILE.fio");
+  b->add_option("--startdelay", a.startdelay, "With several jobs: start this job this long after the run")->type_name("DURATION");
+  b->add_flag("--stonewall", a.stonewall, "With several jobs: start this job when every job before it has ended");
+  b->add_flag("--split-submit", a.split_submit, "Submit and wait in separate io_uring_enter calls, so every I/O's slat is timed (one more syscall per batch)");
   b->add_option("-n,--threads", a.threads, "Threads, each with its own ring (default 1)")->type_name("N");
   b->add_option("--cpus", a.cpus, "Pin thread i to the i-th CPU of this list, e.g. 0,2-3")->type_name("LIST");
   b->add_option("--engine", a.engine, "uring (io_uring), psync (pread/pwrite, depth 1 per thread) or nop (IORING_OP_NOP)")->type_name("ENGINE");
@@ -98,23 +115,47 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   // Test-only, so not in --help (docs/cli.md describes it).
   b->add_option("--inject-faults", a.inject_faults, "")->group("");
   b->add_option("--dump-intervals", a.dump_intervals, "")->group("");
+  // How --fio maps a fio job without time_based or size: each thread one pass over its targets.
+  b->add_flag("--one-pass", a.one_pass, "")->group("");
   for (CLI::Option* o : b->get_options())
     if (o->get_type_size() != 0) o->check(not_empty);  // every option that takes a value
   return b;
 }
 
 JobSpec to_job(const BenchArgs& a) {
+  // One job: to_jobs() takes --job and --fio apart before it comes here, so
+  // they can only reach this from a compare variant.
+  if (!a.jobs.empty() || !a.fio.empty())
+    throw UsageError(fmt::format("{}: a variant is one job; several jobs are a bench run of their own",
+                                 a.jobs.empty() ? "--fio" : "--job"));
   JobSpec j;
   if (a.rw == "randread") j.rw = RwMode::RandRead;
   else if (a.rw == "randwrite") j.rw = RwMode::RandWrite;
   else if (a.rw == "read") j.rw = RwMode::Read;
   else if (a.rw == "write") j.rw = RwMode::Write;
   else if (a.rw == "randrw") j.rw = RwMode::RandRw;
-  else throw UsageError(fmt::format("--rw: '{}' is not one of randread, randwrite, read, write, randrw", a.rw));
+  else if (a.rw == "rw" || a.rw == "readwrite") j.rw = RwMode::ReadWrite;
+  else if (a.rw == "trim") j.rw = RwMode::Trim;
+  else if (a.rw == "randtrim") j.rw = RwMode::RandTrim;
+  else throw UsageError(fmt::format("--rw: '{}' is not one of randread, randwrite, read, write, randrw, rw, trim, randtrim", a.rw));
   if (a.dsync && !rw_writes(j.rw))
     throw UsageError(fmt::format("--dsync: --rw {} does not write; O_DSYNC only changes writes", a.rw));
   j.dsync = a.dsync;
   j.rwmix_read = parse_small("--rwmix-read", a.rwmix_read, 0, 100);
+  if (!a.rwmix_trim.empty()) j.rwmix_trim = parse_small("--rwmix-trim", a.rwmix_trim, 0, 100);
+  if (!a.random_distribution.empty()) j.distribution = parse_distribution("--random-distribution", a.random_distribution);
+  if (!a.fsync.empty()) {
+    j.fsync_every = parse_count("--fsync", a.fsync);
+    if (!j.fsync_every) throw UsageError("--fsync: must be at least 1 (leave it out for no syncs)");
+  }
+  if (!a.fdatasync.empty()) {
+    j.fdatasync_every = parse_count("--fdatasync", a.fdatasync);
+    if (!j.fdatasync_every) throw UsageError("--fdatasync: must be at least 1 (leave it out for no syncs)");
+  }
+  if (!a.startdelay.empty()) j.startdelay = parse_duration("--startdelay", a.startdelay);
+  j.stonewall = a.stonewall;
+  j.one_pass = a.one_pass;
+  j.split_submit = a.split_submit;
   j.bs = parse_size("--bs", a.bs);
   j.iodepth = parse_small("--iodepth", a.iodepth, 1, kMaxDepth);
   if (!a.submit_batch.empty()) j.submit_batch = parse_small("--submit-batch", a.submit_batch, 1, kMaxDepth);
@@ -212,39 +253,58 @@ JobSpec to_job(const BenchArgs& a) {
   return j;
 }
 
+namespace {
+
+// --one-pass (a fio job without time_based): each thread's --ios share is one
+// pass over the job's targets, now that their ranges are known.
+void resolve_one_pass(JobSpec& job, const Targets& targets) {
+  if (!job.one_pass) return;
+  uint64_t blocks = 0;
+  for (const auto& t : targets.list) blocks += t.range / job.bs;
+  job.ios = std::max<uint64_t>(1, blocks) * job.threads;
+}
+
+}  // namespace
+
 int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) {
-  JobSpec job = to_job(a);
+  std::vector<JobSpec> jobs = to_jobs(a);
+  const JobSpec& first = jobs.front();
   const bool json_out = a.format == "json";
-  if (job.engine == EngineKind::Psync && a.iodepth_given && job.iodepth > job.threads)
+  if (jobs.size() == 1 && first.engine == EngineKind::Psync && a.iodepth_given && first.iodepth > first.threads)
     fmt::print(stderr, "warning: --engine psync does one I/O at a time per thread, so --iodepth {} "
-               "is not used; add --threads N for N I/Os in flight\n", job.iodepth);
+               "is not used; add --threads N for N I/Os in flight\n", first.iodepth);
   if (!a.output.empty()) check_output_writable("--output", a.output);
   if (!a.report.empty()) check_output_writable("--report", a.report);
 
   // Fail fast, before a 1 GiB temporary file is written, if io_uring is off.
-  check_engine_available(job.engine, job.uring, job.depth_per_thread());
+  for (const JobSpec& job : jobs) check_engine_available(job.engine, job.uring, job.depth_per_thread());
 
   StopSignals signals;  // before any thread exists
   auto emit = [&](const std::string& text) { write_output(text, a.output); };
   auto interrupted_exit = [&] { return 128 + signals.received(); };
 
-  Targets targets;
+  std::vector<Targets> targets;
   try {
-    targets = open_targets(job, [&] { return signals.wait(0); });
+    if (jobs.size() == 1) targets.push_back(open_targets(first, [&] { return signals.wait(0); }));
+    else targets = open_run_targets(jobs, [&] { return signals.wait(0); });
   } catch (const RuntimeError&) {
     if (!signals.received()) throw;
     fmt::print(stderr, "ioacct: interrupted before the run started\n");
-    if (json_out) emit(to_json(job, nullptr, argv).dump(2) + "\n");
+    if (json_out) emit(to_json(jobs, nullptr, argv).dump(2) + "\n");
     return interrupted_exit();
   }
-
-  check_targets(job, targets);
+  std::vector<const Targets*> target_ptrs;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    check_targets(jobs[i], targets[i]);
+    resolve_one_pass(jobs[i], targets[i]);
+    target_ptrs.push_back(&targets[i]);
+  }
 
   const bool tty = isatty(STDERR_FILENO);
   const bool show_progress = a.progress || tty;
   RunHooks hooks;
   hooks.wait_stop_signal = [&](int ms) { return signals.wait(ms); };
-  hooks.on_start = [&](const RunResult& ctx) { fmt::print(stderr, "{}\n", format_start_line(job, ctx)); };
+  hooks.on_start = [&](const RunResult& ctx) { fmt::print(stderr, "{}\n", format_start_line(jobs, ctx)); };
   if (show_progress) {
     hooks.on_progress = [&](const Progress& p) {
       std::string line = fmt::format("[{:5.1f}s] {}{} IOPS  {}  in flight {}{}", p.elapsed_s,
@@ -259,17 +319,17 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
     fmt::print(stderr, "ioacct: verifying every block this run wrote{}\n",
                delay_ns ? fmt::format(", after waiting {} (--verify-delay)", format_duration_ns(static_cast<double>(delay_ns))) : "");
   };
-  RunResult r = run_bench(job, targets, hooks);
+  RunResult r = run_jobs(jobs, target_ptrs, hooks);
   if (show_progress && tty) fmt::print(stderr, "\r\033[K");
   if (r.verify_skipped && signals.received()) r.interrupted = true;
 
-  emit(json_out ? to_json(job, &r, argv).dump(2) + "\n" : format_console(job, r));
-  if (!a.report.empty()) write_atomically(a.report, html_bench_report(job, r, to_json(job, &r, argv)), "--report");
-  if (!job.dump_intervals.empty()) {
+  emit(json_out ? to_json(jobs, &r, argv).dump(2) + "\n" : format_console(jobs, r));
+  if (!a.report.empty()) write_atomically(a.report, html_bench_report(jobs, r, to_json(jobs, &r, argv)), "--report");
+  if (!first.dump_intervals.empty()) {
     std::string text;
     for (const auto& t : r.threads)
       for (const auto& [a0, b0] : t.intervals) text += fmt::format("{} {}\n", a0, b0);
-    write_atomically(job.dump_intervals, text);
+    write_atomically(first.dump_intervals, text);
   }
 
   if (r.interrupted) {
@@ -279,20 +339,25 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   if (r.stop_reason == StopReason::Errors)
     throw RuntimeError(fmt::format("the run stopped after {} I/O error{} (first: {}); "
                                    "--max-errors {} allows more", r.error_count(),
-                                   r.error_count() == 1 ? "" : "s", r.first_error, job.max_errors));
+                                   r.error_count() == 1 ? "" : "s", r.first_error, first.max_errors));
   if (r.stop_reason == StopReason::Fatal) throw RuntimeError(r.first_error);
   if (r.verify && r.verify->mismatches) {
     const auto& f = r.verify->findings.front();
     throw RuntimeError(fmt::format("--verify: {} block{} did not read back as written (first: offset {}, {})",
                                    r.verify->mismatches, r.verify->mismatches == 1 ? "" : "s", f.offset, f.kind));
   }
-  if (job.runtime && r.stop_reason == StopReason::Runtime &&
-      static_cast<double>(r.window_ns) > 1.1 * static_cast<double>(job.runtime->count()))
-    fmt::print(stderr, "warning: the measured window is {} for --runtime {}: the last batch took that much longer "
-               "to complete (a stalled device, or a busy machine); rates are over the window as measured, "
-               "but check the latency maximum before trusting them\n",
-               format_duration_ns(static_cast<double>(r.window_ns)),
-               format_duration_ns(static_cast<double>(job.runtime->count())));
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const JobSpec& job = jobs[i];
+    const uint64_t window = r.jobs[i].window_ns;
+    if (job.runtime && r.stop_reason == StopReason::Runtime &&
+        static_cast<double>(window) > 1.1 * static_cast<double>(job.runtime->count()))
+      fmt::print(stderr, "warning: {}the measured window is {} for --runtime {}: the last batch took that much longer "
+                 "to complete (a stalled device, or a busy machine); rates are over the window as measured, "
+                 "but check the latency maximum before trusting them\n",
+                 jobs.size() > 1 ? fmt::format("job {}: ", job.name) : "",
+                 format_duration_ns(static_cast<double>(window)),
+                 format_duration_ns(static_cast<double>(job.runtime->count())));
+  }
   if (r.accounting)
     for (const auto& sq : r.accounting->sq_threads)
       if (sq.work_s && sq.cpu_s > 0.05 && *sq.work_s < 0.5 * sq.cpu_s)
@@ -302,7 +367,7 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   if (r.error_count())
     fmt::print(stderr, "warning: {} {} tolerated (--max-errors {}); the results count "
                "only completed I/Os; check the device ('dmesg') before trusting them\n",
-               plural(r.error_count(), "I/O error"), r.error_count() == 1 ? "was" : "were", job.max_errors);
+               plural(r.error_count(), "I/O error"), r.error_count() == 1 ? "was" : "were", first.max_errors);
   return kExitOk;
 }
 

@@ -16,14 +16,17 @@ struct BenchArgs {
   std::string threads = "1", cpus, engine = "uring", rate_iops, rate, seed, max_errors = "0";
   std::string dir, format = "console", output, report, verify_delay, inject_faults;
   std::string sq_cpu, sq_idle, wait = "sleep", acct, dump_intervals, log_interval = "1s";
+  std::string rwmix_trim, random_distribution, fsync, fdatasync, startdelay, fio;
+  std::vector<std::string> jobs;  // --job NAME:OPTIONS, in order
   bool direct = false, buffered = false, progress = false, destroy_data = false, dsync = false;
-  bool verify = false, verify_during = false;
+  bool verify = false, verify_during = false, stonewall = false, split_submit = false, one_pass = false;
   bool sqpoll = false, sq_shared = false, iopoll = false, fixed_files = false, fixed_bufs = false;
   bool register_ring = false, vectored = false, nowait = false, force_async = false, no_iowait = false;
   bool single_issuer = false, no_single_issuer = false, defer_taskrun = false, no_defer_taskrun = false;
   bool coop_taskrun = false, no_coop_taskrun = false, no_sqarray = false;
   bool no_fixed_files = false, no_fixed_bufs = false, no_register_ring = false;
   bool iodepth_given = false;  // set after parsing, from the option's count
+  std::vector<std::string> given;  // set after parsing: the options given, by long name ("--bs")
   std::vector<std::string> targets;
 };
 

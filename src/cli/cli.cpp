@@ -76,6 +76,8 @@ int run_cli(int argc, char** argv) {
     return kExitUsage;
   }
   bench.iodepth_given = bench_cmd->count("--iodepth") > 0;
+  for (const CLI::Option* o : bench_cmd->get_options())
+    if (o->count()) bench.given.push_back(o->get_lnames().empty() ? o->get_single_name() : "--" + o->get_lnames().front());
   compare.words = compare_cmd->remaining();
   std::vector<std::string> args(argv, argv + argc);
   try {

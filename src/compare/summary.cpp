@@ -50,6 +50,27 @@ RunMetrics measure(const RunResult& r) {
   return m;
 }
 
+RunMetrics measure(const JobResult& j) {
+  RunMetrics m;
+  const ThreadResult& t = j.total;
+  m.ios = t.ios;
+  m.iops = per_s(t.ios, j.window_ns);
+  m.bytes_per_s = per_s(t.bytes_read + t.bytes_written, j.window_ns);
+  if (j.cpu && t.ios) {
+    const double n = static_cast<double>(t.ios);
+    m.cpu_per_io_ns = j.cpu->total_s * 1e9 / n;
+    m.cpu_submit_ns = j.cpu->submitters_s * 1e9 / n;
+    m.cpu_sq_ns = j.cpu->sq_threads_s * 1e9 / n;
+    m.cpu_iowq_ns = j.cpu->iowq_s * 1e9 / n;
+  }
+  if (t.latency && t.latency->count()) {
+    m.p50_ns = static_cast<double>(t.latency->quantile(0.5));
+    m.p99_ns = static_cast<double>(t.latency->quantile(0.99));
+    m.latency = t.latency;
+  }
+  return m;
+}
+
 namespace {
 
 Figure figure(const std::vector<RunMetrics>& runs, const std::function<std::optional<double>(const RunMetrics&)>& get) {

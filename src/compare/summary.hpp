@@ -38,6 +38,10 @@ inline constexpr const char* kBusySource =
     "the exact time the first target device had I/O in flight (eBPF, every I/O on it, like %util)";
 
 RunMetrics measure(const RunResult& r);
+// One job of a run with several, over its own window: its I/O, latency and
+// CPU (its threads and the kernel threads working for them; no "other").
+// Device figures are the whole run's and stay empty here.
+RunMetrics measure(const JobResult& j);
 
 // One figure over a variant's measured repetitions (warm-ups excluded).
 struct Figure {

@@ -18,7 +18,12 @@
 
 namespace ioacct {
 
-enum class IoOp : uint8_t { Read, Write };
+// Read and Write move `len` bytes at `offset`. Fsync and Fdatasync sync the
+// file (offset, len and buf unused). Trim discards [offset, offset + len): a
+// block device's discard, a file's punched hole. Sync and trim complete with
+// res 0 when done (never a byte count).
+enum class IoOp : uint8_t { Read, Write, Fsync, Fdatasync, Trim };
+inline bool io_moves_data(IoOp op) { return op == IoOp::Read || op == IoOp::Write; }
 
 struct IoRequest {
   uint64_t offset;
@@ -38,6 +43,8 @@ struct IoCompletion {
 struct EngineOptions {
   unsigned depth = 32;   // most requests in flight at once
   std::vector<int> fds;  // open files, indexed by IoRequest::file; not owned
+  std::vector<uint8_t> is_block;  // per fd: a block device (Trim discards) or a file (Trim punches a hole)
+  bool force_blkdiscard = false;  // tests only: io_uring discards with BLKDISCARD, as before 6.12
   std::vector<iovec> buffers;  // one per tag, for registered buffers; not owned
   UringOptions uring;
 };

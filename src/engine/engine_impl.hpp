@@ -29,13 +29,25 @@ class UringEngine final : public Engine {
   void setup(const EngineOptions& opts);
   void register_resources(const EngineOptions& opts);
   unsigned flush_sq() noexcept;
+  void prep_trim(io_uring_sqe* sqe, int fd, const IoRequest& r) noexcept;
+  int32_t blkdiscard(const IoRequest& r) noexcept;
   int sys_enter(unsigned to_submit, unsigned min_complete, unsigned flags, uint64_t timeout_ns) noexcept;
   bool spin_wait(unsigned wait_nr, uint64_t until_ns) noexcept;
+
+  // user_data bit of a block discard, whose failure may call for the fallback.
+  static constexpr uint64_t kDiscardTag = uint64_t{1} << 63;
 
   io_uring ring_{};
   bool ring_ok_ = false;
   std::vector<int> fds_;
+  std::vector<uint8_t> is_block_;
   std::vector<iovec> iovs_;  // per tag, for READV/WRITEV
+  // Block discards: IORING_OP_URING_CMD's BLOCK_URING_CMD_DISCARD (6.12+),
+  // or, where the kernel refuses it, BLKDISCARD made inline by queue(), its
+  // result handed back by the next enter() (`inline_done_`).
+  bool discard_cmd_ = true;
+  std::vector<IoRequest> trims_;            // per tag: the discard in flight, for the fallback
+  std::vector<IoCompletion> inline_done_;
   EngineCounters counters_;
   uint32_t flags_ = 0;
   uint32_t features_ = 0;
@@ -56,7 +68,10 @@ class PsyncEngine final : public Engine {
   std::string describe() const override;
 
  private:
+  int32_t run(const IoRequest& r) noexcept;
+
   std::vector<int> fds_;
+  std::vector<uint8_t> is_block_;
   std::vector<IoRequest> queue_;
   size_t queued_ = 0;
   EngineCounters counters_;

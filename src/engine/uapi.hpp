@@ -19,3 +19,6 @@
 #ifndef IORING_FEAT_NODROP
 #define IORING_FEAT_NODROP (1U << 1)  // 5.5: a full CQ never drops completions
 #endif
+#ifndef BLOCK_URING_CMD_DISCARD
+#define BLOCK_URING_CMD_DISCARD _IO(0x12, 0)  // 6.12: IORING_OP_URING_CMD on a block device (linux/blkdev.h)
+#endif

@@ -5,6 +5,9 @@
 // spinning on the CQ) need flags liburing 2.3 cannot pass, and counting
 // syscalls exactly needs to know when one is made.
 #include <fmt/format.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -69,7 +72,11 @@ std::string memlock_text() {
 
 }  // namespace
 
-UringEngine::UringEngine(const EngineOptions& opts, bool nop) : fds_(opts.fds), o_(opts.uring), nop_(nop) {
+UringEngine::UringEngine(const EngineOptions& opts, bool nop)
+    : fds_(opts.fds), is_block_(opts.is_block), discard_cmd_(!opts.force_blkdiscard), o_(opts.uring), nop_(nop) {
+  is_block_.resize(fds_.size(), 0);
+  trims_.resize(std::max(opts.depth, 1u));
+  inline_done_.reserve(std::max(opts.depth, 1u));
   setup(opts);
   try {
     register_resources(opts);
@@ -230,41 +237,81 @@ unsigned UringEngine::queue(std::span<const IoRequest> reqs) noexcept {
   io_uring_sq& sq = ring_.sq;
   const unsigned n = static_cast<unsigned>(std::min<size_t>(reqs.size(), io_uring_sq_space_left(&ring_)));
   const unsigned tail = sq.sqe_tail;
-  if (nop_) {
-    for (unsigned i = 0; i < n; ++i) {
-      io_uring_sqe* sqe = &sq.sqes[(tail + i) & sq.ring_mask];
+  unsigned used = 0;  // SQEs filled: a discard made inline by BLKDISCARD takes none
+  for (unsigned i = 0; i < n; ++i) {
+    const IoRequest& r = reqs[i];
+    io_uring_sqe* sqe = &sq.sqes[(tail + used) & sq.ring_mask];
+    if (nop_) {
       io_uring_prep_nop(sqe);
       // NOP completes with res 0; carry the length so the completion can
       // report the request as whole (nop moves no data; the runner knows).
-      sqe->user_data = (static_cast<uint64_t>(reqs[i].len) << 32) | reqs[i].tag;
+      sqe->user_data = (static_cast<uint64_t>(r.len) << 32) | r.tag;
+      ++used;
+      continue;
     }
-    sq.sqe_tail = tail + n;
-    return n;
-  }
-  for (unsigned i = 0; i < n; ++i) {
-    const IoRequest& r = reqs[i];
-    io_uring_sqe* sqe = &sq.sqes[(tail + i) & sq.ring_mask];
     const int fd = fixed_files_ ? static_cast<int>(r.file) : (r.file < fds_.size() ? fds_[r.file] : -1);
-    const bool read = r.op == IoOp::Read;
-    if (o_.vectored) {
-      iovec& iov = iovs_[r.tag];
-      iov = {r.buf, r.len};
-      if (read) io_uring_prep_readv(sqe, fd, &iov, 1, r.offset);
-      else io_uring_prep_writev(sqe, fd, &iov, 1, r.offset);
-    } else if (fixed_bufs_) {
-      if (read) io_uring_prep_read_fixed(sqe, fd, r.buf, r.len, r.offset, static_cast<int>(r.tag));
-      else io_uring_prep_write_fixed(sqe, fd, r.buf, r.len, r.offset, static_cast<int>(r.tag));
-    } else {
-      if (read) io_uring_prep_read(sqe, fd, r.buf, r.len, r.offset);
-      else io_uring_prep_write(sqe, fd, r.buf, r.len, r.offset);
+    switch (r.op) {
+      case IoOp::Read:
+      case IoOp::Write: {
+        const bool read = r.op == IoOp::Read;
+        if (o_.vectored) {
+          iovec& iov = iovs_[r.tag];
+          iov = {r.buf, r.len};
+          if (read) io_uring_prep_readv(sqe, fd, &iov, 1, r.offset);
+          else io_uring_prep_writev(sqe, fd, &iov, 1, r.offset);
+        } else if (fixed_bufs_) {
+          if (read) io_uring_prep_read_fixed(sqe, fd, r.buf, r.len, r.offset, static_cast<int>(r.tag));
+          else io_uring_prep_write_fixed(sqe, fd, r.buf, r.len, r.offset, static_cast<int>(r.tag));
+        } else {
+          if (read) io_uring_prep_read(sqe, fd, r.buf, r.len, r.offset);
+          else io_uring_prep_write(sqe, fd, r.buf, r.len, r.offset);
+        }
+        if (o_.nowait && !r.may_block) sqe->rw_flags = RWF_NOWAIT;
+        break;
+      }
+      case IoOp::Fsync: io_uring_prep_fsync(sqe, fd, 0); break;
+      case IoOp::Fdatasync: io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC); break;
+      case IoOp::Trim:
+        if (r.file < is_block_.size() && is_block_[r.file]) {
+          if (!discard_cmd_) {
+            inline_done_.push_back({r.tag, blkdiscard(r)});
+            continue;
+          }
+          prep_trim(sqe, fd, r);
+        } else {
+          io_uring_prep_fallocate(sqe, fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(r.offset),
+                                  static_cast<off_t>(r.len));
+        }
+        break;
     }
+    sqe->user_data = r.tag | (sqe->opcode == IORING_OP_URING_CMD ? kDiscardTag : 0);
     if (fixed_files_) sqe->flags |= IOSQE_FIXED_FILE;
     if (o_.force_async) sqe->flags |= IOSQE_ASYNC;
-    if (o_.nowait && !r.may_block) sqe->rw_flags = RWF_NOWAIT;
-    sqe->user_data = r.tag;
+    ++used;
   }
-  sq.sqe_tail = tail + n;  // what a full SQ leaves out is not an error: the caller submits first
+  sq.sqe_tail = tail + used;  // what a full SQ leaves out is not an error: the caller submits first
   return n;
+}
+
+// A block device's discard as an io_uring command (6.12+): the range in
+// addr (start) and addr3 (length), everything else zero.
+void UringEngine::prep_trim(io_uring_sqe* sqe, int fd, const IoRequest& r) noexcept {
+  io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd, nullptr, 0, 0);
+  sqe->cmd_op = BLOCK_URING_CMD_DISCARD;
+  sqe->__pad1 = 0;
+  sqe->addr = r.offset;
+  sqe->addr3 = r.len;
+  trims_[r.tag] = r;
+}
+
+// BLKDISCARD, made here and now: the kernel has no discard command.
+int32_t UringEngine::blkdiscard(const IoRequest& r) noexcept {
+  const int fd = r.file < fds_.size() ? fds_[r.file] : -1;
+  uint64_t range[2] = {r.offset, r.len};
+  ++counters_.syscalls;
+  ++counters_.submit_syscalls;
+  ++counters_.submitted;
+  return ::ioctl(fd, BLKDISCARD, range) < 0 ? -errno : 0;
 }
 
 // Publishes the SQEs queued since the last call; returns how many the kernel
@@ -327,6 +374,9 @@ bool UringEngine::spin_wait(unsigned wait_nr, uint64_t until_ns) noexcept {
 }
 
 int UringEngine::enter(unsigned wait_nr, std::span<IoCompletion> out, uint64_t timeout_ns) noexcept {
+  // Discards made inline are already done: never wait for them.
+  const unsigned done_inline = static_cast<unsigned>(inline_done_.size());
+  wait_nr = wait_nr > done_inline ? wait_nr - done_inline : 0;
   const unsigned pending = flush_sq();
   unsigned to_submit = 0, flags = 0;
   if (o_.sqpoll) {
@@ -365,22 +415,38 @@ int UringEngine::enter(unsigned wait_nr, std::span<IoCompletion> out, uint64_t t
     }
   }
 
-  unsigned head, n = 0;
+  unsigned n = 0;
+  if (done_inline) {
+    const unsigned k = std::min<unsigned>(done_inline, static_cast<unsigned>(out.size()));
+    for (unsigned i = 0; i < k; ++i) out[n++] = inline_done_[i];
+    inline_done_.erase(inline_done_.begin(), inline_done_.begin() + k);
+    counters_.reaped += k;
+  }
+  unsigned head, reaped = 0;
   io_uring_cqe* cqe;
-  if (nop_) {
-    io_uring_for_each_cqe(&ring_, head, cqe) {
-      if (n == out.size()) break;
+  io_uring_for_each_cqe(&ring_, head, cqe) {
+    if (n == out.size()) break;
+    ++reaped;
+    if (nop_) {
       const uint32_t len = static_cast<uint32_t>(cqe->user_data >> 32);
       out[n++] = {static_cast<uint32_t>(cqe->user_data), cqe->res < 0 ? cqe->res : static_cast<int32_t>(len)};
-    }
-  } else {
-    io_uring_for_each_cqe(&ring_, head, cqe) {
-      if (n == out.size()) break;
+    } else if (cqe->user_data & kDiscardTag) [[unlikely]] {
+      const uint32_t tag = static_cast<uint32_t>(cqe->user_data);
+      int32_t res = cqe->res;
+      // A kernel without the block discard command (before 6.12) answers
+      // EOPNOTSUPP, as does a device that cannot discard: BLKDISCARD tells
+      // which, and if it works, takes every later discard.
+      if (res == -EOPNOTSUPP && discard_cmd_) {
+        res = blkdiscard(trims_[tag]);
+        if (res == 0) discard_cmd_ = false;
+      }
+      out[n++] = {tag, res};
+    } else {
       out[n++] = {static_cast<uint32_t>(cqe->user_data), cqe->res};
     }
   }
-  io_uring_cq_advance(&ring_, n);
-  counters_.reaped += n;
+  io_uring_cq_advance(&ring_, reaped);
+  counters_.reaped += reaped;
   return static_cast<int>(n);
 }
 

@@ -6,9 +6,9 @@
 namespace ioacct {
 namespace {
 
-std::string targets_line(const RunResult& r) {
+std::string targets_of(const std::vector<TargetInfo>& targets) {
   std::string s;
-  for (const auto& t : r.targets) {
+  for (const auto& t : targets) {
     if (!s.empty()) s += ", ";
     s += fmt::format("{} [{}{}]", t.path, t.device.empty() ? "no block device" : t.device,
                      t.range ? fmt::format(", {} used", format_size(t.range)) : "");
@@ -18,10 +18,50 @@ std::string targets_line(const RunResult& r) {
 
 void latency_lines(std::string& out, const Histogram& h, const char* indent) {
   auto d = [](uint64_t ns) { return format_duration_ns(static_cast<double>(ns)); };
-  out += fmt::format("{}min {}  mean {}  max {}\n", indent, d(h.min()),
-                     format_duration_ns(h.mean()), d(h.max()));
+  out += fmt::format("{}min {}  mean {}  stdev {}  max {}\n", indent, d(h.min()),
+                     format_duration_ns(h.mean()), format_duration_ns(h.stdev()), d(h.max()));
   out += fmt::format("{}p50 {}  p90 {}  p99 {}  p99.9 {}  p99.99 {}\n", indent, d(h.quantile(0.5)),
                      d(h.quantile(0.9)), d(h.quantile(0.99)), d(h.quantile(0.999)), d(h.quantile(0.9999)));
+}
+
+// One line: "min 2.1 µs  mean 3.4 µs  stdev 1.2 µs  max 40 µs  p50 3.1 µs  p99 9.8 µs".
+std::string latency_brief(const Histogram& h) {
+  auto d = [](double ns) { return format_duration_ns(ns); };
+  return fmt::format("min {}  mean {}  stdev {}  max {}  p50 {}  p99 {}", d(static_cast<double>(h.min())), d(h.mean()),
+                     d(h.stdev()), d(static_cast<double>(h.max())), d(static_cast<double>(h.quantile(0.5))),
+                     d(static_cast<double>(h.quantile(0.99))));
+}
+
+// slat and clat where they were timed apart (fio's names; docs/cli.md,
+// "Latency"), then trims and syncs with their own latency.
+void split_lines(std::string& out, const JobSpec& job, const ThreadResult& t, uint64_t window_ns) {
+  if (t.slat && t.clat && t.latency->count()) {
+    const uint64_t n = t.latency->count();
+    const uint64_t split = n - std::min(n, t.slat_unsplit);
+    if (split && t.slat->count()) {
+      out += fmt::format("  slat       {}  (to the return of the io_uring_enter that submitted it)\n", latency_brief(*t.slat));
+      out += fmt::format("  clat       {}  (from then to reaping{})\n", latency_brief(*t.clat),
+                         t.slat_unsplit ? fmt::format("; {:.1f}% of the I/Os, the rest not timed apart",
+                                                      100.0 * static_cast<double>(split) / static_cast<double>(n))
+                                        : "");
+    } else {
+      out += fmt::format("  slat/clat  not timed apart: every I/O was submitted by an io_uring_enter that also waited "
+                         "for completions (one syscall where fio makes two){}\n",
+                         job.split_submit ? "" : "; --split-submit times them apart, at one more syscall per batch");
+    }
+  } else if (job.engine == EngineKind::Psync && t.latency->count()) {
+    out += "  slat       not applicable: psync does each I/O in one syscall (lat is clat)\n";
+  }
+  if (t.trims || t.trim_latency) {
+    out += fmt::format("  trims      {}  ({} IOPS, {} trimmed)\n", t.trims, format_count(per_s(t.trims, window_ns)),
+                       format_bandwidth(per_s(t.bytes_trimmed, window_ns)));
+    if (t.trim_latency && t.trim_latency->count()) out += fmt::format("             {}\n", latency_brief(*t.trim_latency));
+  }
+  if (job.fsync_every || job.fdatasync_every) {
+    out += fmt::format("  syncs      {} {}s, one after every {} writes\n", t.syncs, job.fsync_every ? "fsync" : "fdatasync",
+                       job.fsync_every ? job.fsync_every : job.fdatasync_every);
+    if (t.sync_latency && t.sync_latency->count()) out += fmt::format("             {}\n", latency_brief(*t.sync_latency));
+  }
 }
 
 void accounting_lines(std::string& out, const Accounting& a, uint64_t ios) {
@@ -122,58 +162,160 @@ void inflight_lines(std::string& out, const InflightResult& f, const Accounting*
 
 }  // namespace
 
-std::string format_start_line(const JobSpec& job, const RunResult& r) {
+namespace {
+
+// What one job does, as the start-up line says it: "randrw (70% reads) 4 KiB
+// O_DIRECT, engine ..., depth 32 (32 per thread x 1 thread), batches ...".
+std::string job_setup(const JobSpec& job, const std::string& engine_desc) {
   std::string pace;
   if (job.rate_per_thread() > 0) pace = fmt::format(", paced at {} IOPS per thread", format_count(job.rate_per_thread()));
-  std::string stop = job.runtime ? fmt::format("runtime {}", format_duration_ns(static_cast<double>(job.runtime->count()))) : "";
-  if (job.ios) stop += fmt::format("{}{} I/O{}", stop.empty() ? "" : " or ", *job.ios, *job.ios == 1 ? "" : "s");
-  std::string fallbacks;
-  for (const auto& f : r.engine_fallbacks) fallbacks += fmt::format("{}{}", fallbacks.empty() ? "; fell back: " : "; ", f);
+  std::string extra;
+  if (job.distribution.kind != DistKind::Uniform) extra += ", " + distribution_name(job.distribution) + " access";
+  if (job.fsync_every) extra += fmt::format(", fsync every {} writes", job.fsync_every);
+  if (job.fdatasync_every) extra += fmt::format(", fdatasync every {} writes", job.fdatasync_every);
+  std::string mix = rw_name(job.rw);
+  if (rw_mixed(job.rw))
+    mix += fmt::format(" ({}% reads{})", job.rwmix_read,
+                       job.rwmix_trim ? fmt::format(", {}% trims", job.rwmix_trim) : std::string());
   const std::string batches =
       job.lockstep() ? fmt::format("lockstep batches: submit {} / complete {}", job.submit_batch_eff(), job.complete_batch_eff())
                      : "refilled as reaped";
-  return fmt::format(
-      "ioacct bench: {} {} {}, engine {}, depth {} ({} per thread x {} thread{}), {}{}; {}{}; targets: {}{}",
-      job.rw == RwMode::RandRw ? fmt::format("randrw ({}% reads)", job.rwmix_read) : rw_name(job.rw),
-      format_size(job.bs), job.direct ? "O_DIRECT" : "buffered", r.engine_desc,
-      job.depth_per_thread() * job.threads, job.depth_per_thread(), job.threads, job.threads == 1 ? "" : "s",
-      batches, pace, stop,
-      job.ramp.count() ? fmt::format(" after {} ramp", format_duration_ns(static_cast<double>(job.ramp.count()))) : "",
-      targets_line(r), fallbacks);
+  return fmt::format("{} {} {}, engine {}, depth {} ({} per thread x {} thread{}), {}{}{}",
+                     mix, format_size(job.bs), job.direct ? "O_DIRECT" : "buffered", engine_desc,
+                     job.depth_per_thread() * job.threads, job.depth_per_thread(), job.threads,
+                     job.threads == 1 ? "" : "s", batches, pace, extra);
 }
 
-std::string format_console(const JobSpec& job, const RunResult& r) {
-  const ThreadResult& t = r.total;
+std::string stop_of(const JobSpec& job) {
+  std::string stop = job.runtime ? fmt::format("runtime {}", format_duration_ns(static_cast<double>(job.runtime->count()))) : "";
+  if (job.ios) stop += fmt::format("{}{}", stop.empty() ? "" : " or ", plural(*job.ios, "I/O"));
+  return stop;
+}
+
+}  // namespace
+
+std::string format_start_line(const JobSpec& job, const RunResult& r) {
+  return format_start_line(std::vector<JobSpec>{job}, r);
+}
+
+std::string format_start_line(const std::vector<JobSpec>& jobs, const RunResult& r) {
+  const JobSpec& run = jobs.front();
+  const std::string ramp =
+      run.ramp.count() ? fmt::format(" after {} ramp", format_duration_ns(static_cast<double>(run.ramp.count()))) : "";
+  std::string fallbacks;
+  for (const auto& f : r.engine_fallbacks) fallbacks += fmt::format("{}{}", fallbacks.empty() ? "; fell back: " : "; ", f);
+  if (jobs.size() == 1)
+    return fmt::format("ioacct bench: {}; {}{}; targets: {}{}", job_setup(run, r.engine_desc), stop_of(run), ramp,
+                       targets_of(r.targets), fallbacks);
+  std::string out = fmt::format("ioacct bench: {} jobs side by side{}", jobs.size(), ramp);
+  for (size_t i = 0; i < jobs.size() && i < r.jobs.size(); ++i) {
+    const JobSpec& j = jobs[i];
+    std::string when;
+    if (j.stonewall) when += "; starts when the jobs before it have ended";
+    if (j.startdelay.count())
+      when += fmt::format("; starts {} late", format_duration_ns(static_cast<double>(j.startdelay.count())));
+    out += fmt::format("\n  job {}: {}; {}{}; targets: {}", r.jobs[i].name, job_setup(j, r.jobs[i].engine_desc),
+                       stop_of(j), when, targets_of(r.jobs[i].targets));
+  }
+  return out;
+}
+
+namespace {
+
+std::string job_line(const JobSpec& job, const ThreadResult& t, uint64_t window_ns) {
+  std::string mix;
+  if (rw_mixed(job.rw))
+    mix = fmt::format(" ({}% reads{})", job.rwmix_read,
+                      job.rwmix_trim ? fmt::format(", {}% trims", job.rwmix_trim) : std::string());
+  return fmt::format("{}{}{} {} {}, {}, depth {}, {} measured", rw_name(job.rw), mix,
+                     job.distribution.kind != DistKind::Uniform ? " " + distribution_name(job.distribution) : "",
+                     format_size(job.bs), job.direct ? "O_DIRECT" : "buffered", engine_name(job.engine), t.depth,
+                     format_duration_ns(static_cast<double>(window_ns)));
+}
+
+// IOPS, bandwidth and latency of one job (or of the run), over `window_ns`.
+void counts_lines(std::string& out, const JobSpec& job, const ThreadResult& t, uint64_t window_ns) {
   const bool moves_data = engine_traits(job.engine).moves_data;
-  std::string out;
-  out += fmt::format("{} {} {}, {}, {}, {} measured{}\n",
-                     rw_name(job.rw), format_size(job.bs), job.direct ? "O_DIRECT" : "buffered",
-                     engine_name(job.engine), fmt::format("depth {}", t.depth),
-                     format_duration_ns(static_cast<double>(r.window_ns)),
-                     r.interrupted ? " (INTERRUPTED: partial results)" : "");
-  const double iops = per_s(t.ios, r.window_ns);
-  out += fmt::format("  IOPS       {}  ({} completed in the window)\n", format_count(iops), plural(t.ios, "I/O"));
-  if (moves_data) {
-    out += fmt::format("  bandwidth  {}", format_bandwidth(per_s(t.bytes_read + t.bytes_written, r.window_ns)));
+  out += fmt::format("  IOPS       {}  ({} completed in the window)\n", format_count(per_s(t.ios, window_ns)),
+                     plural(t.ios, "I/O"));
+  if (moves_data && rw_trims_only(job.rw)) {
+    out += "  bandwidth  none: trims move no data (what they trimmed is below)\n";
+  } else if (moves_data) {
+    out += fmt::format("  bandwidth  {}", format_bandwidth(per_s(t.bytes_read + t.bytes_written, window_ns)));
     if (t.reads && t.writes)
-      out += fmt::format("  (read {} at {} IOPS, write {} at {} IOPS)", format_bandwidth(per_s(t.bytes_read, r.window_ns)),
-                         format_count(per_s(t.reads, r.window_ns)), format_bandwidth(per_s(t.bytes_written, r.window_ns)),
-                         format_count(per_s(t.writes, r.window_ns)));
+      out += fmt::format("  (read {} at {} IOPS, write {} at {} IOPS)", format_bandwidth(per_s(t.bytes_read, window_ns)),
+                         format_count(per_s(t.reads, window_ns)), format_bandwidth(per_s(t.bytes_written, window_ns)),
+                         format_count(per_s(t.writes, window_ns)));
     out += "\n";
   } else {
     out += "  bandwidth  not applicable: the nop engine moves no data\n";
   }
   if (t.latency->count()) {
-    out += "  latency    submission to reaping\n";
+    out += t.trims || t.syncs ? "  latency    of reads and writes, submission to reaping (lat)\n"
+                              : "  latency    submission to reaping (lat)\n";
     latency_lines(out, *t.latency, "             ");
   }
+  split_lines(out, job, t, window_ns);
+}
+
+void syscalls_line(std::string& out, const ThreadResult& t, bool sqpoll) {
   const auto& e = t.engine;
   auto each = [](uint64_t ios, uint64_t calls, const char* none) {
     return calls ? fmt::format("{:.1f} I/Os each", static_cast<double>(ios) / static_cast<double>(calls)) : std::string(none);
   };
   out += fmt::format("  syscalls   {} in all; {} submitting ({}), {} reaping ({})\n", e.syscalls, e.submit_syscalls,
-                     each(e.submitted, e.submit_syscalls, job.uring.sqpoll ? "the SQ thread submits" : "none"),
+                     each(e.submitted, e.submit_syscalls, sqpoll ? "the SQ thread submits" : "none"),
                      e.reap_syscalls, each(e.reaped, e.reap_syscalls, "completions found without waiting"));
+}
+
+void errors_line(std::string& out, const ThreadResult& t, const std::string& first_error) {
+  if (t.errors.empty()) {
+    out += "  errors     none\n";
+    return;
+  }
+  out += "  errors    ";
+  for (const auto& [k, v] : t.errors) out += fmt::format(" {} x{}", error_key_name(k), v);
+  out += first_error.empty() ? "\n" : fmt::format("  (first in the run: {})\n", first_error);
+}
+
+void thread_lines(std::string& out, const RunResult& r, unsigned first, unsigned n) {
+  if (n < 2) return;
+  for (unsigned i = first; i < first + n; ++i) {
+    const ThreadResult& th = r.threads[i];
+    out += fmt::format("  thread {:<3} {}depth {}  IOPS {}  p50 {}  p99 {}  max {}{}\n", th.index,
+                       th.cpu >= 0 ? fmt::format("cpu {}  ", th.cpu) : "", th.depth,
+                       format_count(per_s(th.ios, th.window_ns)),
+                       format_duration_ns(static_cast<double>(th.latency->quantile(0.5))),
+                       format_duration_ns(static_cast<double>(th.latency->quantile(0.99))),
+                       format_duration_ns(static_cast<double>(th.latency->max())),
+                       th.errors.empty() ? "" : "  (errors)");
+  }
+}
+
+void verify_lines(std::string& out, const RunResult& r) {
+  if (!r.verify) return;
+  const auto& v = *r.verify;
+  if (!v.checked_after && !v.checked_during && !v.mismatches && !r.verify_skipped) {
+    // Not "0 blocks re-read: all as written": nothing was checked at all.
+    out += "  verify     nothing to check: no write of this run completed\n";
+    return;
+  }
+  out += fmt::format("  verify     {} re-read after the run, {} checked during it: ",
+                     plural(v.checked_after, "block"), plural(v.checked_during, "read"));
+  if (r.verify_skipped) out += "final pass SKIPPED (interrupted); ";
+  if (!v.mismatches) {
+    out += "all as written\n";
+  } else {
+    out += fmt::format("{}\n", plural(v.mismatches, "MISMATCH", "MISMATCHES"));
+    for (const auto& f : v.findings)
+      out += fmt::format("             offset {} ({}): expected {}; found {}\n", f.offset, f.kind, f.expected, f.found);
+    if (v.findings.size() < v.mismatches)
+      out += fmt::format("             ... and {} more not listed\n", v.mismatches - v.findings.size());
+  }
+}
+
+void process_cpu_line(std::string& out, const RunResult& r, AcctLevel acct) {
+  const ThreadResult& t = r.total;
   if (r.cpu) {
     const double cpu_s = r.cpu->user_s + r.cpu->sys_s;
     out += fmt::format("  cpu        user {:.2f} s  sys {:.2f} s  ({:.0f}% of one CPU)  {} per I/O;  "
@@ -181,54 +323,85 @@ std::string format_console(const JobSpec& job, const RunResult& r) {
                        r.cpu->user_s, r.cpu->sys_s, r.window_ns ? 100.0 * cpu_s * 1e9 / static_cast<double>(r.window_ns) : 0.0,
                        t.ios ? format_duration_ns(cpu_s * 1e9 / static_cast<double>(t.ios)) : "n/a (no I/O)",
                        r.cpu->vol_ctxsw, r.cpu->invol_ctxsw);
-  } else if (job.acct == AcctLevel::Off) {
+  } else if (acct == AcctLevel::Off) {
     out += "  cpu        not measured (--acct off)\n";
   } else {
     out += "  cpu        not measured: the run stopped before its measured window opened\n";
   }
+}
+
+// A job's own CPU (several jobs): its threads' schedstat and the kernel
+// threads working for them, over the run's window.
+void job_cpu_line(std::string& out, const JobResult& j) {
+  if (!j.cpu) {
+    out += "  cpu        not measured (--acct off, or the run stopped before its window opened)\n";
+    return;
+  }
+  const JobCpu& c = *j.cpu;
+  std::string by;
+  if (c.by_thread_s.size() > 1)
+    for (size_t i = 0; i < c.by_thread_s.size(); ++i) by += fmt::format("{}{:.2f}", i ? " " : " (by thread: ", c.by_thread_s[i]);
+  if (!by.empty()) by += ")";
+  out += fmt::format("  cpu        {:.2f} s: submitters {:.2f} s{}, SQ threads {:.2f} s, io-wq {:.2f} s; {} per I/O "
+                     "(schedstat)\n", c.total_s, c.submitters_s, by, c.sq_threads_s, c.iowq_s,
+                     j.total.ios ? format_duration_ns(c.total_s * 1e9 / static_cast<double>(j.total.ios)) : "n/a");
+}
+
+std::string single_job(const JobSpec& job, const RunResult& r) {
+  const ThreadResult& t = r.total;
+  std::string out = job_line(job, t, r.window_ns) + (r.interrupted ? " (INTERRUPTED: partial results)\n" : "\n");
+  counts_lines(out, job, t, r.window_ns);
+  syscalls_line(out, t, job.uring.sqpoll);
+  process_cpu_line(out, r, job.acct);
   if (r.accounting) accounting_lines(out, *r.accounting, t.ios);
   if (r.inflight) inflight_lines(out, *r.inflight, r.accounting ? &*r.accounting : nullptr);
-  if (t.errors.empty()) {
-    out += "  errors     none\n";
-  } else {
-    out += "  errors    ";
-    for (const auto& [k, v] : t.errors) out += fmt::format(" {} x{}", error_key_name(k), v);
-    out += fmt::format("  (first: {})\n", r.first_error);
-  }
-  if (r.verify) {
-    const auto& v = *r.verify;
-    if (!v.checked_after && !v.checked_during && !v.mismatches && !r.verify_skipped) {
-      // Not "0 blocks re-read: all as written": nothing was checked at all.
-      out += "  verify     nothing to check: no write of this run completed\n";
-    } else {
-      out += fmt::format("  verify     {} re-read after the run, {} checked during it: ",
-                         plural(v.checked_after, "block"), plural(v.checked_during, "read"));
-      if (r.verify_skipped) out += "final pass SKIPPED (interrupted); ";
-      if (!v.mismatches) {
-        out += "all as written\n";
-      } else {
-        out += fmt::format("{}\n", plural(v.mismatches, "MISMATCH", "MISMATCHES"));
-        for (const auto& f : v.findings)
-          out += fmt::format("             offset {} ({}): expected {}; found {}\n", f.offset, f.kind, f.expected, f.found);
-        if (v.findings.size() < v.mismatches)
-          out += fmt::format("             ... and {} more not listed\n", v.mismatches - v.findings.size());
-      }
-    }
-  }
+  errors_line(out, t, r.first_error);
+  verify_lines(out, r);
   if (t.short_resubmits || t.eagain_retries)
     out += fmt::format("  retries    {} finished by resubmitting, {} retried\n",
                        plural(t.short_resubmits, "short transfer"), plural(t.eagain_retries, "EAGAIN", "EAGAINs"));
-  if (r.threads.size() > 1) {
-    for (const auto& th : r.threads) {
-      out += fmt::format("  thread {:<3} {}depth {}  IOPS {}  p50 {}  p99 {}  max {}{}\n", th.index,
-                         th.cpu >= 0 ? fmt::format("cpu {}  ", th.cpu) : "", th.depth,
-                         format_count(per_s(th.ios, th.window_ns)),
-                         format_duration_ns(static_cast<double>(th.latency->quantile(0.5))),
-                         format_duration_ns(static_cast<double>(th.latency->quantile(0.99))),
-                         format_duration_ns(static_cast<double>(th.latency->max())),
-                         th.errors.empty() ? "" : "  (errors)");
-    }
+  thread_lines(out, r, 0, static_cast<unsigned>(r.threads.size()));
+  return out;
+}
+
+}  // namespace
+
+std::string format_console(const JobSpec& job, const RunResult& r) { return format_console(std::vector<JobSpec>{job}, r); }
+
+std::string format_console(const std::vector<JobSpec>& jobs, const RunResult& r) {
+  if (jobs.size() == 1) return single_job(jobs.front(), r);
+  std::string out;
+  bool sqpoll = false;
+  for (size_t i = 0; i < jobs.size() && i < r.jobs.size(); ++i) {
+    const JobSpec& job = jobs[i];
+    const JobResult& j = r.jobs[i];
+    sqpoll |= job.uring.sqpoll;
+    std::string when;
+    if (job.stonewall) when += ", started when the jobs before it had ended";
+    if (job.startdelay.count())
+      when += fmt::format(", started {} late", format_duration_ns(static_cast<double>(job.startdelay.count())));
+    out += fmt::format("job {}: {}{}\n", j.name, job_line(job, j.total, j.window_ns), when);
+    counts_lines(out, job, j.total, j.window_ns);
+    syscalls_line(out, j.total, job.uring.sqpoll);
+    job_cpu_line(out, j);
+    errors_line(out, j.total, "");
+    if (j.total.short_resubmits || j.total.eagain_retries)
+      out += fmt::format("  retries    {} finished by resubmitting, {} retried\n",
+                         plural(j.total.short_resubmits, "short transfer"),
+                         plural(j.total.eagain_retries, "EAGAIN", "EAGAINs"));
+    thread_lines(out, r, j.first_thread, j.threads);
   }
+  const ThreadResult& t = r.total;
+  out += fmt::format("all {} jobs: {} threads, {} measured (from the first window's opening to the last one's close){}\n",
+                     jobs.size(), r.threads.size(), format_duration_ns(static_cast<double>(r.window_ns)),
+                     r.interrupted ? " (INTERRUPTED: partial results)" : "");
+  out += fmt::format("  IOPS       {}  ({} I/Os completed in the jobs' windows)\n", format_count(per_s(t.ios, r.window_ns)), t.ios);
+  out += fmt::format("  bandwidth  {}\n", format_bandwidth(per_s(t.bytes_read + t.bytes_written, r.window_ns)));
+  syscalls_line(out, t, sqpoll);
+  process_cpu_line(out, r, jobs.front().acct);
+  if (r.accounting) accounting_lines(out, *r.accounting, t.ios);
+  if (r.inflight) inflight_lines(out, *r.inflight, r.accounting ? &*r.accounting : nullptr);
+  errors_line(out, t, r.first_error);
   return out;
 }
 

@@ -200,21 +200,47 @@ std::string html_report(const CompareResult& c, const nlohmann::json& data) {
       fmt::arg("chartjs", kChartJs), fmt::arg("script", kScript));
 }
 
-std::string html_bench_report(const JobSpec& job, const RunResult& r, const nlohmann::json& bench_json) {
+std::string html_bench_report(const std::vector<JobSpec>& jobs, const RunResult& r, const nlohmann::json& bench_json) {
   CompareResult c;
   c.repeat = 1;
   c.argv = bench_json["context"].value("command_line", std::vector<std::string>{});
   c.wall_s = static_cast<double>(r.window_ns) / 1e9;
   c.targets = r.targets;
-  VariantSummary v;
-  v.name = fmt::format("{} {}", engine_name(job.engine), rw_name(job.rw));
-  v.description = fmt::format("{} {} {}, {}, depth {}", rw_name(job.rw), format_size(job.bs), job.direct ? "O_DIRECT" : "buffered",
-                              engine_name(job.engine), job.depth_per_thread() * job.threads);
-  v.engine_desc = r.engine_desc;
-  if (job.rate_per_thread() > 0) v.rate_iops = job.rate_per_thread() * job.threads;
-  v.runs.push_back(measure(r));
-  c.variants.push_back(std::move(v));
+  auto describe = [](const JobSpec& job) {
+    return fmt::format("{} {} {}, {}, depth {}", rw_name(job.rw), format_size(job.bs), job.direct ? "O_DIRECT" : "buffered",
+                       engine_name(job.engine), job.depth_per_thread() * job.threads);
+  };
+  auto rate = [](const JobSpec& job) -> std::optional<double> {
+    if (job.rate_per_thread() > 0) return job.rate_per_thread() * job.threads;
+    return std::nullopt;
+  };
+  const bool several = jobs.size() > 1 && r.jobs.size() == jobs.size();
+  if (several) {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      VariantSummary v;
+      v.name = "job " + r.jobs[i].name;
+      v.description = describe(jobs[i]);
+      v.engine_desc = r.jobs[i].engine_desc;
+      v.rate_iops = rate(jobs[i]);
+      v.runs.push_back(measure(r.jobs[i]));
+      c.variants.push_back(std::move(v));
+    }
+  }
+  VariantSummary all;
+  all.name = several ? fmt::format("all {} jobs", jobs.size())
+                     : fmt::format("{} {}", engine_name(jobs.front().engine), rw_name(jobs.front().rw));
+  all.description = several ? "the whole run" : describe(jobs.front());
+  all.engine_desc = r.engine_desc;
+  if (!several) all.rate_iops = rate(jobs.front());
+  all.runs.push_back(measure(r));
+  c.variants.push_back(std::move(all));
   summarize(c);
+  // Jobs run side by side, not as alternatives: no ratio or verdict between them.
+  if (several)
+    for (auto& v : c.variants) {
+      v.baseline = false;
+      v.ratio.reset();
+    }
   nlohmann::json data = compare_json(c, bench_json["context"]);
   data["kind"] = "bench";
   data["series"] = bench_json.contains("results") && bench_json["results"].is_object() ? bench_json["results"]["series"] : nullptr;

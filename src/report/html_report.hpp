@@ -16,8 +16,10 @@ namespace ioacct {
 std::string html_report(const CompareResult& c, const nlohmann::json& data);
 
 // `ioacct bench --report`: the single run as a one-variant comparison, with
-// the run's time series. `bench_json` is bench's own JSON report.
-std::string html_bench_report(const JobSpec& job, const RunResult& r, const nlohmann::json& bench_json);
+// the run's time series. With several jobs, one row per job (over its own
+// window; `jobs[i]` is r.jobs[i]'s spec) and a last row for the whole run.
+// `bench_json` is bench's own JSON report.
+std::string html_bench_report(const std::vector<JobSpec>& jobs, const RunResult& r, const nlohmann::json& bench_json);
 
 // Chart.js as shipped (dist/chart.umd.js), from the generated source.
 extern const char* const kChartJs;

@@ -66,7 +66,8 @@ int cpus_allowed() {
 json latency_json(const Histogram& h) {
   if (!h.count()) return nullptr;
   return {{"count", h.count()},           {"min", h.min()},
-          {"mean", h.mean()},             {"p50", h.quantile(0.5)},
+          {"mean", h.mean()},             {"stdev", h.stdev()},
+          {"p50", h.quantile(0.5)},
           {"p90", h.quantile(0.9)},       {"p99", h.quantile(0.99)},
           {"p99.9", h.quantile(0.999)},   {"p99.99", h.quantile(0.9999)},
           {"max", h.max()}};
@@ -89,22 +90,38 @@ json syscalls_json(const EngineCounters& c) {
           {"ios_per_reap", ratio(c.reaped, c.reap_syscalls)}};
 }
 
+json opt_latency_json(const std::shared_ptr<Histogram>& h) { return h ? latency_json(*h) : json(nullptr); }
+
 json counts_json(const ThreadResult& t, uint64_t window_ns, bool moves_data) {
   const uint64_t bytes = t.bytes_read + t.bytes_written;
   return {{"window_s", static_cast<double>(window_ns) / 1e9},
           {"ios", t.ios},
           {"reads", t.reads},
           {"writes", t.writes},
+          {"trims", t.trims},
+          {"syncs", t.syncs},
           {"bytes", bytes},
           {"bytes_read", t.bytes_read},
           {"bytes_written", t.bytes_written},
+          {"bytes_trimmed", t.bytes_trimmed},
           {"iops", per_s(t.ios, window_ns)},
           {"bytes_per_s", moves_data ? json(per_s(bytes, window_ns)) : json(nullptr)},
           {"latency_ns", latency_json(*t.latency)},
+          {"slat_ns", opt_latency_json(t.slat)},
+          {"clat_ns", opt_latency_json(t.clat)},
+          {"unsplit_ios", t.slat ? json(t.slat_unsplit) : json(nullptr)},
+          {"trim_latency_ns", opt_latency_json(t.trim_latency)},
+          {"sync_latency_ns", opt_latency_json(t.sync_latency)},
           {"syscalls", syscalls_json(t.engine)},
           {"errors", errors_json(t.errors)},
           {"short_resubmits", t.short_resubmits},
           {"eagain_retries", t.eagain_retries}};
+}
+
+json histogram_json(const Histogram& h) {
+  json hist = json::array();
+  for (const auto& b : h.buckets()) hist.push_back({b.lo, b.hi, b.count});
+  return hist;
 }
 
 json setup_flags_json(uint32_t flags) {
@@ -114,31 +131,9 @@ json setup_flags_json(uint32_t flags) {
   return a;
 }
 
-}  // namespace
-
-const char* stop_reason_name(StopReason r) noexcept {
-  switch (r) {
-    case StopReason::Runtime: return "runtime";
-    case StopReason::Ios: return "ios";
-    case StopReason::Interrupted: return "interrupted";
-    case StopReason::Errors: return "errors";
-    case StopReason::Fatal: return "fatal";
-  }
-  return "?";
-}
-
-const char* device_role_name(DeviceRole r) noexcept {
-  return r == DeviceRole::Target ? "target" : "underlying";
-}
-
-json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::string>& argv) {
-  utsname u{};
-  uname(&u);
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  const bool moves_data = engine_traits(job.engine).moves_data;
-
-  json options = {
+json job_options_json(const JobSpec& job) {
+  return {
+      {"name", job.name},
       {"rw", rw_name(job.rw)},
       {"rwmix_read", job.rwmix_read},
       {"bs", job.bs},
@@ -165,7 +160,55 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
       {"acct", acct_name(job.acct)},
       {"verify", job.verify},
       {"verify_during", job.verify_during},
+      {"rwmix_trim", job.rwmix_trim},
+      {"random_distribution", distribution_name(job.distribution)},
+      {"fsync", job.fsync_every},
+      {"fdatasync", job.fdatasync_every},
+      {"split_submit", job.split_submit},
+      {"startdelay_s", static_cast<double>(job.startdelay.count()) / 1e9},
+      {"stonewall", job.stonewall},
   };
+}
+
+}  // namespace
+
+const char* stop_reason_name(StopReason r) noexcept {
+  switch (r) {
+    case StopReason::Runtime: return "runtime";
+    case StopReason::Ios: return "ios";
+    case StopReason::Interrupted: return "interrupted";
+    case StopReason::Errors: return "errors";
+    case StopReason::Fatal: return "fatal";
+  }
+  return "?";
+}
+
+const char* device_role_name(DeviceRole r) noexcept {
+  return r == DeviceRole::Target ? "target" : "underlying";
+}
+
+json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::string>& argv) {
+  return to_json(std::vector<JobSpec>{job}, r, argv);
+}
+
+json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::vector<std::string>& argv) {
+  utsname u{};
+  uname(&u);
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  const JobSpec& job = jobs.front();  // the run's own options are the first job's
+  bool moves_data = false;
+  for (const JobSpec& j : jobs) moves_data |= engine_traits(j.engine).moves_data;
+  // One job: its options, as always. Several: the run's own options here,
+  // each job's in jobs[].options.
+  const json options = jobs.size() == 1
+                           ? job_options_json(job)
+                           : json{{"jobs", jobs.size()},
+                                  {"ramp_s", static_cast<double>(job.ramp.count()) / 1e9},
+                                  {"max_errors", job.max_errors},
+                                  {"log_interval_s", static_cast<double>(job.log_interval.count()) / 1e9},
+                                  {"acct", job.acct == AcctLevel::Off ? "off" : job.acct == AcctLevel::Basic ? "basic" : "full"}};
+
   json context = {
       {"ioacct_version", IOACCT_VERSION},
       {"schema_version", kSchemaVersion},
@@ -185,6 +228,9 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
     out["stop_reason"] = stop_reason_name(StopReason::Interrupted);
     out["results"] = nullptr;
     out["threads"] = json::array();
+    json js = json::array();
+    for (const JobSpec& j : jobs) js.push_back({{"name", j.name}, {"options", job_options_json(j)}, {"results", nullptr}});
+    out["jobs"] = js;
     return out;
   }
   out["context"]["start_time"] = r->start_wall_ns ? json(format_rfc3339(r->start_wall_ns)) : json(nullptr);
@@ -306,19 +352,50 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
     results["series"] = nullptr;
   }
   results["first_error"] = r->first_error.empty() ? json(nullptr) : json(r->first_error);
-  json hist = json::array();
-  for (const auto& b : r->total.latency->buckets()) hist.push_back({b.lo, b.hi, b.count});
-  results["latency_histogram_ns"] = hist;
+  results["latency_histogram_ns"] = histogram_json(*r->total.latency);
   out["results"] = results;
   json threads = json::array();
   for (const auto& t : r->threads) {
     json j = counts_json(t, t.window_ns, moves_data);
     j["index"] = t.index;
+    j["job"] = t.job;
     j["pinned_cpu"] = t.cpu >= 0 ? json(t.cpu) : json(nullptr);
     j["iodepth"] = t.depth;
     threads.push_back(j);
   }
   out["threads"] = threads;
+  // Each job's own figures, over its own window.
+  json js = json::array();
+  for (size_t i = 0; i < r->jobs.size() && i < jobs.size(); ++i) {
+    const JobResult& jr = r->jobs[i];
+    json res = counts_json(jr.total, jr.window_ns, engine_traits(jobs[i].engine).moves_data);
+    res["iodepth"] = jr.total.depth;
+    if (jr.cpu) {
+      const JobCpu& c = *jr.cpu;
+      res["cpu"] = {{"submitters_s", c.submitters_s}, {"sq_threads_s", c.sq_threads_s}, {"iowq_s", c.iowq_s},
+                    {"total_s", c.total_s}, {"by_thread_s", c.by_thread_s},
+                    {"per_io_us", jr.total.ios ? json(c.total_s * 1e6 / static_cast<double>(jr.total.ios)) : json(nullptr)}};
+    } else {
+      res["cpu"] = nullptr;
+    }
+    res["latency_histogram_ns"] = histogram_json(*jr.total.latency);
+    // When its window opened, from the run's first window: a --startdelay,
+    // or the jobs before a stonewall.
+    res["start_s"] = jr.total.window_start_ns && r->total.window_start_ns
+                         ? json(static_cast<double>(jr.total.window_start_ns - r->total.window_start_ns) / 1e9)
+                         : json(nullptr);
+    json job_targets = json::array();
+    for (const auto& t : jr.targets) job_targets.push_back({{"path", t.path}, {"offset", t.base}, {"size", t.range}});
+    js.push_back({{"name", jr.name},
+                  {"options", job_options_json(jobs[i])},
+                  {"engine_description", jr.engine_desc},
+                  {"setup_flags", setup_flags_json(jr.setup_flags)},
+                  {"targets", job_targets},
+                  {"first_thread", jr.first_thread},
+                  {"threads", jr.threads},
+                  {"results", res}});
+  }
+  out["jobs"] = js;
   return out;
 }
 

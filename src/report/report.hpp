@@ -10,14 +10,23 @@
 
 namespace ioacct {
 
-inline constexpr int kSchemaVersion = 1;
+// 2: jobs[] (several jobs), per-job results and CPU, slat/clat, stdev, trims
+// and syncs; every field of 1 is kept, with the same meaning for one job.
+inline constexpr int kSchemaVersion = 2;
 
+// One job: the run's figures. Several (`jobs[i]` is r.jobs[i]'s): each
+// job's own, then the whole run's.
 std::string format_console(const JobSpec& job, const RunResult& r);
+std::string format_console(const std::vector<JobSpec>& jobs, const RunResult& r);
 // `argv` is recorded in the context block. `r` may be null: interrupted
-// before the run started.
+// before the run started. With several jobs, "jobs" holds each one's options
+// and results; "results" and "threads" are the whole run's.
 nlohmann::json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::string>& argv);
-// The start-up line (stderr): effective configuration and obtained ring flags.
+nlohmann::json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::vector<std::string>& argv);
+// The start-up line (stderr): effective configuration and obtained ring
+// flags; one more line per job when there are several.
 std::string format_start_line(const JobSpec& job, const RunResult& context);
+std::string format_start_line(const std::vector<JobSpec>& jobs, const RunResult& context);
 
 // The words the JSON uses: "runtime", "ios", "interrupted", "errors", "fatal";
 // "target", "underlying".

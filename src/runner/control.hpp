@@ -5,13 +5,20 @@
 // The memory-ordering contract:
 // - `go` (release by the main thread, acquire by the workers) publishes
 //   everything set before it: measure_start, deadline, max_errors,
-//   sample_system, disks, ring_fds, tracker. They are read-only after it.
+//   sample_system, disks, ring_fds, tracker, and the times of every job that
+//   starts with the run. They are read-only after it.
+// - A JobControl's `open` (release by whoever sets its times, acquire by its
+//   workers) publishes start, measure_start and deadline: the main thread
+//   before `go` for the first group of jobs; for a stonewalled group, the
+//   last worker of the group before it to finish its I/O.
 // - `ready` (release by each worker, acquire by the main thread) publishes a
 //   worker's set-up: its engine, or its setup error.
-// - `shared_wq_fd` (release by thread 0, acquire by the others): --sq-shared's
-//   ring, kWqPending until thread 0 has one, kWqFailed if it could not.
+// - A job's `shared_wq_fd` (release by its thread 0, acquire by its others):
+//   --sq-shared's ring, kWqPending until thread 0 has one, kWqFailed if not.
 // - The window's edges: the first worker to open its window (the exchange on
-//   window_opened) takes the opening samples cpu_a, sys_a, busy_a; the last to
+//   window_opened) takes the opening samples cpu_a, sys_a, busy_a, unless the
+//   main thread took them before `go` (no ramp: the windows open at the
+//   start, and a worker's sample would race the others' first I/O); the last to
 //   close it (windows_open reaching 0) takes cpu_b, sys_b, busy_b and then
 //   releases `edges_done`. Workers stay alive until they acquire it (an exited
 //   thread's schedstat would vanish from the closing sample), and the main
@@ -55,16 +62,45 @@ struct alignas(64) Published {
   std::atomic<bool> done{false};
 };
 
+// One per job: when it starts and measures (CLOCK_MONOTONIC ns), and its
+// --sq-shared ring. Several jobs run side by side, each a set of workers.
+struct JobControl {
+  // Fixed when the run is made: the job's --startdelay, the run's --ramp,
+  // the job's --runtime (none: it ends by --ios or a stop).
+  Nanos delay = 0, ramp = 0;
+  bool timed = false;
+  Nanos runtime = 0;
+  // Set when the job may start (see `open` above).
+  Nanos start = 0, measure_start = 0, deadline = UINT64_MAX;
+  std::atomic<bool> open{false};
+  std::atomic<int> shared_wq_fd{kWqPending};
+
+  // Sets the times for a start at `t` (plus the job's delay) and opens it.
+  void open_at(Nanos t) noexcept {
+    start = t + delay;
+    measure_start = start + ramp;
+    deadline = timed ? measure_start + runtime : UINT64_MAX;
+    open.store(true, std::memory_order_release);
+  }
+};
+
+// The jobs between two stonewalls: when the last of its workers has finished
+// its I/O, the next group's jobs open.
+struct GroupControl {
+  std::atomic<unsigned> running{0};  // its workers that have not finished
+  std::vector<JobControl*> next;     // the next group's jobs; empty for the last group
+};
+
 struct Control {
   std::atomic<int> stop{kRunning};
-  std::atomic<int> shared_wq_fd{kWqPending};  // --sq-shared: thread 0's ring
   // The time series: the main thread bumps the epoch at each interval's end;
   // a worker then fills the other of its two interval histograms and says so.
   std::atomic<uint32_t> epoch{0};
   std::atomic<uint64_t> errors{0};
   std::atomic<unsigned> ready{0};
   std::atomic<bool> go{false};
-  // Set before `go` is released, read-only after.
+  // Set before `go` is released, read-only after. The first window to
+  // open (for the time series and progress) and the last deadline known then.
   Nanos measure_start = 0, deadline = UINT64_MAX;
   uint64_t max_errors = 0;
   // The process CPU window: first worker to open its window samples A, the
@@ -78,6 +114,7 @@ struct Control {
   CpuSample cpu_a, cpu_b;
   // The kernel's view at the same edges (--acct basic/full).
   bool sample_system = false;
+  bool any_sqpoll = false;  // some job's rings have SQ threads (their fdinfo may need a retry)
   std::vector<std::string> disks;
   std::vector<int> ring_fds;
   SystemSample sys_a, sys_b;

@@ -14,7 +14,8 @@
 namespace ioacct {
 
 struct Plan {
-  unsigned index = 0;
+  unsigned job = 0;    // index of its job in the run
+  unsigned index = 0;  // within its job
   unsigned depth = 1;
   int cpu = -1;                         // pinned CPU, -1 if not pinned
   uint64_t quota = UINT64_MAX;          // measured I/Os this thread does (--ios)

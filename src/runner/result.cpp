@@ -22,18 +22,40 @@ uint64_t RunResult::error_count() const {
   return n;
 }
 
-void RunResult::merge_threads() {
+namespace {
+
+void merge_into(std::shared_ptr<Histogram>& into, const std::shared_ptr<Histogram>& from) {
+  if (!from) return;
+  if (!into) into = std::make_shared<Histogram>();
+  into->merge(*from);
+}
+
+}  // namespace
+
+ThreadResult merge_results(std::span<const ThreadResult> threads) {
   ThreadResult t;
   t.latency = std::make_shared<Histogram>();
+  uint64_t open = UINT64_MAX, close = 0;
   for (const auto& r : threads) {
     t.depth += r.depth;
     t.ios += r.ios;
     t.reads += r.reads;
     t.writes += r.writes;
+    t.trims += r.trims;
     t.bytes_read += r.bytes_read;
     t.bytes_written += r.bytes_written;
-    t.window_ns = std::max(t.window_ns, r.window_ns);
+    t.bytes_trimmed += r.bytes_trimmed;
+    t.syncs += r.syncs;
+    if (r.window_start_ns) {
+      open = std::min(open, r.window_start_ns);
+      close = std::max(close, r.window_start_ns + r.window_ns);
+    }
     t.latency->merge(*r.latency);
+    merge_into(t.slat, r.slat);
+    merge_into(t.clat, r.clat);
+    merge_into(t.trim_latency, r.trim_latency);
+    merge_into(t.sync_latency, r.sync_latency);
+    t.slat_unsplit += r.slat_unsplit;
     t.engine.syscalls += r.engine.syscalls;
     t.engine.submit_syscalls += r.engine.submit_syscalls;
     t.engine.reap_syscalls += r.engine.reap_syscalls;
@@ -47,7 +69,20 @@ void RunResult::merge_threads() {
     t.faults.eagain += r.faults.eagain;
     t.faults.delayed += r.faults.delayed;
   }
-  total = std::move(t);
+  if (close) {
+    t.window_start_ns = open;
+    t.window_ns = close - open;
+  }
+  return t;
+}
+
+void RunResult::merge_threads() {
+  total = merge_results(threads);
+  window_ns = total.window_ns;
+  for (auto& j : jobs) {
+    j.total = merge_results(std::span<const ThreadResult>(threads).subspan(j.first_thread, j.threads));
+    j.window_ns = j.total.window_ns;
+  }
 }
 
 }  // namespace ioacct

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,15 +32,24 @@ inline constexpr int kErrEof = -1;
 std::string error_key_name(int key);  // "EIO", "EOF"
 
 struct ThreadResult {
-  unsigned index = 0;
+  unsigned index = 0;           // within its job
+  unsigned job = 0;             // index into RunResult::jobs
   int tid = 0;                  // the worker thread's id
   int cpu = -1;                 // pinned CPU, -1 if not pinned
   unsigned depth = 0;
-  uint64_t ios = 0;             // completed in the measured window
-  uint64_t reads = 0, writes = 0;
-  uint64_t bytes_read = 0, bytes_written = 0;
+  uint64_t ios = 0;             // completed in the measured window: reads, writes and trims
+  uint64_t reads = 0, writes = 0, trims = 0;
+  uint64_t bytes_read = 0, bytes_written = 0, bytes_trimmed = 0;
+  uint64_t syncs = 0;           // fsyncs/fdatasyncs completed in the window (not I/Os: not in ios)
   uint64_t window_ns = 0;       // this thread's measured window
-  std::shared_ptr<Histogram> latency = std::make_shared<Histogram>();  // submission to reaping, ns
+  uint64_t window_start_ns = 0; // when it opened (CLOCK_MONOTONIC); 0 if it never did
+  // Latency of reads and writes (lat: submission to reaping), ns. slat and
+  // clat split it where the submission could be timed on its own (docs/cli.md,
+  // "Latency"): null with --acct below full. Trims and syncs have their own.
+  std::shared_ptr<Histogram> latency = std::make_shared<Histogram>();
+  std::shared_ptr<Histogram> slat, clat;
+  uint64_t slat_unsplit = 0;    // reads and writes whose submission was not timed on its own
+  std::shared_ptr<Histogram> trim_latency, sync_latency;  // null unless the job trims / syncs
   EngineCounters engine;        // over the whole run, ramp and drain included
   std::map<int, uint64_t> errors;  // errno (positive) or kErrEof -> count, whole run
   uint64_t short_resubmits = 0; // short transfers finished by resubmitting the rest
@@ -61,6 +71,20 @@ struct TargetInfo {
 // What the reports say about each target of `targets`.
 std::vector<TargetInfo> target_infos(const Targets& targets);
 
+// What one job measured: its threads merged, over its own window.
+struct JobResult {
+  std::string name;             // "" for the one job of a plain run
+  unsigned first_thread = 0, threads = 0;  // its threads in RunResult::threads
+  ThreadResult total;           // merged over its threads
+  uint64_t window_ns = 0;       // from its window's opening to its last thread's close
+  std::string engine_desc;      // its thread 0's engine
+  uint32_t setup_flags = 0;
+  std::vector<TargetInfo> targets;
+  std::optional<JobCpu> cpu;    // its threads' CPU (schedstat, --acct basic/full)
+};
+
+
+
 struct RunResult {
   // Context: what ran, where.
   std::string engine_desc;
@@ -73,9 +97,10 @@ struct RunResult {
   int64_t start_wall_ns = 0;
   uint64_t start_mono_ns = 0;
   // Measured.
-  std::vector<ThreadResult> threads;
+  std::vector<ThreadResult> threads;  // every job's, job by job
+  std::vector<JobResult> jobs;  // one per job, in the order given (one for a plain run)
   ThreadResult total;           // merged over threads
-  uint64_t window_ns = 0;       // from the window's start to the last thread's end
+  uint64_t window_ns = 0;       // from the first window's opening to the last thread's close
   std::optional<CpuUsage> cpu;  // none when the window never opened, or --acct off
   std::optional<Accounting> accounting;  // the kernel's view at the window's edges (--acct basic/full)
   std::optional<InflightResult> inflight;  // exact time with I/O in flight (--acct full)
@@ -87,7 +112,12 @@ struct RunResult {
   bool verify_skipped = false;  // --verify, but the final pass was skipped (interrupted)
 
   uint64_t error_count() const;
-  void merge_threads();         // fills `total` from `threads`
+  // Fills `total`, `window_ns` and each job's total and window from `threads`.
+  void merge_threads();
 };
+
+// `threads` merged into one (counts summed, histograms merged, window the
+// span from the earliest opening to the latest close).
+ThreadResult merge_results(std::span<const ThreadResult> threads);
 
 }  // namespace ioacct

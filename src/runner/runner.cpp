@@ -29,18 +29,19 @@ struct RunDevices {
   std::vector<std::string> sampled, targets;
 };
 
-RunDevices resolve_devices(const Targets& targets) {
+RunDevices resolve_devices(const std::vector<const Targets*>& all) {
   RunDevices d;
-  auto add = [&](const std::string& name) {
-    if (std::find(d.sampled.begin(), d.sampled.end(), name) == d.sampled.end()) d.sampled.push_back(name);
+  auto add = [](std::vector<std::string>& v, const std::string& name) {
+    if (std::find(v.begin(), v.end(), name) == v.end()) v.push_back(name);
   };
-  for (const auto& t : targets.list) {
-    const DeviceChain c = resolve_device(t.dev_major, t.dev_minor);
-    if (c.disk.empty()) continue;
-    add(c.disk);
-    d.targets.push_back(c.disk);
-    for (const auto& u : c.underlying) add(u);
-  }
+  for (const Targets* targets : all)
+    for (const auto& t : targets->list) {
+      const DeviceChain c = resolve_device(t.dev_major, t.dev_minor);
+      if (c.disk.empty()) continue;
+      add(d.sampled, c.disk);
+      add(d.targets, c.disk);
+      for (const auto& u : c.underlying) add(d.sampled, u);
+    }
   return d;
 }
 
@@ -57,8 +58,9 @@ std::vector<ExactBusySample> exact_samples(const std::vector<BusyCounters>& coun
 // measured (never assumed to be one second).
 class ProgressMeter {
  public:
-  ProgressMeter(const JobSpec& job, const Control& ctl, const Published* pub, unsigned threads, Nanos t0)
-      : job_(job), ctl_(ctl), pub_(pub), threads_(threads), t0_(t0), last_t_(t0) {}
+  // `ios`: the measured I/Os the run ends at (--ios of a single job), if any.
+  ProgressMeter(std::optional<uint64_t> ios, const Control& ctl, const Published* pub, unsigned threads, Nanos t0)
+      : ios_(ios), ctl_(ctl), pub_(pub), threads_(threads), t0_(t0), last_t_(t0) {}
 
   Progress take(Nanos now) {
     uint64_t ios = 0, bytes = 0, inflight = 0, measured = 0;
@@ -75,9 +77,9 @@ class ProgressMeter {
     p.iops = static_cast<double>(ios - last_ios_) / dt;
     p.bytes_per_s = static_cast<double>(bytes - last_bytes_) / dt;
     p.inflight = inflight;
-    if (job_.runtime) p.eta_s = static_cast<double>(ctl_.deadline - std::min(ctl_.deadline, now)) / 1e9;
-    if (job_.ios && p.iops > 0) {
-      const double left = static_cast<double>(*job_.ios - std::min<uint64_t>(*job_.ios, measured)) / p.iops;
+    if (ctl_.deadline != UINT64_MAX) p.eta_s = static_cast<double>(ctl_.deadline - std::min(ctl_.deadline, now)) / 1e9;
+    if (ios_ && p.iops > 0) {
+      const double left = static_cast<double>(*ios_ - std::min<uint64_t>(*ios_, measured)) / p.iops;
       p.eta_s = p.eta_s < 0 ? left : std::min(p.eta_s, left);
     }
     last_t_ = now;
@@ -87,7 +89,7 @@ class ProgressMeter {
   }
 
  private:
-  const JobSpec& job_;
+  std::optional<uint64_t> ios_;
   const Control& ctl_;
   const Published* pub_;
   unsigned threads_;
@@ -119,17 +121,24 @@ void verify_after(const JobSpec& job, const Targets& targets, const std::vector<
   result.verify_skipped |= stop_now();
 }
 
-StopReason stop_reason(int stop, const JobSpec& job, const RunResult& r) {
+StopReason stop_reason(int stop, const std::vector<JobSpec>& jobs, const RunResult& r) {
   if (stop == kErrors) return StopReason::Errors;
   if (stop == kFatal) return StopReason::Fatal;
   if (r.interrupted) return StopReason::Interrupted;
-  if (job.ios && r.total.ios >= *job.ios) return StopReason::Ios;
-  return StopReason::Runtime;
+  // Every job ended by its --ios: the run did.
+  for (size_t j = 0; j < jobs.size(); ++j)
+    if (!jobs[j].ios || r.jobs[j].total.ios < *jobs[j].ios) return StopReason::Runtime;
+  return StopReason::Ios;
 }
 
-}  // namespace
+// A job's stonewall group: a stonewall starts a new one.
+std::vector<unsigned> stonewall_groups(const std::vector<JobSpec>& jobs) {
+  std::vector<unsigned> g(jobs.size(), 0);
+  for (size_t j = 1; j < jobs.size(); ++j) g[j] = g[j - 1] + (jobs[j].stonewall ? 1 : 0);
+  return g;
+}
 
-RunTracker attach_run_tracker(const Targets& targets) {
+RunTracker attach_tracker_for(const std::vector<const Targets*>& targets) {
   RunTracker t;
   const RunDevices devices = resolve_devices(targets);
   if (devices.sampled.empty()) return t;
@@ -139,34 +148,76 @@ RunTracker attach_run_tracker(const Targets& targets) {
   return t;
 }
 
+}  // namespace
+
+RunTracker attach_run_tracker(const Targets& targets) { return attach_tracker_for({&targets}); }
+
 RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& hooks, const RunTracker* shared) {
-  const unsigned T = job.threads;
-  std::vector<Plan> plans = make_plans(job, targets.list);
+  return run_jobs({job}, {&targets}, hooks, shared);
+}
+
+RunResult run_jobs(const std::vector<JobSpec>& jobs, const std::vector<const Targets*>& targets,
+                   const RunHooks& hooks, const RunTracker* shared) {
+  const JobSpec& run = jobs.front();  // the run's own options
+  const size_t J = jobs.size();
+  std::vector<Plan> plans;
+  RunResult result;
+  result.jobs.resize(J);
+  for (size_t j = 0; j < J; ++j) {
+    JobResult& jr = result.jobs[j];
+    jr.name = jobs[j].name;
+    jr.first_thread = static_cast<unsigned>(plans.size());
+    jr.targets = target_infos(*targets[j]);
+    for (Plan& p : make_plans(jobs[j], targets[j]->list)) {
+      p.job = static_cast<unsigned>(j);
+      plans.push_back(std::move(p));
+    }
+    jr.threads = static_cast<unsigned>(plans.size()) - jr.first_thread;
+    for (const TargetInfo& t : jr.targets)
+      if (std::none_of(result.targets.begin(), result.targets.end(), [&](const TargetInfo& x) { return x.path == t.path; }))
+        result.targets.push_back(t);
+  }
+  const unsigned T = static_cast<unsigned>(plans.size());
   Control ctl;
-  ctl.max_errors = job.max_errors;
+  ctl.max_errors = run.max_errors;
   ctl.windows_open = T;
   std::unique_ptr<Published[]> pub(new Published[T]);
-  RunResult result;
   result.threads.resize(T);
-  result.targets = target_infos(targets);
+
+  // Each job's clock, and the groups stonewalls make.
+  std::unique_ptr<JobControl[]> jc(new JobControl[J]);
+  const std::vector<unsigned> group_of = stonewall_groups(jobs);
+  const unsigned G = group_of.back() + 1;
+  std::unique_ptr<GroupControl[]> groups(new GroupControl[G]);
+  for (size_t j = 0; j < J; ++j) {
+    jc[j].delay = static_cast<Nanos>(jobs[j].startdelay.count());
+    jc[j].ramp = static_cast<Nanos>(run.ramp.count());
+    jc[j].timed = jobs[j].runtime.has_value();
+    if (jobs[j].runtime) jc[j].runtime = static_cast<Nanos>(jobs[j].runtime->count());
+    groups[group_of[j]].running += result.jobs[j].threads;
+    if (group_of[j] > 0) groups[group_of[j] - 1].next.push_back(&jc[j]);
+  }
 
   std::vector<VerifyTable> tables;
-  if (job.verify)
-    for (const auto& t : targets.list) {
-      const size_t blocks = static_cast<size_t>(t.range / job.bs);
+  if (run.verify)
+    for (const auto& t : targets.front()->list) {
+      const size_t blocks = static_cast<size_t>(t.range / run.bs);
       tables.push_back({std::vector<uint8_t>(blocks, 0), std::vector<uint8_t>(blocks, 0)});
     }
   // The exact in-flight tracker (--acct full): one log per worker, merged here.
   std::vector<std::unique_ptr<InflightLog>> log_store;
   std::vector<InflightLog*> logs;
-  if (job.acct >= AcctLevel::Latency)
+  if (run.acct >= AcctLevel::Latency)
     for (unsigned i = 0; i < T; ++i) logs.push_back(log_store.emplace_back(std::make_unique<InflightLog>()).get());
   InflightMerger merger(T);
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<std::thread> threads;
-  for (unsigned i = 0; i < T; ++i)
-    workers.push_back(std::make_unique<Worker>(job, targets, plans[i], ctl, pub[i], result.threads[i],
-                                               job.verify ? &tables : nullptr, logs.empty() ? nullptr : logs[i]));
+  for (unsigned i = 0; i < T; ++i) {
+    const unsigned j = plans[i].job;
+    workers.push_back(std::make_unique<Worker>(jobs[j], *targets[j], plans[i], ctl, jc[j], groups[group_of[j]], pub[i],
+                                               result.threads[i], run.verify ? &tables : nullptr,
+                                               logs.empty() ? nullptr : logs[i]));
+  }
   auto join_all = [&] {
     for (auto& th : threads)
       if (th.joinable()) th.join();
@@ -186,15 +237,21 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
     }
   }
   result.engine_desc = workers[0]->engine()->describe();
+  result.setup_flags = workers[0]->engine()->setup_flags();
   for (const auto& w : workers)
     for (auto& f : w->engine()->fallbacks())
       if (std::find(result.engine_fallbacks.begin(), result.engine_fallbacks.end(), f) == result.engine_fallbacks.end())
         result.engine_fallbacks.push_back(std::move(f));
+  for (auto& jr : result.jobs) {
+    jr.engine_desc = workers[jr.first_thread]->engine()->describe();
+    jr.setup_flags = workers[jr.first_thread]->engine()->setup_flags();
+  }
   RunDevices devices;
-  if (job.acct != AcctLevel::Off) {
+  if (run.acct != AcctLevel::Off) {
     ctl.sample_system = true;
     for (const auto& w : workers)
       if (w->engine()->ring_fd() >= 0) ctl.ring_fds.push_back(w->engine()->ring_fd());
+    for (const JobSpec& j : jobs) ctl.any_sqpoll |= j.uring.sqpoll;
     devices = resolve_devices(targets);
     ctl.disks = devices.sampled;
   }
@@ -202,28 +259,54 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
   // tracker for the run, detached when this function returns.
   RunTracker own;
   const RunTracker* exact = nullptr;
-  if (job.acct == AcctLevel::Full && !ctl.disks.empty()) {
-    if (!shared) own = attach_run_tracker(targets);
+  if (run.acct == AcctLevel::Full && !ctl.disks.empty()) {
+    if (!shared) own = attach_tracker_for(targets);
     exact = shared ? shared : &own;
     ctl.tracker = exact->attach.tracker.get();
   }
-  result.setup_flags = workers[0]->engine()->setup_flags();
   if (hooks.on_start) hooks.on_start(result);
 
+  // Without a ramp, every window of the first group opens at the start:
+  // take the opening sample now, before any I/O, rather than in the first
+  // worker while the others may already be issuing theirs.
+  bool opens_at_start = run.ramp.count() == 0 && run.acct != AcctLevel::Off;
+  for (size_t j = 0; j < J; ++j)
+    if (group_of[j] == 0 && jobs[j].startdelay.count()) opens_at_start = false;
+  if (opens_at_start) {
+    ctl.window_opened = true;
+    if (ctl.sample_system) ctl.sys_a = sample_system(ctl.disks, ctl.ring_fds, ctl.any_sqpoll);
+    if (ctl.tracker) {
+      try {
+        ctl.busy_a = ctl.tracker->read();
+      } catch (const std::exception&) {
+        ctl.busy_a.clear();  // reported as not measured
+      }
+    }
+    ctl.cpu_a = sample_cpu();
+  }
   const Nanos t0 = now_ns();
   result.start_mono_ns = t0;
   result.start_wall_ns = wall_ns();
-  ctl.measure_start = t0 + static_cast<Nanos>(job.ramp.count());
-  if (job.runtime) ctl.deadline = ctl.measure_start + static_cast<Nanos>(job.runtime->count());
+  ctl.measure_start = UINT64_MAX;
+  ctl.deadline = 0;
+  for (size_t j = 0; j < J; ++j) {
+    if (group_of[j] != 0) continue;
+    jc[j].open_at(t0);
+    ctl.measure_start = std::min(ctl.measure_start, jc[j].measure_start);
+    ctl.deadline = std::max(ctl.deadline, jc[j].deadline);
+  }
+  if (G > 1) ctl.deadline = UINT64_MAX;  // a later group's end is not known yet
   if (interrupted) ctl.stop = kInterrupted;  // a signal while the rings were set up
   merger.start_at(ctl.measure_start);
   std::optional<SeriesCollector> series;
-  if (!logs.empty() && job.log_interval.count())
-    series.emplace(job, ctl, pub.get(), workers, merger, devices.targets.empty() ? std::string() : devices.targets[0]);
+  JobSpec series_view = run;  // the run as the time series sees it: SQ threads if any job has them
+  series_view.uring.sqpoll = ctl.any_sqpoll;
+  if (!logs.empty() && run.log_interval.count())
+    series.emplace(series_view, ctl, pub.get(), workers, merger, devices.targets.empty() ? std::string() : devices.targets[0]);
   ctl.go.store(true, std::memory_order_release);
 
   // Supervise: progress once a second, stop on a signal.
-  ProgressMeter meter(job, ctl, pub.get(), T, t0);
+  ProgressMeter meter(J == 1 ? run.ios : std::nullopt, ctl, pub.get(), T, t0);
   Nanos next_tick = t0 + 1'000'000'000ull;
   for (;;) {
     bool all_done = true;
@@ -265,13 +348,13 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
   join_all();
 
   result.merge_threads();
-  result.window_ns = result.total.window_ns;
-  if (!logs.empty() && ctl.window_opened) result.inflight = merger.finish(logs, ctl.measure_start + result.window_ns);
+  if (!logs.empty() && ctl.window_opened && result.total.window_start_ns)
+    result.inflight = merger.finish(logs, result.total.window_start_ns + result.window_ns);
   if (series) {
     series->collect(true);
     result.series = std::move(series->series);
   }
-  if (ctl.window_opened && ctl.cpu_a.valid && ctl.cpu_b.valid) {
+  if (ctl.window_opened && result.total.window_start_ns && ctl.cpu_a.valid && ctl.cpu_b.valid) {
     result.cpu = cpu_delta(ctl.cpu_a, ctl.cpu_b);
     if (ctl.sample_system) {
       std::vector<int> tids;
@@ -285,13 +368,18 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
         result.accounting->exact_source = ctl.tracker->source();
         for (int k = 0; k < BusyCounters::kDepthBuckets; ++k) result.accounting->exact_depth_low.push_back(busy_depth_low(k));
       }
+      for (auto& jr : result.jobs) {
+        std::vector<int> job_tids;
+        for (unsigned i = 0; i < jr.threads; ++i) job_tids.push_back(result.threads[jr.first_thread + i].tid);
+        jr.cpu = job_cpu(ctl.sys_a, ctl.sys_b, job_tids);
+      }
     }
   }
   result.first_error = ctl.first_error;
   const int stop = ctl.stop.load();
   result.interrupted = stop == kInterrupted;
-  if (job.verify) verify_after(job, targets, tables, workers, hooks, result);
-  result.stop_reason = stop_reason(stop, job, result);
+  if (run.verify) verify_after(run, *targets.front(), tables, workers, hooks, result);
+  result.stop_reason = stop_reason(stop, jobs, result);
   return result;
 }
 

@@ -54,4 +54,13 @@ RunTracker attach_run_tracker(const Targets& targets);
 RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& hooks,
                     const RunTracker* tracker = nullptr);
 
+// Several jobs side by side (`targets[i]` are jobs[i]'s, opened): each its
+// own set of workers, started together (or after its --startdelay, or when
+// the jobs before a stonewall have ended), each measured over its own window;
+// the run's figures (CPU, devices, in flight, time series) span them all.
+// The run's own options (--ramp, --acct, --log-interval, --max-errors) are
+// jobs.front()'s. --verify takes one job. `tracker` as for run_bench.
+RunResult run_jobs(const std::vector<JobSpec>& jobs, const std::vector<const Targets*>& targets,
+                   const RunHooks& hooks, const RunTracker* tracker = nullptr);
+
 }  // namespace ioacct

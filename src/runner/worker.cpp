@@ -37,8 +37,14 @@ void Worker::operator()() noexcept {
   }
   ctl_.ready.fetch_add(1, std::memory_order_release);
   while (!ctl_.go.load(std::memory_order_acquire)) std::this_thread::sleep_for(std::chrono::microseconds(50));
-  if (ctl_.stop.load() == kRunning) loop();
+  if (ctl_.stop.load() == kRunning && wait_for_start()) loop();
   close_window(now_ns());
+  // Its I/O is done: the last of its group to get here starts the next
+  // group (stonewall).
+  if (group_.running.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    const Nanos t = now_ns();
+    for (JobControl* j : group_.next) j->open_at(t);
+  }
   if (log_) log_->finish();
   // Stay alive until the closing sample is taken: it reads every thread's
   // schedstat, and an exited thread's time would vanish from it.
@@ -55,7 +61,28 @@ void Worker::operator()() noexcept {
 }
 
 
+// Waits until the job may start: its group open (a stonewall before it has
+// fallen) and its --startdelay passed. False on a stop.
+bool Worker::wait_for_start() noexcept {
+  for (;;) {
+    if (ctl_.stop.load(std::memory_order_relaxed) != kRunning) return false;
+    if (jc_.open.load(std::memory_order_acquire)) {
+      const Nanos now = now_ns();
+      if (now >= jc_.start) break;
+      sleep_until_ns(std::min(jc_.start, now + kMaxWaitNs));
+      continue;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  measure_start_ = jc_.measure_start;
+  deadline_ = jc_.deadline;
+  return true;
+}
+
 void Worker::setup() {
+  // Jobs after the first draw other offsets from the same --seed (the first
+  // job's are what a plain run draws).
+  seed_ = job_.seed ^ (plan_.job ? 0x632be59bd9b4e019ull * plan_.job : 0);
   if (plan_.cpu >= 0) {
     cpu_set_t set;
     CPU_ZERO(&set);
@@ -66,14 +93,17 @@ void Worker::setup() {
   EngineOptions eo;
   eo.depth = plan_.depth;
   eo.uring = job_.uring;
-  for (const auto& t : targets_.list) eo.fds.push_back(t.fd);
+  for (const auto& t : targets_.list) {
+    eo.fds.push_back(t.fd);
+    eo.is_block.push_back(t.is_block ? 1 : 0);
+  }
   moves_data_ = engine_traits(job_.engine).moves_data;
   allocate_buffers();
   for (unsigned i = 0; i < plan_.depth; ++i) eo.buffers.push_back({slots_[i].buf, job_.bs});
   if (job_.sq_shared && plan_.index > 0) {
     // Attach to thread 0's SQ thread: wait for its ring to exist.
     int fd;
-    while ((fd = ctl_.shared_wq_fd.load(std::memory_order_acquire)) == kWqPending)
+    while ((fd = jc_.shared_wq_fd.load(std::memory_order_acquire)) == kWqPending)
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     if (fd < 0) throw RuntimeError("--sq-shared: the first thread's ring could not be set up");
     eo.uring.attach_wq_fd = fd;
@@ -81,10 +111,10 @@ void Worker::setup() {
   try {
     engine_ = make_engine(job_.engine, eo);
   } catch (...) {
-    if (job_.sq_shared && plan_.index == 0) ctl_.shared_wq_fd.store(kWqFailed, std::memory_order_release);
+    if (job_.sq_shared && plan_.index == 0) jc_.shared_wq_fd.store(kWqFailed, std::memory_order_release);
     throw;
   }
-  if (job_.sq_shared && plan_.index == 0) ctl_.shared_wq_fd.store(engine_->ring_fd(), std::memory_order_release);
+  if (job_.sq_shared && plan_.index == 0) jc_.shared_wq_fd.store(engine_->ring_fd(), std::memory_order_release);
   if (job_.faults.any()) {
     FaultSpec spec = job_.faults;
     spec.seed ^= 0x9e3779b97f4a7c15ull * (plan_.index + 1);
@@ -99,18 +129,30 @@ void Worker::setup() {
     ihist_[1] = std::make_unique<Histogram>();
   }
   if (dump_) out_.intervals.reserve(1 << 20);
-  if (job_.rw != RwMode::RandRw) fixed_op_ = op_for_next();
+  if (!rw_mixed(job_.rw)) fixed_op_ = op_for_next();
+  sync_every_ = job_.fsync_every ? job_.fsync_every : job_.fdatasync_every;
+  sync_op_ = job_.fsync_every ? IoOp::Fsync : IoOp::Fdatasync;
+  if (acct_latency_) {
+    if (job_.engine != EngineKind::Psync) {
+      split_lat_ = true;
+      out_.slat = std::make_shared<Histogram>();
+      out_.clat = std::make_shared<Histogram>();
+    }
+    if (rw_trims_only(job_.rw) || job_.rwmix_trim) out_.trim_latency = std::make_shared<Histogram>();
+    if (sync_every_) out_.sync_latency = std::make_shared<Histogram>();
+  }
 
   reqs_.resize(plan_.depth);
   comps_.resize(plan_.depth);
   for (size_t k = 0; k < plan_.files.size(); ++k) {
     const Target& t = targets_.list[plan_.files[k]];
     gens_.emplace_back(t.base, t.range, job_.bs, rw_random(job_.rw),
-                       job_.seed + 0x9e3779b97f4a7c15ull * (plan_.index * 131 + k + 1), plan_.start_block[k],
-                       plan_.stride[k], plan_.phase[k]);
+                       seed_ + 0x9e3779b97f4a7c15ull * (plan_.index * 131 + k + 1), plan_.start_block[k],
+                       plan_.stride[k], plan_.phase[k], job_.distribution);
   }
-  mix_ = Rng(job_.seed ^ (0x2545f4914f6cdd1dull * (plan_.index + 1)));
+  mix_ = Rng(seed_ ^ (0x2545f4914f6cdd1dull * (plan_.index + 1)));
   out_.index = plan_.index;
+  out_.job = plan_.job;
   out_.tid = static_cast<int>(gettid());
   out_.cpu = plan_.cpu;
   out_.depth = plan_.depth;
@@ -127,7 +169,7 @@ void Worker::allocate_buffers() {
   // Writes carry incompressible data. Reads overwrite whatever is there, so
   // their pages are only touched (no fault in the window); nop needs none.
   if (rw_writes(job_.rw) && moves_data_) {
-    Rng fill(job_.seed ^ (0xb5ad4eceda1ce2a9ull * (plan_.index + 1)));
+    Rng fill(seed_ ^ (0xb5ad4eceda1ce2a9ull * (plan_.index + 1)));
     for (size_t i = 0; i + 8 <= bytes; i += 8) {
       const uint64_t v = fill.next();
       std::memcpy(buffers_.get() + i, &v, 8);
@@ -144,32 +186,88 @@ void Worker::allocate_buffers() {
   nfree_ = plan_.depth;
 }
 
+// The file of the next request: at random, or in turn.
+size_t Worker::pick_file() noexcept {
+  const size_t nfiles = gens_.size();
+  return nfiles == 1 ? 0 : (rw_random(job_.rw) ? mix_.below(nfiles) : rr_++ % nfiles);
+}
+
+// What the engine is handed for slot `s` (tag `tag`): the rest of a read or
+// write, a whole trim, or a sync.
+IoRequest Worker::request(const Slot& s, uint32_t tag, bool may_block) const noexcept {
+  if (io_moves_data(s.op)) [[likely]]
+    return {s.offset, s.buf + (s.len - s.left), s.left, s.file, tag, s.op, may_block};
+  return {s.offset, s.buf, s.len, s.file, tag, s.op, may_block};
+}
+
 // Prepares up to `n` new requests stamped `t`; returns how many (fewer only
 // with --verify, when the blocks picked are busy).
 unsigned Worker::prepare(unsigned n, Nanos t) noexcept {
   if (tables_) return prepare_verified(n, t);
+  if (sync_every_ || !fixed_op_ || !io_moves_data(*fixed_op_)) [[unlikely]] return prepare_mixed(n, t);
+  // Only reads or only writes: what every benchmark runs. The members read
+  // per request are taken into locals first: the stores into the slots could
+  // alias them, and each would be reloaded per request otherwise.
   const uint32_t bs = static_cast<uint32_t>(job_.bs);
-  const size_t nfiles = gens_.size();
-  // The free list and the request array through locals: members written in
-  // the loop would be stored and reloaded for every I/O, since the compiler
-  // cannot tell them apart from the slots it writes.
+  const IoOp op = *fixed_op_;
+  const bool one_file = gens_.size() == 1, moves = moves_data_;
   const uint32_t* free = free_.data();
-  unsigned nfree = nfree_;
-  IoRequest* req = reqs_.data() + nreq_;
+  Slot* slots = slots_.data();
+  IoRequest* reqs = reqs_.data();
+  unsigned nfree = nfree_, nreq = nreq_;
   for (unsigned i = 0; i < n; ++i) {
     const uint32_t idx = free[--nfree];
-    Slot& s = slots_[idx];
-    const size_t k = nfiles == 1 ? 0 : (rw_random(job_.rw) ? mix_.below(nfiles) : rr_++ % nfiles);
-    s.start = s.offset = moves_data_ ? gens_[k].next() : 0;  // nop looks at no offset
+    Slot& s = slots[idx];
+    const size_t k = one_file ? 0 : pick_file();
+    const uint64_t off = moves ? gens_[k].next() : 0;  // nop looks at no offset
+    const uint32_t file = plan_.files[k];
+    s.start = s.offset = off;
     s.left = s.len = bs;
     s.eagains = 0;
-    s.file = plan_.files[k];
-    s.op = fixed_op_ ? *fixed_op_ : op_for_next();
+    s.file = file;
+    s.op = op;
     s.t_submit = t;
-    *req++ = {s.offset, s.buf, bs, s.file, idx, s.op};
+    s.t_issued = 0;  // until an enter that does not wait submits it
+    reqs[nreq++] = {off, s.buf, bs, file, idx, op};
   }
   nfree_ = nfree;
-  nreq_ += n;
+  nreq_ = nreq;
+  return n;
+}
+
+// Mixed ops, trims, and syncs after every N writes.
+unsigned Worker::prepare_mixed(unsigned n, Nanos t) noexcept {
+  const uint32_t bs = static_cast<uint32_t>(job_.bs);
+  for (unsigned i = 0; i < n; ++i) {
+    const uint32_t idx = free_[--nfree_];
+    Slot& s = slots_[idx];
+    s.eagains = 0;
+    s.t_submit = t;
+    s.t_issued = 0;
+    if (sync_due_) [[unlikely]] {
+      // --fsync/--fdatasync: the file last written, after every N writes.
+      sync_due_ = false;
+      s.op = sync_op_;
+      s.file = last_write_file_;
+      s.start = s.offset = 0;
+      s.left = s.len = 0;
+    } else {
+      const size_t k = pick_file();
+      s.start = s.offset = moves_data_ ? gens_[k].next() : 0;
+      s.file = plan_.files[k];
+      s.op = fixed_op_ ? *fixed_op_ : op_for_next();
+      s.len = bs;
+      s.left = s.op == IoOp::Trim ? 0 : bs;  // a trim completes with 0 when done
+      if (sync_every_ && s.op == IoOp::Write) {
+        last_write_file_ = s.file;
+        if (++writes_since_sync_ == sync_every_) {
+          writes_since_sync_ = 0;
+          sync_due_ = true;
+        }
+      }
+    }
+    reqs_[nreq_++] = request(s, idx);
+  }
   return n;
 }
 
@@ -177,13 +275,20 @@ unsigned Worker::prepare(unsigned n, Nanos t) noexcept {
 // formatted as a checkable block.
 unsigned Worker::prepare_verified(unsigned n, Nanos t) noexcept {
   const uint32_t bs = static_cast<uint32_t>(job_.bs);
-  const size_t nfiles = gens_.size();
   for (unsigned i = 0; i < n; ++i) {
+    if (sync_due_) {
+      sync_due_ = false;
+      const uint32_t idx = free_[--nfree_];
+      Slot& s = slots_[idx];
+      s = Slot{slots_[idx].buf, 0, 0, 0, last_write_file_, sync_op_, t, 0, 0, 0, 0};
+      reqs_[nreq_++] = request(s, idx);
+      continue;
+    }
     size_t k = 0;
     uint64_t off = 0, block = 0;
     bool found = false;
     for (int attempt = 0; attempt < 8 && !found; ++attempt) {
-      k = nfiles == 1 ? 0 : (rw_random(job_.rw) ? mix_.below(nfiles) : rr_++ % nfiles);
+      k = pick_file();
       off = gens_[k].next();
       block = (off - targets_.list[plan_.files[k]].base) / bs;
       found = !(*tables_)[plan_.files[k]].busy[block];
@@ -198,17 +303,26 @@ unsigned Worker::prepare_verified(unsigned n, Nanos t) noexcept {
     s.file = plan_.files[k];
     s.op = op_for_next();
     s.t_submit = t;
+    s.t_issued = 0;
     if (s.op == IoOp::Write) {
       s.gen = ++generation_;
       format_block(s.buf, bs, off, s.gen, job_.seed, plan_.index);
+      if (sync_every_) {
+        last_write_file_ = s.file;
+        if (++writes_since_sync_ == sync_every_) {
+          writes_since_sync_ = 0;
+          sync_due_ = true;
+        }
+      }
     }
-    reqs_[nreq_++] = {s.offset, s.buf, bs, s.file, idx, s.op};
+    reqs_[nreq_++] = request(s, idx);
   }
   return n;
 }
 
 // --verify bookkeeping when a request is done (ok = transferred whole).
 void Worker::finish_verified(const Slot& s, bool ok) {
+  if (!io_moves_data(s.op)) return;  // a sync touches no block
   VerifyTable& vt = (*tables_)[s.file];
   const uint64_t block = (s.start - targets_.list[s.file].base) / job_.bs;
   vt.busy[block] = 0;
@@ -228,9 +342,31 @@ IoOp Worker::op_for_next() noexcept {
     case RwMode::Read: return IoOp::Read;
     case RwMode::RandWrite:
     case RwMode::Write: return IoOp::Write;
-    case RwMode::RandRw: return mix_.below(100) < job_.rwmix_read ? IoOp::Read : IoOp::Write;
+    case RwMode::Trim:
+    case RwMode::RandTrim: return IoOp::Trim;
+    case RwMode::RandRw:
+    case RwMode::ReadWrite: {
+      const uint64_t r = mix_.below(100);
+      return r < job_.rwmix_read ? IoOp::Read : r < job_.rwmix_read + job_.rwmix_trim ? IoOp::Trim : IoOp::Write;
+    }
   }
   return IoOp::Read;
+}
+
+// A completed trim or sync inside the window: trims are I/Os (in IOPS, with
+// their own latency), syncs are counted apart.
+void Worker::count_other(const Slot& s, Nanos now) noexcept {
+  const uint64_t l = now - s.t_submit;
+  if (s.op == IoOp::Trim) {
+    ++out_.ios;
+    ++out_.trims;
+    out_.bytes_trimmed += s.len;
+    if (out_.trim_latency) out_.trim_latency->record(l);
+    if (dump_) out_.intervals.emplace_back(s.t_submit, now);
+  } else {
+    ++out_.syncs;
+    if (out_.sync_latency) out_.sync_latency->record(l);
+  }
 }
 
 void Worker::record_error(const Slot& s, int key) {
@@ -241,14 +377,18 @@ void Worker::record_error(const Slot& s, int key) {
   }
   std::lock_guard lk(ctl_.first_error_mu);
   if (ctl_.first_error.empty())
-    ctl_.first_error = fmt::format("{} {} {} at offset {}{}",
-                                   key == kErrEof ? "unexpected end of file" : errno_text(key),
-                                   s.op == IoOp::Read ? "reading" : "writing",
-                                   targets_.list[s.file].path, s.start, error_hint(key));
+    ctl_.first_error = fmt::format("{} {} {}{}{}", key == kErrEof ? "unexpected end of file" : errno_text(key),
+                                   s.op == IoOp::Read ? "reading" : s.op == IoOp::Write ? "writing"
+                                   : s.op == IoOp::Trim ? "trimming" : "syncing",
+                                   targets_.list[s.file].path,
+                                   io_moves_data(s.op) || s.op == IoOp::Trim ? fmt::format(" at offset {}", s.start) : "",
+                                   error_hint(key, s.op));
 }
 
 // What a person can do about the common errors.
-const char* Worker::error_hint(int key) {
+const char* Worker::error_hint(int key, IoOp op) {
+  if (op == IoOp::Trim && (key == EOPNOTSUPP || key == EINVAL))
+    return " (the target cannot discard: a device without discard support, or a filesystem that cannot punch holes)";
   switch (key) {
     case kErrEof: return " (the target is shorter than when the run started: was it truncated?)";
     case ENOSPC: return " (the filesystem is full: use a smaller --size, or free space)";
@@ -271,9 +411,10 @@ void Worker::read_busy(std::vector<BusyCounters>& into) noexcept {
 
 void Worker::open_window() {
   counting_ = true;
-  window_start_ = ctl_.measure_start;
+  window_start_ = measure_start_;
+  out_.window_start_ns = measure_start_;
   if (!ctl_.window_opened.exchange(true) && job_.acct != AcctLevel::Off) {
-    if (ctl_.sample_system) ctl_.sys_a = sample_system(ctl_.disks, ctl_.ring_fds, job_.uring.sqpoll);
+    if (ctl_.sample_system) ctl_.sys_a = sample_system(ctl_.disks, ctl_.ring_fds, ctl_.any_sqpoll);
     read_busy(ctl_.busy_a);
     ctl_.cpu_a = sample_cpu();
   }
@@ -291,7 +432,7 @@ void Worker::close_window(Nanos now) {
   if (ctl_.windows_open.fetch_sub(1) == 1) {
     if (job_.acct != AcctLevel::Off) {
       ctl_.cpu_b = sample_cpu();
-      if (ctl_.sample_system) ctl_.sys_b = sample_system(ctl_.disks, ctl_.ring_fds, job_.uring.sqpoll);
+      if (ctl_.sample_system) ctl_.sys_b = sample_system(ctl_.disks, ctl_.ring_fds, ctl_.any_sqpoll);
       read_busy(ctl_.busy_b);
     }
     ctl_.edges_done.store(true, std::memory_order_release);  // now the others may exit
@@ -310,10 +451,10 @@ void Worker::loop() noexcept {
   // Paced by a schedule (workload/pace.hpp): only I/Os due before the
   // window's end are issued, and a backlog is dropped, never burst.
   std::optional<PaceSchedule> pace;
-  if (rate > 0) pace.emplace(rate, now, ctl_.deadline);
+  if (rate > 0) pace.emplace(rate, now, deadline_);
   unsigned inflight = 0;  // prepared or submitted, not yet finished
   unsigned inflight_logged = 0;  // last count sent to the in-flight log
-  if (now >= ctl_.measure_start) open_window();  // no ramp: the first I/O counts
+  if (now >= measure_start_) open_window();  // no ramp: the first I/O counts
   if (quota == 0) {  // this thread's share of --ios is nothing
     close_window(now);
     return;
@@ -325,6 +466,7 @@ void Worker::loop() noexcept {
     // 1. New requests: fill the free depth, a submit batch at a time.
     bool starved = false;  // --verify: the blocks picked were all in flight
     Nanos t_prep = 0;      // the submission stamp of this batch
+    unsigned fresh = 0;    // new requests in it
     if (!stopping) {
       unsigned n = std::min(depth - inflight, sb);
       if (counting_ && quota != UINT64_MAX)
@@ -342,6 +484,7 @@ void Worker::loop() noexcept {
         starved = n < asked;
       }
       inflight += n;
+      fresh = n;
       // Published after the refill: after the reap it would read 0 whenever
       // a whole batch had just completed.
       pub_.inflight.store(inflight, std::memory_order_relaxed);
@@ -350,11 +493,10 @@ void Worker::loop() noexcept {
         inflight_logged = inflight;
       }
     }
-    if (nreq_) {
-      const unsigned q = engine_->queue({reqs_.data(), nreq_});
-      if (q < nreq_) std::memmove(reqs_.data(), reqs_.data() + q, (nreq_ - q) * sizeof(IoRequest));
-      nreq_ -= q;
-    }
+    // The requests this enter submits stay at the front of reqs_ until it
+    // has returned, so that their submission can be stamped (slat).
+    const unsigned q = nreq_ ? engine_->queue({reqs_.data(), nreq_}) : 0;
+    const bool whole = q == nreq_;  // every new one of this batch went
 
     // 2. Wait: only when no more can be issued now (depth full, quota or
     // pace reached, or stopping); then for a complete batch.
@@ -364,9 +506,9 @@ void Worker::loop() noexcept {
         // Idle until the next slot or, once the schedule is over, the
         // window's end: the window is the runtime asked for, never
         // stretched to a slot past it.
-        sleep_until_ns(std::min(pace->done() ? ctl_.deadline : pace->next_due(), now_ns() + kMaxWaitNs));
+        sleep_until_ns(std::min(pace->done() ? deadline_ : pace->next_due(), now_ns() + kMaxWaitNs));
         now = now_ns();
-        if (now >= ctl_.deadline) {
+        if (now >= deadline_) {
           if (!counting_ && !window_closed_) open_window();  // a window no completion fell in
           close_window(now);
           stopping = true;
@@ -378,7 +520,10 @@ void Worker::loop() noexcept {
     const bool quota_full = counting_ && quota != UINT64_MAX && out_.ios + inflight >= quota;
     const bool can_issue = !stopping && !starved && inflight < depth && !quota_full &&
                            !(pace && pace->next_due() > now_ns());
-    const unsigned wait_nr = can_issue ? 0 : std::min(cb, inflight);
+    unsigned wait_nr = can_issue ? 0 : std::min(cb, inflight);
+    // --split-submit: an enter that submits does not also wait, so that
+    // every submission ends on its own (one more syscall per batch).
+    if (q && job_.split_submit) wait_nr = 0;
     // The pace bounds the wait only when the pace is what holds the next
     // request back. With the depth full (an I/O slower than the interval,
     // such as a durable write) only a completion can free a slot: bounding
@@ -395,15 +540,23 @@ void Worker::loop() noexcept {
       fatal(fmt::format("io_uring_enter failed: {}", errno_text(got)));
       break;
     }
+    if (split_lat_ && q && wait_nr == 0) {
+      // slat ends when the enter that submitted the batch returns, unless
+      // that enter also waited for completions: then the submission has no
+      // end of its own, t_issued stays 0 and its I/Os count as unsplit.
+      for (unsigned i = 0; i < q; ++i) slots_[reqs_[i].tag].t_issued = now;
+      if (fresh && whole && counting_) out_.slat->record_n(now - t_prep, fresh);
+    }
+    if (q) {
+      if (q < nreq_) std::memmove(reqs_.data(), reqs_.data() + q, (nreq_ - q) * sizeof(IoRequest));
+      nreq_ -= q;
+    }
 
     // 3. Completions, all stamped `now`: the reaping time.
-    if (!counting_ && !window_closed_ && now >= ctl_.measure_start) open_window();
+    if (!counting_ && !window_closed_ && now >= measure_start_) open_window();
     // Requests submitted in one batch and reaped in one batch share both
     // stamps, so equal latencies come in runs: record each run once.
-    uint64_t run_lat = 0, run_n = 0;
-    // Counted in locals and added to out_ after the batch, for the same
-    // reason as in prepare().
-    uint64_t ios = out_.ios, reads = 0, writes = 0, bytes_read = 0, bytes_written = 0;
+    uint64_t run_lat = 0, run_n = 0, run_clat = 0, run_cn = 0;
     for (int i = 0; i < got; ++i) {
       const IoCompletion c = comps_[i];
       Slot& s = slots_[c.tag];
@@ -411,13 +564,17 @@ void Worker::loop() noexcept {
         if (tables_) finish_verified(s, true);
         --inflight;
         ++completed;
+        free_[nfree_++] = c.tag;
+        if (!io_moves_data(s.op)) [[unlikely]] {
+          if (counting_ && out_.ios < quota) count_other(s, now);
+          continue;
+        }
         const uint32_t moved = moves_data_ ? s.len : 0;  // nop moves no data
         bytes_all += moved;
-        free_[nfree_++] = c.tag;
-        if (counting_ && ios < quota) {
-          ++ios;
-          if (s.op == IoOp::Read) { ++reads; bytes_read += moved; }
-          else { ++writes; bytes_written += moved; }
+        if (counting_ && out_.ios < quota) {
+          ++out_.ios;
+          if (s.op == IoOp::Read) { ++out_.reads; out_.bytes_read += moved; }
+          else { ++out_.writes; out_.bytes_written += moved; }
           if (dump_) out_.intervals.emplace_back(s.t_submit, now);
           if (acct_latency_) {
             const uint64_t l = now - s.t_submit;
@@ -431,6 +588,20 @@ void Worker::loop() noexcept {
               run_lat = l;
               run_n = 1;
             }
+            if (split_lat_) {
+              // An I/O without t_issued is unsplit: counted once, at the
+              // end, as lat's count less clat's (no work here per I/O).
+              if (s.t_issued) [[likely]] {
+                const uint64_t cl = now - s.t_issued;
+                if (cl == run_clat) {
+                  ++run_cn;
+                } else {
+                  if (run_cn) out_.clat->record_n(run_clat, run_cn);
+                  run_clat = cl;
+                  run_cn = 1;
+                }
+              }
+            }
           }
         }
       } else if (c.res > 0 && moves_data_) {
@@ -439,14 +610,16 @@ void Worker::loop() noexcept {
         s.offset += static_cast<uint32_t>(c.res);
         s.left -= static_cast<uint32_t>(c.res);
         ++out_.short_resubmits;
-        reqs_[nreq_++] = {s.offset, s.buf + (s.len - s.left), s.left, s.file, c.tag, s.op};
+        s.t_issued = 0;  // stamped again by the enter that resubmits it
+        reqs_[nreq_++] = request(s, c.tag);
       } else if (c.res == -EAGAIN && ++s.eagains <= kMaxEagain) {
         // Retried. Under --nowait the retry may block: EAGAIN there means
         // "not possible inline", and the I/O still has to be done (what an
         // application does); eagain_retries then counts the I/Os that
         // could not complete inline.
         ++out_.eagain_retries;
-        reqs_[nreq_++] = {s.offset, s.buf + (s.len - s.left), s.left, s.file, c.tag, s.op, true};
+        s.t_issued = 0;
+        reqs_[nreq_++] = request(s, c.tag, true);
       } else if (c.res == -EOPNOTSUPP && job_.uring.iopoll) {
         // Polled I/O on a device without poll queues: every I/O will fail
         // the same way. Stop now rather than count them.
@@ -462,15 +635,11 @@ void Worker::loop() noexcept {
         free_[nfree_++] = c.tag;
       }
     }
-    out_.ios = ios;
-    out_.reads += reads;
-    out_.writes += writes;
-    out_.bytes_read += bytes_read;
-    out_.bytes_written += bytes_written;
     if (run_n) {
       lat.record_n(run_lat, run_n);
       if (ihist_[0]) ihist_[epoch_ & 1]->record_n(run_lat, run_n);
     }
+    if (run_cn) out_.clat->record_n(run_clat, run_cn);
     if (ihist_[0]) {
       const uint32_t e = ctl_.epoch.load(std::memory_order_relaxed);
       if (e != epoch_) {  // an interval ended: fill the other histogram from now on
@@ -488,13 +657,15 @@ void Worker::loop() noexcept {
     pub_.measured.store(out_.ios, std::memory_order_relaxed);
 
     // 4. The window closes at the deadline, at the quota, or on a stop.
-    if (counting_ && (now >= ctl_.deadline || out_.ios >= quota)) {
+    if (counting_ && (now >= deadline_ || out_.ios >= quota)) {
       close_window(now);
       stopping = true;
     }
     if (!stopping && check_stop(now)) stopping = true;
     if (stopping && inflight == 0) break;
   }
+  // Every counted read and write has a lat; those with a t_issued a clat too.
+  if (split_lat_) out_.slat_unsplit = lat.count() - out_.clat->count();
 }
 
 bool Worker::check_stop(Nanos now) {

@@ -32,11 +32,12 @@ namespace ioacct {
 class Worker {
  public:
   // `out` is this thread's result, filled as it runs; `tables` is null
-  // without --verify, `log` null unless --acct full. All must outlive it.
-  Worker(const JobSpec& job, const Targets& targets, Plan plan, Control& ctl, Published& pub,
-         ThreadResult& out, std::vector<VerifyTable>* tables, InflightLog* log)
-      : job_(job), targets_(targets), plan_(std::move(plan)), ctl_(ctl), pub_(pub), out_(out), tables_(tables),
-        log_(log) {}
+  // without --verify, `log` null unless --acct full. `jc` is its job's clock
+  // and `group` its stonewall group. All must outlive it.
+  Worker(const JobSpec& job, const Targets& targets, Plan plan, Control& ctl, JobControl& jc, GroupControl& group,
+         Published& pub, ThreadResult& out, std::vector<VerifyTable>* tables, InflightLog* log)
+      : job_(job), targets_(targets), plan_(std::move(plan)), ctl_(ctl), jc_(jc), group_(group), pub_(pub), out_(out),
+        tables_(tables), log_(log) {}
 
   // The thread's body: set up, say ready, wait for `go`, run, close the
   // window, stay until the closing sample is taken. Never throws: a set-up
@@ -64,6 +65,7 @@ class Worker {
     Nanos t_submit;   // when the request was first submitted
     uint64_t start;   // the request's first byte (offset moves on with short transfers)
     uint32_t eagains; // EAGAIN retries of this request so far
+    Nanos t_issued;   // when the enter that (last) submitted it returned; 0 until then, or if that enter also waited
     uint64_t gen;     // --verify: the write's generation
   };
   struct FreeDeleter { void operator()(char* p) const { std::free(p); } };
@@ -72,10 +74,16 @@ class Worker {
   void allocate_buffers();
   unsigned prepare(unsigned n, Nanos t) noexcept;
   unsigned prepare_verified(unsigned n, Nanos t) noexcept;
+  unsigned prepare_mixed(unsigned n, Nanos t) noexcept;
   void finish_verified(const Slot& s, bool ok);
   IoOp op_for_next() noexcept;
+  IoOp next_op() noexcept;
+  size_t pick_file() noexcept;
+  IoRequest request(const Slot& s, uint32_t tag, bool may_block = false) const noexcept;
+  void count_other(const Slot& s, Nanos now) noexcept;
+  bool wait_for_start() noexcept;
   void record_error(const Slot& s, int key);
-  static const char* error_hint(int key);
+  static const char* error_hint(int key, IoOp op);
   void read_busy(std::vector<BusyCounters>& into) noexcept;
   void open_window();
   void close_window(Nanos now);
@@ -88,16 +96,25 @@ class Worker {
   const Targets& targets_;
   Plan plan_;
   Control& ctl_;
+  JobControl& jc_;
+  GroupControl& group_;
   Published& pub_;
   ThreadResult& out_;
   std::vector<VerifyTable>* tables_;  // null without --verify
   InflightLog* log_;                  // null unless --acct full
   // Set up once, before `go`.
   std::exception_ptr setup_error_;
+  uint64_t seed_ = 0;  // the job's --seed, made its own for jobs after the first
   std::unique_ptr<Engine> engine_;
   FaultEngine* faults_ = nullptr;  // engine_ itself, when faults are injected
   std::optional<IoOp> fixed_op_;   // every request's op, unless --rw randrw mixes them
   bool moves_data_ = true;
+  // --fsync / --fdatasync: a sync of the last file written after every N writes.
+  uint64_t sync_every_ = 0, writes_since_sync_ = 0;
+  IoOp sync_op_ = IoOp::Fsync;
+  bool sync_due_ = false;
+  uint32_t last_write_file_ = 0;
+  bool split_lat_ = false;  // slat/clat recorded (--acct latency and full, an engine that queues)
   bool acct_latency_ = true;  // record per-I/O latency (--acct latency and full)
   bool dump_ = false;      // test-only: keep every counted I/O's interval
   // The requests: slots and their buffers, the free list, the batch being
@@ -119,7 +136,8 @@ class Worker {
   // The measured window and the time series' interval histograms.
   bool counting_ = false, window_closed_ = false;
   Nanos window_start_ = 0;
-  std::unique_ptr<Histogram> ihist_[2];  // --log-interval with --acct full
+  Nanos measure_start_ = 0, deadline_ = UINT64_MAX;  // this job's window, from jc_ once open
+  std::unique_ptr<Histogram> ihist_[2];  // --log-interval with --acct latency or full
   uint32_t epoch_ = 0;
 };
 

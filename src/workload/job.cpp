@@ -17,6 +17,9 @@ const char* rw_name(RwMode rw) noexcept {
     case RwMode::Read: return "read";
     case RwMode::Write: return "write";
     case RwMode::RandRw: return "randrw";
+    case RwMode::ReadWrite: return "rw";
+    case RwMode::Trim: return "trim";
+    case RwMode::RandTrim: return "randtrim";
   }
   return "?";
 }
@@ -69,9 +72,37 @@ void validate(JobSpec& job) {
   if (job.submit_batch > kMaxDepth) throw UsageError(fmt::format("--submit-batch: {} is out of range (1 to {})", job.submit_batch, kMaxDepth));
   if (job.complete_batch > kMaxDepth) throw UsageError(fmt::format("--complete-batch: {} is out of range (1 to {})", job.complete_batch, kMaxDepth));
   if (job.rwmix_read > 100) throw UsageError(fmt::format("--rwmix-read: {} is not a percentage (0 to 100)", job.rwmix_read));
+  if (job.rwmix_trim > 100) throw UsageError(fmt::format("--rwmix-trim: {} is not a percentage (0 to 100)", job.rwmix_trim));
+  if (job.rwmix_trim && !rw_mixed(job.rw))
+    throw UsageError(fmt::format("--rwmix-trim: only applies to the mixes (--rw randrw or rw), not --rw {}", rw_name(job.rw)));
+  if (job.rwmix_read + job.rwmix_trim > 100)
+    throw UsageError(fmt::format("--rwmix-trim: {}% trims and {}% reads (--rwmix-read) make more than 100%",
+                                 job.rwmix_trim, job.rwmix_read));
+  if (job.distribution.kind != DistKind::Uniform && !rw_random(job.rw))
+    throw UsageError(fmt::format("--random-distribution: --rw {} is sequential; the distribution only picks "
+                                 "random offsets (use randread, randwrite, randrw or randtrim)", rw_name(job.rw)));
+  const bool syncs = job.fsync_every || job.fdatasync_every;
+  if (job.fsync_every && job.fdatasync_every)
+    throw UsageError("--fdatasync: give --fsync or --fdatasync, not both");
+  const bool has_writes = job.rw == RwMode::Write || job.rw == RwMode::RandWrite ||
+                          (rw_mixed(job.rw) && job.rwmix_read + job.rwmix_trim < 100);
+  if (syncs && !has_writes)
+    throw UsageError(fmt::format("{}: syncs follow writes, and --rw {}{} writes nothing",
+                                 job.fsync_every ? "--fsync" : "--fdatasync", rw_name(job.rw),
+                                 rw_mixed(job.rw) ? " with these --rwmix percentages" : ""));
+  const bool trims = rw_trims_only(job.rw) || job.rwmix_trim;
+  if (job.engine == EngineKind::Nop && (trims || syncs))
+    throw UsageError(fmt::format("{}: the nop engine neither trims nor syncs (use --engine uring or psync)",
+                                 trims ? "--rw" : job.fsync_every ? "--fsync" : "--fdatasync"));
+  if (trims && job.verify)
+    throw UsageError("--verify: cannot check blocks this run trims (a trimmed block's content is undefined); "
+                     "leave out the trims or --verify");
+  if (job.split_submit && job.engine == EngineKind::Psync)
+    throw UsageError("--split-submit: psync has no submission to split (each I/O is one syscall)");
   if (job.runtime && job.runtime->count() == 0) throw UsageError("--runtime: must be more than 0");
   if (job.ios && *job.ios == 0) throw UsageError("--ios: must be at least 1");
-  if (!job.runtime && !job.ios) job.runtime = std::chrono::seconds(10);
+  if (job.one_pass && job.ios) throw UsageError("--one-pass: give --one-pass or --ios, not both");
+  if (!job.runtime && !job.ios && !job.one_pass) job.runtime = std::chrono::seconds(10);
   if (job.size && *job.size == 0) throw UsageError("--size: must be more than 0");
   if (job.rate_iops && job.rate_bw) throw UsageError("--rate: give --rate or --rate-iops, not both");
   if (job.rate_bw && job.rate_bw < job.bs)

@@ -8,11 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "common/distribution.hpp"
 #include "engine/options.hpp"
 
 namespace ioacct {
 
-enum class RwMode { RandRead, RandWrite, Read, Write, RandRw };
+// ReadWrite and RandRw mix reads, writes and (--rwmix-trim) trims;
+// Trim and RandTrim only trim.
+enum class RwMode { RandRead, RandWrite, Read, Write, RandRw, ReadWrite, Trim, RandTrim };
 
 // How much accounting a run does (--acct), each level adding to the one
 // before: off counts completions only; basic adds CPU, SQ threads, devices
@@ -25,13 +28,26 @@ enum class AcctLevel { Off, Basic, Latency, Full };
 const char* acct_name(AcctLevel a) noexcept;
 
 const char* rw_name(RwMode rw) noexcept;
-inline bool rw_writes(RwMode rw) { return rw == RwMode::RandWrite || rw == RwMode::Write || rw == RwMode::RandRw; }
-inline bool rw_reads(RwMode rw) { return rw == RwMode::RandRead || rw == RwMode::Read || rw == RwMode::RandRw; }
-inline bool rw_random(RwMode rw) { return rw != RwMode::Read && rw != RwMode::Write; }
+inline bool rw_mixed(RwMode rw) { return rw == RwMode::RandRw || rw == RwMode::ReadWrite; }
+inline bool rw_trims_only(RwMode rw) { return rw == RwMode::Trim || rw == RwMode::RandTrim; }
+// Changes what the targets hold (writes or trims): the write-safety rules apply.
+inline bool rw_writes(RwMode rw) {
+  return rw == RwMode::RandWrite || rw == RwMode::Write || rw_mixed(rw) || rw_trims_only(rw);
+}
+inline bool rw_reads(RwMode rw) { return rw == RwMode::RandRead || rw == RwMode::Read || rw_mixed(rw); }
+inline bool rw_random(RwMode rw) {
+  return rw == RwMode::RandRead || rw == RwMode::RandWrite || rw == RwMode::RandRw || rw == RwMode::RandTrim;
+}
 
 struct JobSpec {
+  std::string name;          // --job NAME, a fio section; "" for the one job of a plain run
   RwMode rw = RwMode::RandRead;
-  unsigned rwmix_read = 50;  // percent of reads with randrw
+  unsigned rwmix_read = 50;  // percent of reads with randrw / rw
+  unsigned rwmix_trim = 0;   // percent of trims with randrw / rw (the rest are writes)
+  Distribution distribution; // --random-distribution: which blocks random I/O picks
+  uint64_t fsync_every = 0;      // an fsync after every N writes issued (0: none)
+  uint64_t fdatasync_every = 0;  // an fdatasync after every N writes issued (0: none)
+  bool split_submit = false;     // submit and wait in separate io_uring_enter calls: slat for every batch
   uint64_t bs = 4096;
   unsigned iodepth = 32;       // total across threads; each gets an equal share
   // Batching. Neither given: refill as reaped (every free slot refilled at
@@ -44,7 +60,10 @@ struct JobSpec {
   uint64_t offset = 0;
   std::optional<std::chrono::nanoseconds> runtime;  // none with --ios alone
   std::optional<uint64_t> ios;                      // measured I/Os, all threads
+  bool one_pass = false;  // --one-pass (fio without time_based): --ios is set to one pass per thread once the targets are open
   std::chrono::nanoseconds ramp{0};
+  std::chrono::nanoseconds startdelay{0};  // this job starts this long after the run (several jobs)
+  bool stonewall = false;                  // this job starts when every job before it has ended
   unsigned threads = 1;
   std::vector<int> cpus;
   EngineKind engine = EngineKind::Uring;

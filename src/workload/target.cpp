@@ -356,6 +356,8 @@ Target open_named(const JobSpec& job, const Named& n, const std::string& ours) {
   return t;
 }
 
+}  // namespace
+
 // Decides the byte range of `t` that the run uses, and checks the sizes.
 void set_range(const JobSpec& job, Target& t) {
   t.base = job.offset;
@@ -368,7 +370,8 @@ void set_range(const JobSpec& job, Target& t) {
   uint64_t range;
   if (job.size) {
     range = *job.size;
-    const bool may_grow = !t.is_block && !rw_reads(job.rw);  // writes alone may extend a file
+    // Writes alone may extend a file.
+    const bool may_grow = !t.is_block && (job.rw == RwMode::Write || job.rw == RwMode::RandWrite);
     if (!may_grow && t.base + range > t.file_size)
       throw UsageError(fmt::format("--size: {} from offset {} goes past the end of {} ({})",
                                    format_size(range), job.offset, t.path, format_size(t.file_size)));
@@ -388,6 +391,7 @@ void set_range(const JobSpec& job, Target& t) {
   t.range = range / job.bs * job.bs;
 }
 
+namespace {
 
 // --iopoll completes only on a device with poll queues; finding out from the
 // first completion (EOPNOTSUPP) is too late to be a good message.
@@ -409,22 +413,28 @@ void check_poll_queues(const Targets& targets) {
 }
 }  // namespace
 
+Target reopen_target(const Target& base, const JobSpec& job) {
+  Target t = base;
+  t.fd = reopen_fd(base.fd, open_flags(job));
+  if (t.fd < 0) throw RuntimeError(fmt::format("{}: cannot open it again: {}", t.path, errno_text(-t.fd)));
+  try {
+    t.dio_align = job.direct ? dio_alignment(t.fd, t.device) : 1;
+    if (job.direct && job.bs % t.dio_align)
+      throw UsageError(fmt::format("--bs: {} bytes with --direct must be a multiple of {}'s O_DIRECT "
+                                   "alignment, {} bytes (or use --buffered)", job.bs, t.path, t.dio_align));
+    t.range = base.range / job.bs * job.bs;
+    if (t.range < job.bs)
+      throw UsageError(fmt::format("--bs: {} is larger than {} ({})", format_size(job.bs), t.path, format_size(base.range)));
+  } catch (...) {
+    ::close(t.fd);
+    throw;
+  }
+  return t;
+}
+
 Targets reopen_targets(const Targets& opened, const JobSpec& job) {
   Targets out;
-  for (const Target& base : opened.list) {
-    Target t = base;
-    t.fd = reopen_fd(base.fd, open_flags(job));
-    if (t.fd < 0) throw RuntimeError(fmt::format("{}: cannot open it again: {}", t.path, errno_text(-t.fd)));
-    out.list.push_back(t);  // owned from here: closed with `out`
-    Target& o = out.list.back();
-    o.dio_align = job.direct ? dio_alignment(o.fd, o.device) : 1;
-    if (job.direct && job.bs % o.dio_align)
-      throw UsageError(fmt::format("--bs: {} bytes with --direct must be a multiple of {}'s O_DIRECT "
-                                   "alignment, {} bytes (or use --buffered)", job.bs, o.path, o.dio_align));
-    o.range = base.range / job.bs * job.bs;
-    if (o.range < job.bs)
-      throw UsageError(fmt::format("--bs: {} is larger than {} ({})", format_size(job.bs), o.path, format_size(base.range)));
-  }
+  for (const Target& base : opened.list) out.list.push_back(reopen_target(base, job));  // owned from here
   return out;
 }
 

@@ -47,6 +47,15 @@ Targets open_targets(const JobSpec& job, const std::function<bool()>& should_sto
 // trims each range to whole --bs blocks. `opened` must stay open meanwhile.
 Targets reopen_targets(const Targets& opened, const JobSpec& job);
 
+// One target of `reopen_targets`: `base` opened again with `job`'s flags,
+// its range base's in whole --bs blocks. The caller owns the new fd.
+Target reopen_target(const Target& base, const JobSpec& job);
+
+// The byte range of `t` (open, file_size known) that `job` uses: from
+// --offset, --size of it or up to the end, in whole --bs blocks, checked
+// against the O_DIRECT alignment. Throws UsageError.
+void set_range(const JobSpec& job, Target& t);
+
 // What can be checked once the targets are open: --iopoll needs a device
 // with poll queues (UsageError without a device, RuntimeError without poll
 // queues); a target in memory (tmpfs, ramfs) gets a warning on stderr.

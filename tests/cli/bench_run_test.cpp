@@ -68,7 +68,7 @@ TEST(BenchRun, JsonCountsAgree) {
                       {.env = {"TMPDIR=" + dir.path()}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   json j = parse_json(o);
-  EXPECT_EQ(j["context"]["schema_version"], 1);
+  EXPECT_EQ(j["context"]["schema_version"], 2);
   EXPECT_EQ(j["context"]["options"]["bs"], 8192);
   EXPECT_TRUE(j["context"]["setup_flags"].is_array());
   EXPECT_EQ(j["context"]["targets"][0]["temporary"], true);

@@ -213,6 +213,85 @@ TYPED_TEST(EngineConformance, NoCompletionLostAtFullDepth) {
     EXPECT_LT(e->counters().syscalls, total / 2);
 }
 
+TYPED_TEST(EngineConformance, SyncsCompleteWithZero) {
+  if (!this->traits().moves_data) GTEST_SKIP() << "nop neither syncs nor trims (the runner never asks it to)";
+  TempFile f(8);
+  const int fd = f.open(O_RDWR);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  auto e = this->make({fd});
+  AlignedBuf w(kBlock);
+  std::vector<IoRequest> reqs = {{0, w.p, kBlock, 0, 0, IoOp::Write},
+                                 {0, nullptr, 0, 0, 1, IoOp::Fsync},
+                                 {0, nullptr, 0, 0, 2, IoOp::Fdatasync}};
+  auto done = run_all(*e, reqs, 1);  // one at a time: each sync follows the write
+  EXPECT_EQ(done[0], static_cast<int32_t>(kBlock));
+  EXPECT_EQ(done[1], 0) << "fsync";
+  EXPECT_EQ(done[2], 0) << "fdatasync";
+  // A sync of a bad descriptor is a per-I/O error, like a read's.
+  auto bad = this->make({-1});
+  auto err = run_all(*bad, {{0, nullptr, 0, 0, 0, IoOp::Fsync}}, 1);
+  EXPECT_EQ(err[0], -EBADF);
+  close(fd);
+}
+
+TYPED_TEST(EngineConformance, TrimPunchesAHoleInAFile) {
+  if (!this->traits().moves_data) GTEST_SKIP() << "nop neither syncs nor trims (the runner never asks it to)";
+  TempFile f(16);
+  const int fd = f.open(O_RDWR);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  auto e = this->make({fd});
+  auto done = run_all(*e, {{4 * kBlock, nullptr, 2 * kBlock, 0, 0, IoOp::Trim}}, 1);
+  ASSERT_EQ(done[0], 0) << strerror(-done[0]);
+  std::vector<uint8_t> buf(16 * kBlock);
+  ASSERT_EQ(pread(fd, buf.data(), buf.size(), 0), static_cast<ssize_t>(buf.size())) << "the file keeps its size";
+  for (uint64_t b = 0; b < 16; ++b)
+    for (size_t i = 0; i < kBlock; i += 97) {
+      const uint8_t want = b == 4 || b == 5 ? 0 : pattern(b, i);
+      ASSERT_EQ(buf[b * kBlock + i], want) << "block " << b << " byte " << i;
+    }
+  close(fd);
+}
+
+// A block device's discard: io_uring's block command (6.12+), and the
+// BLKDISCARD the engine falls back to where the kernel lacks it (forced
+// here), on a loop device of the test's own: the discarded blocks read as zeros.
+TEST(EngineDiscard, BlockDeviceDiscardsWithTheCommandAndWithoutIt) {
+  TempFile backing(256);
+  FILE* p = popen(("losetup --find --show " + backing.path() + " 2>/dev/null").c_str(), "r");
+  char dev[64] = {};
+  const bool attached = p && fgets(dev, sizeof(dev), p) != nullptr;
+  if (p) pclose(p);
+  if (!attached) GTEST_SKIP() << "losetup failed (not root, or no loop devices): no block device to discard";
+  std::string path(dev);
+  path.erase(path.find_last_not_of('\n') + 1);
+  for (EngineKind kind : {EngineKind::Uring, EngineKind::Psync}) {
+    for (bool force_ioctl : {false, true}) {
+      if (kind == EngineKind::Psync && force_ioctl) continue;
+      SCOPED_TRACE(std::string(engine_name(kind)) + (force_ioctl ? " (BLKDISCARD fallback)" : ""));
+      const int fd = ::open(path.c_str(), O_RDWR | O_DIRECT | O_CLOEXEC);
+      ASSERT_GE(fd, 0) << strerror(errno);
+      const uint64_t at = (force_ioctl ? 64 : kind == EngineKind::Psync ? 128 : 0) * uint64_t{kBlock};
+      EngineOptions o;
+      o.depth = 4;
+      o.fds = {fd};
+      o.is_block = {1};
+      o.force_blkdiscard = force_ioctl;
+      auto e = make_engine(kind, o);
+      std::vector<IoRequest> reqs;
+      for (uint32_t i = 0; i < 4; ++i) reqs.push_back({at + i * 8 * kBlock, nullptr, 8 * kBlock, 0, i, IoOp::Trim});
+      auto done = run_all(*e, reqs, 4);
+      for (uint32_t i = 0; i < 4; ++i) EXPECT_EQ(done[i], 0) << "discard " << i << ": " << strerror(-done[i]);
+      AlignedBuf r(kBlock);
+      ASSERT_EQ(pread(fd, r.p, kBlock, static_cast<off_t>(at + 8 * kBlock)), static_cast<ssize_t>(kBlock));
+      for (size_t i = 0; i < kBlock; ++i) ASSERT_EQ(r.p[i], 0) << "byte " << i << " of a discarded block";
+      ASSERT_EQ(pread(fd, r.p, kBlock, static_cast<off_t>(at + 32 * kBlock)), static_cast<ssize_t>(kBlock));
+      EXPECT_EQ(r.p[1], pattern(at / kBlock + 32, 1)) << "the block after the discards is intact";
+      close(fd);
+    }
+  }
+  std::system(("losetup -d " + path).c_str());
+}
+
 TEST(EngineSetup, SetupFlagsAreReportedByName) {
   EngineOptions o;
   o.depth = 4;

@@ -159,5 +159,30 @@ TEST(Summary, RatiosVerdictsAndOutliersFromFixedRuns) {
   EXPECT_TRUE(c.variants[0].clear_difference);
 }
 
+// One job of a run with several: over its own window, with its own CPU, and
+// no device figures (those are the whole run's).
+TEST(Summary, AJobIsMeasuredOverItsOwnWindowWithItsOwnCpu) {
+  JobResult j;
+  j.window_ns = 2'000'000'000;
+  j.total.ios = 1000;
+  j.total.bytes_read = 1000 * 4096;
+  for (int i = 0; i < 1000; ++i) j.total.latency->record(i < 990 ? 100'000 : 5'000'000);
+  const RunMetrics no_cpu = measure(j);
+  EXPECT_DOUBLE_EQ(no_cpu.iops, 500.0);
+  EXPECT_DOUBLE_EQ(no_cpu.bytes_per_s, 500.0 * 4096);
+  EXPECT_FALSE(no_cpu.cpu_per_io_ns.has_value()) << "--acct off: not measured, not 0";
+  EXPECT_NEAR(*no_cpu.p50_ns, 100'000, 400);
+  EXPECT_NEAR(*no_cpu.p99_ns, 100'000, 400);
+  j.cpu = JobCpu{.submitters_s = 0.002, .sq_threads_s = 0.001, .iowq_s = 0.0005, .total_s = 0.0035, .by_thread_s = {0.002}};
+  const RunMetrics m = measure(j);
+  EXPECT_DOUBLE_EQ(*m.cpu_per_io_ns, 3500.0);
+  EXPECT_DOUBLE_EQ(*m.cpu_submit_ns, 2000.0);
+  EXPECT_DOUBLE_EQ(*m.cpu_sq_ns, 1000.0);
+  EXPECT_DOUBLE_EQ(*m.cpu_iowq_ns, 500.0);
+  EXPECT_FALSE(m.cpu_other_ns.has_value());
+  EXPECT_FALSE(m.util_pct.has_value());
+  EXPECT_FALSE(m.busy_pct.has_value());
+}
+
 }  // namespace
 }  // namespace ioacct

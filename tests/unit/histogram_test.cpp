@@ -162,6 +162,25 @@ TEST(Histogram, CountMinMaxMeanAreExact) {
   EXPECT_DOUBLE_EQ(h.mean(), static_cast<double>(sum) / 6.0);
 }
 
+TEST(Histogram, StdevIsThePopulationStdev) {
+  Histogram h;
+  for (uint64_t v : {2'000u, 4'000u, 4'000u, 4'000u, 5'000u, 5'000u, 7'000u, 9'000u}) h.record(v);
+  EXPECT_NEAR(h.stdev(), 2'000.0, 1e-6);  // the textbook example, scaled
+  Histogram one;
+  one.record(123);
+  EXPECT_EQ(one.stdev(), 0.0);
+  EXPECT_EQ(Histogram{}.stdev(), 0.0);
+  // A small spread on a large mean is not lost to cancellation.
+  Histogram tight;
+  for (int i = 0; i < 1'000'000; ++i) tight.record(100'000'000 + (i & 1) * 2);
+  EXPECT_NEAR(tight.stdev(), 1.0, 1e-3);
+  // Merged equals recorded in one.
+  Histogram a, b, all;
+  for (uint64_t v = 1; v < 5000; v += 7) (v % 2 ? a : b).record(v * 13), all.record(v * 13);
+  a.merge(b);
+  EXPECT_NEAR(a.stdev(), all.stdev(), 1e-9 * all.stdev());
+}
+
 TEST(Histogram, RecordNEqualsRepeatedRecord) {
   Histogram a, b;
   for (int i = 0; i < 1000; ++i) a.record(4'321);

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Several jobs in one run (issue 16), against fio and against ioacct before it:
+#  h) one fio job file, a depth-1 random reader beside a depth-16 random writer
+#     on a loop device, run by fio and by `ioacct bench --fio`, interleaved:
+#     IOPS of each job within 10% of fio's (0.90 <= ioacct/fio <= 1.10). The
+#     loop device does direct I/O to its file (--direct-io=on), whose blocks
+#     sit warm in the host's cache: the device, not the CPU, bounds IOPS.
+#  i) what the multi-job runner costs a plain single-job run: this build
+#     against BASE_REV's (default: where this branch last took main), on
+#     nop (depth 128, batches of 128), buffered page-cache-hot reads (depth
+#     32) and O_DIRECT reads at depth 1 and 32: IOPS >= 0.98x each.
+#
+# Usage: bench/jobs.sh [DIR]          (needs root for the loop device of h)
+# Environment (and lib.sh's RUNTIME, REPS, IOACCT, FIO, OUT_DIR):
+#   JOBS_PARTS   which parts run                 (default: "h i")
+#   JOBFILE      the job file of (h)             (default: bench/two-jobs.fio)
+#   LOOP_MIB     size of the loop device of (h)  (default: 256)
+#   IOACCT_BASE  the binary to hold this one against in (i); unset: built from
+#                BASE_REV (git archive + cmake, into OUT_DIR; a few minutes with ccache)
+#   BASE_REV     default: git merge-base HEAD main. Once this branch is in main,
+#                give the main commit from before the merge.
+#   DIRECT_MIB / CACHED_MIB  test files of (i)   (default: 1024 / 512)
+# Exit status: 0 when every run completed (whatever PASS/FAIL says), 2 when a step failed.
+set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+PARTS=${JOBS_PARTS:-h i}
+JOBFILE=${JOBFILE:-$BENCH_SRC/two-jobs.fio}
+LOOP_MIB=${LOOP_MIB:-256}
+DIRECT_MIB=${DIRECT_MIB:-1024}
+CACHED_MIB=${CACHED_MIB:-512}
+need_ioacct
+ROWS=$OUT_DIR/jobs.rows
+: >"$ROWS"
+print_context
+
+# A run's figures as one row; prints it.
+job_row() {  # SCENARIO TOOL REP KIND JSON [JOB]
+  local scen=$1 tool=$2 rep=$3 kind=$4 json=$5 job=${6:-} figs iops cpu p50 p99
+  if [ -n "$job" ]; then figs=$($BL "$kind-job" "$json" "$job") || die "cannot read $json"
+  else figs=$($BL "$kind" "$json") || die "cannot read $json"; fi
+  echo "$scen $tool $rep $figs" >>"$ROWS"
+  read -r iops cpu p50 p99 <<<"$figs"
+  printf '  rep %d  %-10s %-8s %12s IOPS  %7s us CPU/IO  p99 %8s us\n' "$rep" "$scen" "$tool" \
+    "$($BL fmt "$iops" iops)" "$($BL fmt "$cpu")" "$($BL fmt "$p99")"
+}
+
+if [[ " $PARTS " == *" h "* ]]; then
+  need_fio
+  [ "$(id -u)" = 0 ] || die "(h) needs root for its loop device; run as root, or JOBS_PARTS=i"
+  make_test_file loop "$LOOP_MIB"
+  warm_direct "$TEST_FILE"
+  LOOP=$(losetup --find --show --direct-io=on -- "$TEST_FILE") || die "losetup failed"
+  trap 'losetup -d "$LOOP" 2>/dev/null; _cleanup' EXIT
+  secs=$RUNTIME  # fio and ioacct --fio both read 5s, 500ms, 1m
+  jobs=$(grep -o '^\[[^]]*\]' "$JOBFILE" | tr -d '[]' | grep -vx global)
+  echo
+  echo "== h) $JOBFILE on $LOOP ($LOOP_MIB MiB over $TEST_FILE): ioacct --fio against fio, interleaved"
+  echo "   IOACCT_TARGET=$LOOP RUNTIME=$secs ioacct bench --fio $JOBFILE --destroy-data | fio $JOBFILE"
+  for rep in $(seq 1 "$REPS"); do
+    if [ $((rep % 2)) = 1 ]; then order=(ioacct fio); else order=(fio ioacct); fi
+    for tool in "${order[@]}"; do
+      out=$OUT_DIR/h.$tool.$rep.json
+      if [ "$tool" = ioacct ]; then
+        IOACCT_TARGET=$LOOP RUNTIME=$secs run_ioacct "$out" --fio "$JOBFILE" --destroy-data
+      else
+        IOACCT_TARGET=$LOOP RUNTIME=$secs run_fio "$out" "$JOBFILE"
+      fi
+      for j in $jobs; do job_row "h-$j" "$tool" "$rep" "$tool" "$out" "$j"; done
+    done
+  done
+  for j in $jobs; do
+    echo "-- job $j"
+    $BL table "$ROWS" "h-$j" ioacct fio
+  done
+  for j in $jobs; do
+    r=$($BL ratio "$ROWS" "h-$j" iops ioacct fio)
+    $BL check "h job $j: IOPS ioacct / fio" "$r" ">=" 0.90
+    $BL check "h job $j: IOPS ioacct / fio" "$r" "<=" 1.10
+  done
+fi
+
+if [[ " $PARTS " == *" i "* ]]; then
+  BASE=${IOACCT_BASE:-}
+  if [ -z "$BASE" ]; then
+    rev=${BASE_REV:-$(git -C "$REPO" merge-base HEAD main)}
+    src=$OUT_DIR/base-src
+    echo "# building the base ($rev) in $src"
+    rm -rf -- "$src" && mkdir -p -- "$src"
+    git -C "$REPO" archive "$rev" | tar -x -C "$src" || die "git archive $rev failed"
+    (cmake --preset release -S "$src" -DIOACCT_TESTS=OFF -DIOACCT_BENCH=OFF >"$OUT_DIR/base-build.log" 2>&1 &&
+     cmake --build "$src/build/release" -j "$(nproc)" --target ioacct >>"$OUT_DIR/base-build.log" 2>&1) \
+      || { tail -20 "$OUT_DIR/base-build.log" >&2; die "building the base failed"; }
+    BASE=$src/build/release/ioacct
+  fi
+  echo "# base: $BASE ($("$BASE" --version 2>/dev/null | head -1); sha256 $(sha256sum <"$BASE" | cut -c1-12))"
+  make_test_file cached "$CACHED_MIB"
+  CACHED=$TEST_FILE
+  make_test_file direct "$DIRECT_MIB"
+  DIRECT=$TEST_FILE
+  warm_direct "$DIRECT"
+  declare -A CASE=(
+    [i1]="--engine nop --iodepth 128 --submit-batch 128 --complete-batch 128 --runtime $RUNTIME"
+    [i2]="--buffered --rw randread --iodepth 32 --runtime $RUNTIME $CACHED"
+    [i3]="--rw randread --iodepth 1 --runtime $RUNTIME $DIRECT"
+    [i4]="--rw randread --iodepth 32 --runtime $RUNTIME $DIRECT"
+  )
+  echo
+  echo "== i) a single job: this build against the base, interleaved"
+  for c in i1 i2 i3 i4; do echo "   $c: ioacct bench ${CASE[$c]}"; done
+  for rep in $(seq 1 "$REPS"); do
+    if [ $((rep % 2)) = 1 ]; then order=(new base); else order=(base new); fi
+    for c in i1 i2 i3 i4; do
+      for tool in "${order[@]}"; do
+        [ "$c" = i2 ] && warm_cached "$CACHED"
+        bin=$IOACCT; [ "$tool" = base ] && bin=$BASE
+        out=$OUT_DIR/$c.$tool.$rep.json
+        # shellcheck disable=SC2086  # the case's words
+        IOACCT=$bin run_ioacct "$out" ${CASE[$c]}
+        job_row "$c" "$tool" "$rep" ioacct "$out"
+      done
+    done
+  done
+  for c in i1 i2 i3 i4; do
+    echo "-- $c: ${CASE[$c]}"
+    $BL table "$ROWS" "$c" new base
+  done
+  for c in i1 i2 i3 i4; do
+    $BL check "$c single job: IOPS this build / base" "$($BL ratio "$ROWS" "$c" iops new base)" ">=" 0.98
+  done
+fi

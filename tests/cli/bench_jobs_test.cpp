@@ -1,0 +1,260 @@
+// Several jobs in one run (--job, --fio) on a loop device only the test uses,
+// with the block layer's own counters (/sys/block/NAME/stat) as the witness:
+// every job's I/Os, trims and syncs reach the device, no more and no fewer.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/run_binary.hpp"
+
+namespace ioacct::test {
+namespace {
+
+using nlohmann::json;
+
+const std::string kCorpus = std::string(IOACCT_SOURCE_DIR) + "/tests/fio";
+
+// /sys/block/NAME/stat: reads, read merges, ..., writes (4), write merges (5),
+// ..., discards (11), discard merges (12), ..., flushes (15).
+std::vector<uint64_t> device_stat(const std::string& name) {
+  std::ifstream f("/sys/block/" + name + "/stat");
+  std::vector<uint64_t> v;
+  uint64_t x;
+  while (f >> x) v.push_back(x);
+  v.resize(17, 0);
+  return v;
+}
+
+const json& job(const json& j, const std::string& name) {
+  for (const auto& x : j["jobs"])
+    if (x["name"] == name) return x;
+  static const json none;
+  ADD_FAILURE() << "no job " << name << " in " << j["jobs"].dump().substr(0, 300);
+  return none;
+}
+
+// Acceptance: a depth-1 reader and a depth-16 writer on one loop device, from
+// a job file: each job's IOPS, p99 and CPU; and their I/Os, summed, are the
+// device's completed I/Os (merged ones counted where diskstats merged them).
+TEST(BenchJobs, TwoJobsFromAJobFileAddUpToTheDevicesIos) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.size = "64m", .random_data = true});
+  const auto before = device_stat(loop.name());
+  auto o = run_ioacct({"bench", "--fio", kCorpus + "/two-jobs-counted.fio", "--destroy-data", "--format", "json"},
+                      {.env = {"IOACCT_TARGET=" + loop.path()}});
+  const auto after = device_stat(loop.name());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json j = json::parse(o.out);
+  ASSERT_EQ(j["jobs"].size(), 2u);
+  const json& reader = job(j, "reader");
+  const json& writer = job(j, "writer");
+  EXPECT_EQ(reader["results"]["ios"], 1024) << "one pass of size=4m in 4 KiB reads";
+  EXPECT_EQ(writer["results"]["ios"], 4096) << "one pass of size=16m in 4 KiB writes";
+  EXPECT_EQ(reader["results"]["reads"], 1024);
+  EXPECT_EQ(writer["results"]["writes"], 4096);
+  EXPECT_EQ(reader["options"]["iodepth"], 1);
+  EXPECT_EQ(writer["options"]["iodepth"], 16);
+  for (const json* x : {&reader, &writer}) {
+    const json& r = (*x)["results"];
+    EXPECT_GT(r["iops"].get<double>(), 0) << (*x)["name"];
+    EXPECT_GT(r["latency_ns"]["p99"].get<uint64_t>(), 0u) << (*x)["name"];
+    EXPECT_GE(r["latency_ns"]["p99"].get<uint64_t>(), r["latency_ns"]["p50"].get<uint64_t>());
+    ASSERT_TRUE(r["cpu"].is_object()) << (*x)["name"];
+    EXPECT_GT(r["cpu"]["submitters_s"].get<double>(), 0) << (*x)["name"];
+    EXPECT_EQ(r["cpu"]["by_thread_s"].size(), 1u);
+  }
+  // The witness: the block layer's counters for this device. Around the
+  // whole process they also hold libblkid's probe of the device before the
+  // writer may write it (reads); over the run's window (sampled before the
+  // first I/O and after the last) exactly the jobs' I/Os.
+  const uint64_t read_merges = after[1] - before[1];
+  const uint64_t writes = after[4] - before[4], write_merges = after[5] - before[5];
+  EXPECT_GE(after[0] - before[0] + read_merges, 1024u);
+  EXPECT_EQ(writes + write_merges, 4096u) << writes << " writes completed, " << write_merges << " merged";
+  EXPECT_EQ(j["results"]["ios"], 1024 + 4096) << "the run's total is the jobs' sum";
+  bool seen = false;
+  for (const auto& d : j["results"]["devices"])
+    if (d["device"] == loop.name()) {
+      seen = true;
+      EXPECT_EQ(d["reads"].get<uint64_t>() + read_merges, 1024u) << "reads in the window, merged ones too";
+      EXPECT_EQ(d["writes"].get<uint64_t>() + write_merges, 4096u) << "writes in the window, merged ones too";
+    }
+  EXPECT_TRUE(seen) << j["results"]["devices"];
+  // Threads say which job they belong to.
+  ASSERT_EQ(j["threads"].size(), 2u);
+  EXPECT_EQ(j["threads"][0]["job"], 0);
+  EXPECT_EQ(j["threads"][1]["job"], 1);
+}
+
+TEST(BenchJobs, JobsOnTheCommandLineAndTheirConsoleReport) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.size = "64m", .random_data = true});
+  const std::string html = dir.path() + "/r.html";
+  auto o = run_ioacct({"bench", "--runtime", "1s", "--destroy-data", "--job", "r:--rw randread --iodepth 1",
+                       "--job", "w:--rw randwrite --iodepth 16 --threads 2 --startdelay 300ms", "--report", html,
+                       loop.path()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  // The HTML report: a row per job and one for the whole run; jobs are not
+  // alternatives, so no ratio or verdict between them.
+  std::ifstream f(html);
+  const std::string page((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (const char* want : {"<td class=\"text\">job r</td>", "<td class=\"text\">job w</td>",
+                           "<td class=\"text\">all 2 jobs</td>"})
+    EXPECT_NE(page.find(want), std::string::npos) << want;
+  EXPECT_EQ(page.find(">baseline<"), std::string::npos);
+  for (const char* want : {"job r: randread 4 KiB O_DIRECT, uring, depth 1", "job w: randwrite 4 KiB O_DIRECT, uring, depth 16",
+                           "started 300", "all 2 jobs: 3 threads", "thread 1", "cpu        "})
+    EXPECT_NE(o.out.find(want), std::string::npos) << "'" << want << "' in\n" << o.out;
+  EXPECT_NE(o.err.find("job w: randwrite"), std::string::npos) << o.err;
+  EXPECT_NE(o.out.find("device     " + loop.name()), std::string::npos) << o.out;
+}
+
+TEST(BenchJobs, StartdelayAndStonewallPlaceTheWindows) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.size = "64m", .random_data = true});
+  auto o = run_ioacct({"bench", "--fio", kCorpus + "/startdelay.fio", "--destroy-data", "--format", "json"},
+                      {.env = {"IOACCT_TARGET=" + loop.path(), "RUNTIME=2"}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  json j = json::parse(o.out);
+  const json& burst = job(j, "burst")["results"];
+  EXPECT_NEAR(burst["start_s"].get<double>(), 0.5, 0.1) << "startdelay=500ms";
+  EXPECT_NEAR(burst["window_s"].get<double>(), 0.5, 0.1) << "its own runtime=500ms";
+  EXPECT_NEAR(job(j, "background")["results"]["window_s"].get<double>(), 2.0, 0.2);
+
+  o = run_ioacct({"bench", "--fio", kCorpus + "/stonewall.fio", "--destroy-data", "--format", "json"},
+                 {.env = {"IOACCT_TARGET=" + loop.path(), "RUNTIME=1"}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  j = json::parse(o.out);
+  const json& fill = job(j, "fill")["results"];
+  const json& read = job(j, "read-back")["results"];
+  EXPECT_EQ(fill["ios"], 64) << "8 MiB in 128 KiB writes";
+  EXPECT_GE(read["start_s"].get<double>(), fill["window_s"].get<double>()) << "starts after the fill ends";
+  EXPECT_GT(read["ios"].get<uint64_t>(), 0u);
+}
+
+TEST(BenchJobs, TrimsAndSyncsReachTheDevice) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.size = "64m", .random_data = true});
+  for (const char* engine : {"uring", "psync"}) {
+    SCOPED_TRACE(engine);
+    auto before = device_stat(loop.name());
+    auto o = run_ioacct({"bench", "--rw", "randtrim", "--bs", "64k", "--ios", "300", "--engine", engine,
+                         "--destroy-data", "--format", "json", loop.path()});
+    auto after = device_stat(loop.name());
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    json j = json::parse(o.out);
+    EXPECT_EQ(j["results"]["trims"], 300);
+    EXPECT_EQ(j["results"]["bytes_trimmed"], 300 * 65536);
+    EXPECT_EQ(j["results"]["trim_latency_ns"]["count"], 300);
+    EXPECT_EQ(after[11] - before[11] + after[12] - before[12], 300u) << "discards completed + merged in diskstats";
+    EXPECT_EQ(after[4] - before[4], 0u) << "no writes";
+
+    before = device_stat(loop.name());
+    o = run_ioacct({"bench", "--rw", "randwrite", "--fsync", "10", "--ios", "400", "--iodepth", "1", "--engine",
+                    engine, "--destroy-data", "--format", "json", loop.path()});
+    after = device_stat(loop.name());
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    j = json::parse(o.out);
+    EXPECT_EQ(j["results"]["writes"], 400);
+    const uint64_t syncs = j["results"]["syncs"];
+    EXPECT_GE(syncs, 39u) << "one after every 10 writes";
+    EXPECT_LE(syncs, 40u);
+    EXPECT_EQ(j["results"]["sync_latency_ns"]["count"], syncs);
+    EXPECT_EQ(after[15] - before[15], syncs) << "each fsync of the device is one flush in diskstats";
+  }
+}
+
+TEST(BenchJobs, TrimsOnAFilePunchHoles) {
+  TempDir dir;
+  const std::string f = dir.path() + "/data";
+  sh("dd if=/dev/urandom of=" + f + " bs=1M count=16 status=none");
+  struct stat st {};
+  stat(f.c_str(), &st);
+  const auto blocks_before = st.st_blocks;
+  auto o = run_ioacct({"bench", "--rw", "trim", "--bs", "1m", "--ios", "8", "--format", "json", f});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  stat(f.c_str(), &st);
+  EXPECT_EQ(st.st_size, 16 << 20) << "the file keeps its size";
+  EXPECT_LE(st.st_blocks, blocks_before / 2 + 256) << "8 of its 16 MiB are holes now";
+  sh("cmp -n 1048576 " + f + " /dev/zero");  // the first (trimmed) MiB reads as zeros
+}
+
+TEST(BenchJobs, SplitSubmitTimesEverySubmission) {
+  auto o = run_ioacct({"bench", "--size", "16m", "--ios", "2000", "--iodepth", "8", "--split-submit", "--format", "json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  json r = json::parse(o.out)["results"];
+  EXPECT_EQ(r["unsplit_ios"], 0);
+  EXPECT_EQ(r["clat_ns"]["count"], 2000);
+  EXPECT_GE(r["slat_ns"]["count"].get<uint64_t>(), 2000u);
+  EXPECT_LE(r["slat_ns"]["mean"].get<double>() + r["clat_ns"]["mean"].get<double>(),
+            r["latency_ns"]["mean"].get<double>() * 1.05 + 1000) << "slat + clat is lat";
+  EXPECT_GT(r["latency_ns"]["stdev"].get<double>(), 0);
+}
+
+// Acceptance: each bad job file is one clear error, exit code 2.
+TEST(BenchJobs, BadJobFilesAreOneClearErrorEach) {
+  struct Case {
+    const char* file;
+    const char* says;
+  } cases[] = {{"bad/unknown-option.fio", "unknown-option.fio:6: verify: not an option ioacct maps"},
+               {"bad/bad-value.fio", "bad-value.fio:5: iodepth: cannot read 'lots' as a whole number"},
+               {"bad/missing-section.fio", "missing-section.fio:2: rw: an option outside any [section]"},
+               {"bad/include-loop.fio", "include-loop-b.fio:2: include include-loop.fio ("},
+               {"bad/unreadable-include.fio", "unreadable-include.fio:3: include no-such-include.fio ("}};
+  for (const auto& c : cases) {
+    auto o = run_ioacct({"bench", "--fio", kCorpus + "/" + c.file}, {.env = {"IOACCT_TARGET=/dev/null"}});
+    EXPECT_EQ(o.exit_code, 2) << c.file << ": " << o.err;
+    EXPECT_TRUE(o.out.empty()) << o.out;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "one line: " << o.err;
+    EXPECT_EQ(o.err.rfind("error: ", 0), 0u) << o.err;
+    EXPECT_NE(o.err.find(c.says), std::string::npos) << c.file << ": " << o.err;
+  }
+}
+
+TEST(BenchJobs, MistakesInJobsAreNamed) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* says;
+  } cases[] = {
+      {{"--job", "a:--ramp 1s"}, "--job a: --ramp is an option of the whole run"},
+      {{"--job", "a:--bs 4q"}, "--job a: --bs: cannot read '4q'"},
+      {{"--job", "a:--nonsense"}, "--job a: "},
+      {{"--job", "a:", "--job", "a:"}, "two jobs are named 'a'"},
+      {{"--job", "no colon"}, "is not NAME:OPTIONS"},
+      {{"--job", "b@d:"}, "is not a job name"},
+      {{"--job", "a:--rw randread '"}, "quote"},
+      {{"--job", "a:", "--job", "b:", "--rw", "randwrite", "--verify"}, "--verify: checks one job's writes"},
+      {{"--fio", kCorpus + "/two-jobs.fio", "--bs", "8k"}, "--bs: with --fio the job file says"},
+      {{"--fio", kCorpus + "/two-jobs.fio", "--job", "a:"}, "give --job or --fio, not both"},
+      {{"--rw", "read", "--random-distribution", "zipf:1.2"}, "--random-distribution: --rw read is sequential"},
+      {{"--rw", "randread", "--fsync", "4"}, "--fsync: syncs follow writes"},
+      {{"--rw", "randtrim", "--verify"}, "--verify: cannot check blocks this run trims"},
+      {{"--rw", "randrw", "--rwmix-read", "80", "--rwmix-trim", "30"}, "make more than 100%"},
+      {{"--engine", "psync", "--split-submit"}, "--split-submit: psync has no submission to split"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"bench"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    if (c.args[0] != "--fio") args.insert(args.end(), {"--size", "1m"});
+    auto o = run_ioacct(args, {.env = {"IOACCT_TARGET=/dev/null", "RUNTIME=1"}});
+    EXPECT_EQ(o.exit_code, 2) << c.args[1] << ": " << o.err;
+    EXPECT_NE(o.err.find(c.says), std::string::npos) << "'" << c.says << "' in: " << o.err;
+  }
+  // A compare variant is one job: --job and --fio inside one are named, not dropped.
+  for (const char* inner : {"a=--job x:--rw read", "a=--fio two.fio"}) {
+    auto o = run_ioacct({"compare", "--config", inner, "--size", "1m"}, {.env = {"IOACCT_TARGET=/dev/null"}});
+    EXPECT_EQ(o.exit_code, 2) << inner << ": " << o.err;
+    EXPECT_NE(o.err.find("variant 'a': --"), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find(": a variant is one job"), std::string::npos) << o.err;
+  }
+}
+
+}  // namespace
+}  // namespace ioacct::test

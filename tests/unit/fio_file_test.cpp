@@ -1,0 +1,310 @@
+// fio job files (src/workload/fio_file.*): the INI reader (sections,
+// comments, includes, substitutions), fio's units, the mapping to ioacct's
+// words, one error line per option it cannot map; and every file of the
+// job-file corpus (tests/fio) maps, every one under tests/fio/bad does not.
+#include "workload/fio_file.hpp"
+
+#include <dirent.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/errors.hpp"
+
+namespace ioacct {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// Files from a map, variables from another: the reader never touches the disk.
+struct FakeWorld {
+  std::map<std::string, std::string> files;
+  std::map<std::string, std::string> vars;
+  FioEnv env() const {
+    FioEnv e;
+    e.read = [this](const std::string& p, std::string& err) -> std::optional<std::string> {
+      auto it = files.find(p);
+      if (it == files.end()) {
+        err = "No such file or directory (ENOENT)";
+        return std::nullopt;
+      }
+      return it->second;
+    };
+    e.getenv = [this](const std::string& n) -> std::optional<std::string> {
+      auto it = vars.find(n);
+      if (it == vars.end()) return std::nullopt;
+      return it->second;
+    };
+    e.pagesize = 4096;
+    e.mb_memory = 1000;
+    e.ncpus = 2;
+    return e;
+  }
+};
+
+FioRun map_text(const std::string& text, std::map<std::string, std::string> vars = {}) {
+  FakeWorld w;
+  w.files["j.fio"] = text;
+  w.vars = std::move(vars);
+  return map_fio(read_fio_file("j.fio", w.env()), 77);
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// The value after `flag` in `words`, or "" if the flag is not there.
+std::string word_after(const std::vector<std::string>& words, const std::string& flag) {
+  auto it = std::find(words.begin(), words.end(), flag);
+  if (it == words.end()) return "";
+  return ++it == words.end() ? "(flag)" : *it;
+}
+bool has(const std::vector<std::string>& words, const std::string& w) {
+  return std::find(words.begin(), words.end(), w) != words.end();
+}
+
+TEST(FioUnits, SizesAsFioReadsThem) {
+  EXPECT_EQ(fio_size("4096", 1024), 4096u);
+  EXPECT_EQ(fio_size("4k", 1024), 4096u);
+  EXPECT_EQ(fio_size("4K", 1024), 4096u);
+  EXPECT_EQ(fio_size("4kB", 1024), 4096u);
+  EXPECT_EQ(fio_size("4KiB", 1024), 4000u);  // fio's compatibility mode: the opposite of the standard
+  EXPECT_EQ(fio_size("1m", 1024), 1048576u);
+  EXPECT_EQ(fio_size("1mi", 1024), 1000000u);
+  EXPECT_EQ(fio_size("4k", 1000), 4000u);
+  EXPECT_EQ(fio_size("4KiB", 1000), 4096u);
+  EXPECT_EQ(fio_size("1t", 1024), 1ull << 40);
+  EXPECT_EQ(fio_size("0x1000", 1024), 4096u);
+  EXPECT_EQ(fio_size("1.5k", 1024), 1536u);
+  EXPECT_EQ(fio_size("4096b", 1024), 4096u);
+  EXPECT_EQ(fio_size("(4*1024)", 1024), 4096u);
+  EXPECT_EQ(fio_size("(2^10)k", 1024), 1048576u);
+  EXPECT_EQ(fio_size("((1+2)*3-1)", 1024), 8u);
+  for (const char* bad : {"", "k", "4q", "-4k", "4kk", "(1+)", "(1/0)", "(2^99)", "1.0001k", "4 k", "0x", "(", "99999999999999999999"})
+    EXPECT_FALSE(fio_size(bad, 1024).has_value()) << "'" << bad << "'";
+}
+
+TEST(FioUnits, TimesAsFioReadsThem) {
+  EXPECT_EQ(fio_time_ns("30"), 30'000'000'000u);  // seconds without a unit
+  EXPECT_EQ(fio_time_ns("500ms"), 500'000'000u);
+  EXPECT_EQ(fio_time_ns("500msec"), 500'000'000u);
+  EXPECT_EQ(fio_time_ns("250us"), 250'000u);
+  EXPECT_EQ(fio_time_ns("2m"), 120'000'000'000u);  // minutes, not milli
+  EXPECT_EQ(fio_time_ns("1h"), 3'600'000'000'000u);
+  EXPECT_EQ(fio_time_ns("1d"), 86'400'000'000'000u);
+  EXPECT_EQ(fio_time_ns("(1000*500)"), 500'000'000u);  // microseconds inside an expression
+  for (const char* bad : {"", "s", "10x", "-1", "10 s"}) EXPECT_FALSE(fio_time_ns(bad).has_value()) << bad;
+}
+
+TEST(FioReader, SectionsCommentsIncludesAndVariables) {
+  FakeWorld w;
+  w.files["dir/main.fio"] =
+      "; comment\n# another\n\n[global]\n  bs = 4k  \ninclude common.fio\n[job1]\nsize=${SIZE}\nnumjobs=$ncpus\n"
+      "direct\n";
+  w.files["dir/common.fio"] = "ioengine=io_uring\n; included\n";
+  w.vars["SIZE"] = "64m";
+  const auto secs = read_fio_file("dir/main.fio", w.env());
+  ASSERT_EQ(secs.size(), 2u);
+  EXPECT_EQ(secs[0].name, "global");
+  ASSERT_EQ(secs[0].options.size(), 2u);
+  EXPECT_EQ(secs[0].options[0].key, "bs");
+  EXPECT_EQ(secs[0].options[0].value, "4k");
+  EXPECT_EQ(secs[0].options[0].line, 5u);
+  EXPECT_EQ(secs[0].options[1].key, "ioengine");
+  EXPECT_EQ(secs[0].options[1].file, "dir/common.fio");  // relative to the including file
+  EXPECT_EQ(secs[0].options[1].line, 1u);
+  EXPECT_EQ(secs[1].name, "job1");
+  EXPECT_EQ(secs[1].options[0].value, "64m");
+  EXPECT_EQ(secs[1].options[1].value, "2");
+  EXPECT_FALSE(secs[1].options[2].has_value);
+}
+
+TEST(FioReader, RefusesWhatItCannotRead) {
+  FakeWorld w;
+  w.files["a.fio"] = "rw=read\n[j]\n";
+  EXPECT_THAT(error_of([&] { read_fio_file("a.fio", w.env()); }), HasSubstr("a.fio:1: rw: an option outside any [section]"));
+  w.files["a.fio"] = "[j]\ninclude b.fio\n";
+  w.files["b.fio"] = "include c.fio\n";
+  w.files["c.fio"] = "include a.fio\n";
+  EXPECT_THAT(error_of([&] { read_fio_file("a.fio", w.env()); }),
+              HasSubstr("c.fio:1: include a.fio: it includes itself, through a.fio -> b.fio -> c.fio"));
+  w.files["a.fio"] = "[j]\ninclude ./x/../missing.fio\n";
+  EXPECT_THAT(error_of([&] { read_fio_file("a.fio", w.env()); }), HasSubstr("a.fio:2: include ./x/../missing.fio: cannot read it"));
+  w.files["a.fio"] = "[j]\ninclude b.fio\n";
+  w.files["b.fio"] = "[inner]\n";
+  EXPECT_THAT(error_of([&] { read_fio_file("a.fio", w.env()); }), HasSubstr("b.fio:1: [inner]: an included file may not hold"));
+  w.files["a.fio"] = "[j]\nsize=${NOPE}\n";
+  EXPECT_THAT(error_of([&] { read_fio_file("a.fio", w.env()); }), HasSubstr("a.fio:2: size: ${NOPE} is not set"));
+  w.files["a.fio"] = "[j\n";
+  EXPECT_THAT(error_of([&] { read_fio_file("a.fio", w.env()); }), HasSubstr("a.fio:1: '[j' is not a [section] header"));
+  w.files["a.fio"] = "; nothing\n";
+  EXPECT_THAT(error_of([&] { read_fio_file("a.fio", w.env()); }), HasSubstr("holds no [section]"));
+  EXPECT_THAT(error_of([&] { read_fio_file("none.fio", w.env()); }), HasSubstr("--fio: none.fio: No such file"));
+}
+
+TEST(FioMap, SpellsOutFiosDefaults) {
+  // A bare job is fio's: sequential reads, psync, buffered, depth 1.
+  const auto run = map_text("[j]\nfilename=/dev/x\n");
+  ASSERT_EQ(run.jobs.size(), 1u);
+  const auto& w = run.jobs[0].words;
+  EXPECT_EQ(word_after(w, "--rw"), "read");
+  EXPECT_EQ(word_after(w, "--bs"), "4096");
+  EXPECT_EQ(word_after(w, "--engine"), "psync");
+  EXPECT_EQ(word_after(w, "--threads"), "1");
+  EXPECT_TRUE(has(w, "--buffered"));
+  EXPECT_TRUE(has(w, "--one-pass"));  // no size, no time_based: one pass over the target
+  EXPECT_EQ(w.back(), "/dev/x");
+}
+
+TEST(FioMap, MapsTheDocumentedSubset) {
+  const auto run = map_text(
+      "[global]\nioengine=io_uring\ndirect=1\nnumjobs=2\n[w]\nrw=randrw\nrwmixwrite=30\nbs=8k,8k\niodepth=16\n"
+      "iodepth_batch_submit=4\niodepth_batch_complete_min=2\nsize=16m\noffset=1m\nfilename=/a:/b\\:c\n"
+      "runtime=5\ntime_based\nramp_time=1\nrandom_distribution=pareto:0.2\nfsync=8\nsqthread_poll=1\n"
+      "sqthread_poll_cpu=1\nhipri\nfixedbufs=1\nregisterfiles=1\nnorandommap\nrandseed=42\nstartdelay=2\n"
+      "stonewall\nnew_group\nthread\ngroup_reporting\ndescription=x\nname=renamed\n");
+  ASSERT_EQ(run.jobs.size(), 1u);
+  const auto& j = run.jobs[0];
+  EXPECT_EQ(j.name, "renamed");
+  const auto& w = j.words;
+  EXPECT_EQ(word_after(w, "--rw"), "randrw");
+  EXPECT_EQ(word_after(w, "--rwmix-read"), "70");
+  EXPECT_EQ(word_after(w, "--bs"), "8192");
+  EXPECT_EQ(word_after(w, "--threads"), "2");
+  EXPECT_EQ(word_after(w, "--iodepth"), "32");  // ioacct's depth is over all threads
+  EXPECT_EQ(word_after(w, "--submit-batch"), "4");
+  EXPECT_EQ(word_after(w, "--complete-batch"), "2");
+  EXPECT_TRUE(has(w, "--direct"));
+  EXPECT_EQ(word_after(w, "--size"), std::to_string(16 << 20));
+  EXPECT_EQ(word_after(w, "--offset"), std::to_string(1 << 20));
+  EXPECT_EQ(word_after(w, "--runtime"), "5000000000ns");
+  EXPECT_FALSE(has(w, "--ios"));
+  EXPECT_EQ(word_after(w, "--random-distribution"), "pareto:0.2");
+  EXPECT_EQ(word_after(w, "--fsync"), "8");
+  EXPECT_TRUE(has(w, "--sqpoll"));
+  EXPECT_EQ(word_after(w, "--sq-cpu"), "1");
+  EXPECT_TRUE(has(w, "--iopoll"));
+  EXPECT_TRUE(has(w, "--fixed-bufs"));
+  EXPECT_TRUE(has(w, "--fixed-files"));
+  EXPECT_EQ(word_after(w, "--seed"), "42");
+  EXPECT_EQ(word_after(w, "--startdelay"), "2000000000ns");
+  EXPECT_TRUE(has(w, "--stonewall"));
+  EXPECT_EQ(w[w.size() - 2], "/a");
+  EXPECT_EQ(w.back(), "/b:c");
+  EXPECT_THAT(run.run_words, ElementsAre("--ramp", "1000000000ns"));
+}
+
+TEST(FioMap, SizeWithoutTimeBasedIsOnePassPerJob) {
+  const auto run = map_text("[j]\nrw=randread\nsize=1m\nbs=4k\nnumjobs=3\nruntime=10\n");
+  EXPECT_EQ(word_after(run.jobs[0].words, "--ios"), "768");  // 3 x 1 MiB / 4 KiB
+  EXPECT_EQ(word_after(run.jobs[0].words, "--runtime"), "10000000000ns");  // whichever comes first
+}
+
+TEST(FioMap, RandrepeatZeroTakesAFreshSeed) {
+  EXPECT_EQ(word_after(map_text("[j]\nsize=1m\nrandrepeat=0\n").jobs[0].words, "--seed"), "77");
+  EXPECT_EQ(word_after(map_text("[j]\nsize=1m\nrandrepeat=1\n").jobs[0].words, "--seed"), "");
+}
+
+TEST(FioMap, GlobalsApplyOnlyBelowThem) {
+  const auto run = map_text("[a]\nsize=1m\n[global]\nbs=8k\n[b]\nsize=1m\n");
+  ASSERT_EQ(run.jobs.size(), 2u);
+  EXPECT_EQ(word_after(run.jobs[0].words, "--bs"), "4096");
+  EXPECT_EQ(word_after(run.jobs[1].words, "--bs"), "8192");
+}
+
+TEST(FioMap, EveryUnsupportedOptionIsOneLine) {
+  const std::string e = error_of([] {
+    map_text("[global]\nverify=md5\n[a]\nsize=1m\nioengine=libaio\n[b]\nsize=1m\nbs=4x\nnrfiles=2\n");
+  });
+  // Sorted by line; the [global] line once although two jobs inherit it.
+  EXPECT_EQ(e,
+            "j.fio:2: verify: not an option ioacct maps (docs/fio.md lists those it does); remove it, or run this job "
+            "with fio\nerror: j.fio:5: ioengine: 'libaio': ioacct has no libaio engine; ioengine=io_uring is the "
+            "asynchronous one it has\nerror: j.fio:8: bs: cannot read '4x' as a size (fio's units: 4k, 1m, 2g; "
+            "kb_base=1024)\nerror: j.fio:9: nrfiles: not an option ioacct maps (docs/fio.md lists those it does); "
+            "remove it, or run this job with fio");
+}
+
+TEST(FioMap, RefusesWhatItCannotMean) {
+  auto err = [](const std::string& text) { return error_of([&] { map_text(text); }); };
+  EXPECT_THAT(err("[j]\nrw=randread\n"), HasSubstr("j.fio:1: size: needed for a job without filename"));
+  EXPECT_THAT(err("[j]\nsize=1m\nbs=4k,8k\n"), HasSubstr("j.fio:3: bs: '4k,8k': different block sizes"));
+  EXPECT_THAT(err("[j]\nsize=1m\nbsrange=4k-64k\n"), HasSubstr("mixed block sizes are not supported"));
+  EXPECT_THAT(err("[j]\nsize=1m\nrw=randread:8\n"), HasSubstr("offset modifier"));
+  EXPECT_THAT(err("[j]\nsize=1m\ntime_based\n"), HasSubstr("j.fio:3: time_based: needs runtime="));
+  EXPECT_THAT(err("[j]\nsize=1m\nrandom_distribution=zoned:50/50\n"), HasSubstr("j.fio:3: random_distribution:"));
+  EXPECT_THAT(err("[j]\nsize=1m\nnorandommap=0\n"), HasSubstr("keeps no random map"));
+  EXPECT_THAT(err("[j]\nsize=1m\nsqthread_poll=1\n"), HasSubstr("is an io_uring option"));
+  EXPECT_THAT(err("[j]\nsize=1m\nrw=randrw\nrate_iops=100\n"), HasSubstr("paces the job as a whole"));
+  EXPECT_THAT(err("[a]\nsize=1m\nramp_time=1\n[b]\nsize=1m\nramp_time=2\n"),
+              HasSubstr("j.fio:6: ramp_time: differs between [a] and [b]"));
+  EXPECT_THAT(err("[a]\nsize=1m\n[a]\nsize=1m\n"), HasSubstr("j.fio:3: [a]: a job of this name is at j.fio:1"));
+  EXPECT_THAT(err("[global]\nsize=1m\n"), HasSubstr("holds only [global] sections"));
+  EXPECT_THAT(err("[j]\nsize=1m\niodepth=0\n"), HasSubstr("j.fio:3: iodepth: 0 is out of range"));
+  EXPECT_THAT(err("[j]\nsize=1m\nkb_base=512\n"), HasSubstr("kb_base: '512' is not 1000 or 1024"));
+}
+
+// ----------------------------------------------------------------- corpus
+
+std::vector<std::string> fio_files(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string n = e->d_name;
+      if (n.size() > 4 && n.substr(n.size() - 4) == ".fio") out.push_back(dir + "/" + n);
+    }
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+FioEnv corpus_env() {
+  FioEnv env = system_fio_env();
+  env.getenv = [](const std::string& n) -> std::optional<std::string> {
+    if (n == "IOACCT_TARGET") return "/dev/null";
+    if (n == "RUNTIME") return "1";
+    return std::nullopt;
+  };
+  return env;
+}
+
+TEST(FioCorpus, EveryJobFileMaps) {
+  const auto files = fio_files(std::string(IOACCT_SOURCE_DIR) + "/tests/fio");
+  ASSERT_GE(files.size(), 12u);
+  for (const auto& f : files) {
+    if (f.find("include-") != std::string::npos) continue;  // pieces of include.fio
+    SCOPED_TRACE(f);
+    try {
+      const FioRun run = map_fio(read_fio_file(f, corpus_env()), 1);
+      EXPECT_FALSE(run.jobs.empty());
+    } catch (const UsageError& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
+}
+
+TEST(FioCorpus, EveryBadFileIsOneClearError) {
+  const auto files = fio_files(std::string(IOACCT_SOURCE_DIR) + "/tests/fio/bad");
+  ASSERT_GE(files.size(), 5u);
+  for (const auto& f : files) {
+    if (f.find("include-loop-b") != std::string::npos) continue;  // the other half of the loop
+    SCOPED_TRACE(f);
+    const std::string e = error_of([&] { map_fio(read_fio_file(f, corpus_env()), 1); });
+    EXPECT_EQ(e.find('\n'), std::string::npos) << "one line: " << e;
+    EXPECT_THAT(e, HasSubstr(".fio:")) << "names the file and line";
+  }
+}
+
+}  // namespace
+}  // namespace ioacct
