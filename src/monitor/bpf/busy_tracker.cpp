@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cerrno>
 #include <condition_variable>
 #include <cstdarg>
@@ -40,13 +41,14 @@ constexpr uint32_t kNone = IOACCT_NO_DEVICE;
 // first time is a page fault, and on a VM with shadow paging that is what
 // start-up cost (70-90 ms for the read alone here; 8-20 ms with 2 MiB pages).
 // Afterwards the default thresholds are back and the freed memory is
-// returned (malloc_trim).
+// returned (malloc_trim). mallopt takes glibc's own lock; the thresholds
+// are process-wide, and only the attach changes them (hence the NOLINTs).
 class HugePageHeap {
  public:
   HugePageHeap() {
     constexpr size_t kHuge = 2u << 20, kPad = 24u << 20;
-    mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    mallopt(M_TRIM_THRESHOLD, 128 << 20);
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);  // NOLINT(concurrency-mt-unsafe)
+    mallopt(M_TRIM_THRESHOLD, 128 << 20);  // NOLINT(concurrency-mt-unsafe)
     void* p = std::malloc(kPad);
     if (!p) return;
     const uintptr_t a = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~static_cast<uintptr_t>(kHuge - 1);
@@ -55,8 +57,8 @@ class HugePageHeap {
     std::free(p);
   }
   ~HugePageHeap() {
-    mallopt(M_MMAP_THRESHOLD, 128 << 10);  // glibc's defaults
-    mallopt(M_TRIM_THRESHOLD, 128 << 10);
+    mallopt(M_MMAP_THRESHOLD, 128 << 10);  // NOLINT(concurrency-mt-unsafe): glibc's defaults
+    mallopt(M_TRIM_THRESHOLD, 128 << 10);  // NOLINT(concurrency-mt-unsafe)
     malloc_trim(0);
   }
   HugePageHeap(const HugePageHeap&) = delete;
@@ -92,13 +94,30 @@ uint64_t latency_le(int i) {
 // IOACCT_BPF_LOG in the environment lets its warnings through (the
 // verifier's log included), IOACCT_BPF_LOG=debug everything.
 int quiet(enum libbpf_print_level /*level*/, const char* /*fmt*/, va_list /*args*/) { return 0; }
+// Read once, at the first message: the environment is not written meanwhile.
 int loud(enum libbpf_print_level level, const char* fmt, va_list args) {
-  static const bool debug = std::string_view(std::getenv("IOACCT_BPF_LOG") ? std::getenv("IOACCT_BPF_LOG") : "") == "debug";
+  static const bool debug = [] {
+    const char* v = std::getenv("IOACCT_BPF_LOG");  // NOLINT(concurrency-mt-unsafe)
+    return v && std::string_view(v) == "debug";
+  }();
   return level == LIBBPF_WARN || debug ? std::vfprintf(stderr, fmt, args) : 0;
 }
 
 // The kernel's dev_t (MKDEV in include/linux/kdev_t.h), not glibc's.
 uint32_t kernel_dev(unsigned major, unsigned minor) { return (major << 20) | minor; }
+
+// A sysfs "dev" file ("259:3\n") as the kernel's dev_t; nullopt if it is
+// missing or not two numbers.
+std::optional<uint32_t> read_dev(const std::filesystem::path& file) {
+  const std::string text = read_first_line(file.string());
+  unsigned ma = 0, mi = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, ma);
+  if (ec != std::errc() || p == end || *p != ':') return std::nullopt;
+  auto [q, ec2] = std::from_chars(p + 1, end, mi);
+  if (ec2 != std::errc()) return std::nullopt;
+  return kernel_dev(ma, mi);
+}
 
 std::string why_not(const char* step, int err) {
   err = err < 0 ? -err : err;
@@ -699,7 +718,7 @@ const std::string& BusyTracker::source() const { return impl_->source; }
 
 std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& devices, const BusyOptions& options) {
   // IOACCT_BPF_LOG=1: libbpf's log, and how long each step of the attach took.
-  const bool log = std::getenv("IOACCT_BPF_LOG") != nullptr;
+  const bool log = std::getenv("IOACCT_BPF_LOG") != nullptr;  // NOLINT(concurrency-mt-unsafe)
   uint64_t step_at = now_ns();
   auto step = [&](const char* what) {
     if (!log) return;
@@ -735,15 +754,11 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
                                      "account its requests: echo 1 > /sys/block/{}/queue/iostats for the exact busy time",
                                      d.name, disk.string(), disk.filename().string()));
     if (partition) {
-      unsigned ma = 0, mi = 0;
-      if (std::sscanf(read_first_line((disk / "dev").string()).c_str(), "%u:%u", &ma, &mi) == 2)
-        parent_disks.push_back(kernel_dev(ma, mi));
+      if (const auto dt = read_dev(disk / "dev")) parent_disks.push_back(*dt);
     } else {
       for (const auto& e : std::filesystem::directory_iterator(sys, ec)) {
-        unsigned ma = 0, mi = 0;
-        if (std::filesystem::exists(e.path() / "partition", ec) &&
-            std::sscanf(read_first_line((e.path() / "dev").string()).c_str(), "%u:%u", &ma, &mi) == 2)
-          impl->kernel_devs[i].push_back(kernel_dev(ma, mi));
+        if (!std::filesystem::exists(e.path() / "partition", ec)) continue;
+        if (const auto dt = read_dev(e.path() / "dev")) impl->kernel_devs[i].push_back(*dt);
       }
     }
   }
@@ -761,6 +776,7 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   // second on one CPU. Half that with many CPUs, for memory.
   impl->slots = impl->ncpu > 32 ? 2048 : 4096;
   std::vector<uint32_t> table_devs;
+  table_devs.reserve(devices.size() + parent_disks.size());
   for (const BusyDevice& d : devices) table_devs.push_back(kernel_dev(d.major, d.minor));
   for (uint32_t p : parent_disks)
     if (!impl->index_of.count(p)) table_devs.push_back(p);
