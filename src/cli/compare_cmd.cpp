@@ -147,6 +147,7 @@ int run_compare_command(const CompareArgs& a, const std::vector<std::string>& ar
     if (!p) throw UsageError(fmt::format("--preset: '{}' is not one of {}", a.preset, preset_names()));
     if (!configs.empty()) throw UsageError("--config: cannot be combined with --preset (a preset is a set of configs)");
     c.preset = p->name;
+    c.question = p->question;
     c.explanation = p->explanation;
     words.insert(words.begin(), p->fixed.begin(), p->fixed.end());
     configs = p->configs;

@@ -179,7 +179,7 @@ std::string html_report(const CompareResult& c, const nlohmann::json& data) {
   for (size_t i = 1; i < cells.size(); ++i) {
     table += "<tr>";
     for (size_t j = 0; j < cells[i].size(); ++j)
-      table += fmt::format("<td{}>{}</td>", j == 0 || j == 4 ? " class=\"text\"" : "", escape_html(cells[i][j]));
+      table += fmt::format("<td{}>{}</td>", is_text_column(j) ? " class=\"text\"" : "", escape_html(cells[i][j]));
     table += "</tr>\n";
   }
   table += "</table>\n";
