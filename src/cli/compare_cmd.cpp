@@ -258,9 +258,8 @@ int run_compare_command(const CompareArgs& a, const std::vector<std::string>& ar
     write_atomically(a.output, text);
   }
   if (!a.report.empty()) {
-    nlohmann::json data = compare_json(c, to_json(prepared[0].job, nullptr, argv)["context"]);
-    data["kind"] = "compare";
-    write_atomically(a.report, html_report(c, data), "--report");
+    write_atomically(a.report, html_report(c, compare_json(c, to_json(prepared[0].job, nullptr, argv)["context"])),
+                     "--report");
   }
   if (c.interrupted) {
     fmt::print(stderr, "ioacct: interrupted; the table covers the runs that finished\n");

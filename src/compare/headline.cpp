@@ -32,10 +32,15 @@ std::string claim(const std::string& subject, const std::string& object, const V
   return claim(subject, object, v.all, rule, v.without ? &*v.without : nullptr);
 }
 
-// ", at 1.5x the CPU per I/O" of b, when both measured it.
-std::string cpu_clause(const VariantSummary& a, const VariantSummary& b, const std::string& of) {
-  if (!a.cpu_per_io_ns.s || !b.cpu_per_io_ns.s || b.cpu_per_io_ns.s->median <= 0) return "";
-  return fmt::format(" at {} the CPU per I/O{}", format_ratio(a.cpu_per_io_ns.s->median / b.cpu_per_io_ns.s->median), of);
+// "NAME (DETAIL, 1.5x the CPU per I/O OF)": a subject with its price, when
+// both measured it.
+std::string priced(const std::string& name, const std::string& detail, const VariantSummary& a, const VariantSummary& b,
+                   const std::string& of) {
+  std::string in = detail;
+  if (a.cpu_per_io_ns.s && b.cpu_per_io_ns.s && b.cpu_per_io_ns.s->median > 0)
+    in += fmt::format("{}{} the CPU per I/O{}", in.empty() ? "" : ", ",
+                      format_ratio(a.cpu_per_io_ns.s->median / b.cpu_per_io_ns.s->median), of);
+  return in.empty() ? name : fmt::format("{} ({})", name, in);
 }
 
 std::string ci(const Verdict& v, const VerdictRule& rule) {
@@ -67,9 +72,7 @@ std::string qd1(const CompareResult& c) {
   if (!ps || !sleep) return "";
   std::string s = "On this machine, at depth 1, " + claim("io_uring (sleep)", "pread", against(*sleep, *ps, c.rule), c.rule);
   if (spin) {
-    const Verdicts v = against(*spin, *ps, c.rule);
-    s += "; " + claim("busy-polling (spin)", "pread", v, c.rule);
-    if (v.all.kind != VerdictKind::NotMeasured) s += cpu_clause(*spin, *sleep, " of sleeping");
+    s += "; " + claim(priced("busy-polling", "spin", *spin, *sleep, " of sleeping"), "pread", against(*spin, *ps, c.rule), c.rule);
   }
   return s + ".";
 }
@@ -78,10 +81,9 @@ std::string sqpoll(const CompareResult& c) {
   const VariantSummary *q1 = find(c, "qd1"), *q1s = find(c, "qd1-sqpoll"), *q32 = find(c, "qd32"),
                        *q32s = find(c, "qd32-sqpoll"), *off = find(c, "qd32-acct-off");
   if (!q1 || !q1s || !q32 || !q32s) return "";
-  std::string s = "On this machine, " + claim("SQPOLL at depth 1", "a ring without it", against(*q1s, *q1, c.rule), c.rule) +
-                  cpu_clause(*q1s, *q1, "") + "; " +
-                  claim("at depth 32 SQPOLL", "a ring without it", against(*q32s, *q32, c.rule), c.rule) +
-                  cpu_clause(*q32s, *q32, "");
+  std::string s = "On this machine, " +
+                  claim(priced("SQPOLL at depth 1", "", *q1s, *q1, ""), "a ring without it", against(*q1s, *q1, c.rule), c.rule) + "; " +
+                  claim(priced("at depth 32 SQPOLL", "", *q32s, *q32, ""), "a ring without it", against(*q32s, *q32, c.rule), c.rule);
   if (off) {
     const Verdicts vs = against(*q32, *off, c.rule);
     const Verdict& v = vs.all;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "report/report.hpp"
 #include "workload/units.hpp"
 
 namespace ioacct {
@@ -233,7 +234,8 @@ json compare_json(const CompareResult& c, json context) {
   json targets = json::array();
   for (const auto& t : c.targets)
     targets.push_back({{"path", t.path}, {"device", t.device.empty() ? json(nullptr) : json(t.device)},
-                       {"temporary", t.is_temp}, {"bytes_used", t.range}});
+                       {"device_identity", device_identity_json(t.device)}, {"temporary", t.is_temp},
+                       {"bytes_used", t.range}});
   context["targets"] = targets;
   json variants = json::array();
   static constexpr double kCurve[] = {0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 0.9999};

@@ -10,12 +10,18 @@
 
 namespace ioacct {
 
-inline constexpr int kSchemaVersion = 1;
+// 2: ioacct's own in-flight time is own_inflight_s/own_inflight_pct (results.inflight,
+// series samples); the old busy_s/busy_pct there remain for this version only.
+// context.targets[].device_identity.
+inline constexpr int kSchemaVersion = 2;
 
 std::string format_console(const JobSpec& job, const RunResult& r);
 // `argv` is recorded in the context block. `r` may be null: interrupted
 // before the run started.
 nlohmann::json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::string>& argv);
+// A device's model and firmware (sysfs) for a JSON context: {disk, model,
+// firmware}, null for "" (no block device).
+nlohmann::json device_identity_json(const std::string& device);
 // The start-up line (stderr): effective configuration and obtained ring flags.
 std::string format_start_line(const JobSpec& job, const RunResult& context);
 

@@ -151,7 +151,9 @@ TEST(BenchInflight, AtDepthOneBusyTimeIsTheSumOfLatencies) {
   const json& f = j["results"]["inflight"];
   const json& lat = j["results"]["latency_ns"];
   const double sum_s = lat["mean"].get<double>() * lat["count"].get<double>() / 1e9;
-  EXPECT_NEAR(f["busy_s"].get<double>(), sum_s, 0.01 * sum_s) << "one I/O at a time: the union is the sum";
+  EXPECT_NEAR(f["own_inflight_s"].get<double>(), sum_s, 0.01 * sum_s) << "one I/O at a time: the union is the sum";
+  EXPECT_EQ(f["busy_s"], f["own_inflight_s"]) << "the old name stays for schema 2";
+  EXPECT_EQ(f["busy_pct"], f["own_inflight_pct"]);
   EXPECT_NEAR(by_depth_total(f), f["window_s"].get<double>(), 0.01 * f["window_s"].get<double>());
   EXPECT_EQ(f["by_depth"][2]["s"], 0.0) << "never 2 in flight at depth 1";
 }
@@ -184,7 +186,7 @@ TEST(BenchInflight, TwoThreadsMatchTheUnionOfEveryInterval) {
     }
   }
   union_ns += cur_b - cur_a;
-  const double busy = f["busy_s"].get<double>() * 1e9;
+  const double busy = f["own_inflight_s"].get<double>() * 1e9;
   EXPECT_LE(busy, static_cast<double>(sum) * 1.0001);
   EXPECT_GE(busy, static_cast<double>(longest));
   EXPECT_NEAR(busy, static_cast<double>(union_ns), 1e-4 * static_cast<double>(union_ns) + 1000)
@@ -218,8 +220,9 @@ TEST(BenchSeries, IntervalsAddUpToTheRun) {
     ios += x["iops"].get<double>() * x["dur_s"].get<double>();
     ASSERT_FALSE(x["p50_ns"].is_null());
     EXPECT_LE(x["p50_ns"].get<uint64_t>(), x["p99_ns"].get<uint64_t>());
-    EXPECT_GE(x["busy_pct"].get<double>(), 0.0);
-    EXPECT_LE(x["busy_pct"].get<double>(), 100.0);
+    EXPECT_GE(x["own_inflight_pct"].get<double>(), 0.0);
+    EXPECT_LE(x["own_inflight_pct"].get<double>(), 100.0);
+    EXPECT_EQ(x["busy_pct"], x["own_inflight_pct"]) << "the old name stays for schema 2";
     EXPECT_FALSE(x["cpu_pct"].is_null());
   }
   // The samples cover the window but its last partial interval.
