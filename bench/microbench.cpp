@@ -4,7 +4,7 @@
 
 #include "acct/clock.hpp"
 #include "acct/histogram.hpp"
-#include "workload/offsets.hpp"
+#include "common/offsets.hpp"
 
 namespace ioacct {
 namespace {

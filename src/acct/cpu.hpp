@@ -3,9 +3,15 @@
 // getrusage() calls per run, never one per I/O.
 #include <sys/resource.h>
 
-#include "report/result.hpp"
+#include <cstdint>
 
 namespace ioacct {
+
+// What the process used between two samples.
+struct CpuUsage {
+  double user_s = 0, sys_s = 0;
+  int64_t vol_ctxsw = 0, invol_ctxsw = 0;
+};
 
 struct CpuSample {
   rusage ru{};

@@ -10,11 +10,11 @@
 #include "cli/cli.hpp"
 #include "cli/signals.hpp"
 #include "common/errors.hpp"
+#include "common/units.hpp"
 #include "report/html_report.hpp"
 #include "report/report.hpp"
 #include "runner/runner.hpp"
 #include "workload/target.hpp"
-#include "workload/units.hpp"
 
 namespace ioacct {
 namespace {

@@ -12,6 +12,7 @@
 #include "cli/cli.hpp"
 #include "cli/signals.hpp"
 #include "common/errors.hpp"
+#include "common/units.hpp"
 #include "compare/matrix.hpp"
 #include "compare/presets.hpp"
 #include "compare/summary.hpp"
@@ -20,7 +21,6 @@
 #include "report/report.hpp"
 #include "runner/runner.hpp"
 #include "workload/target.hpp"
-#include "workload/units.hpp"
 
 namespace ioacct {
 namespace {

@@ -11,8 +11,8 @@
 #include "cli/signals.hpp"
 #include "common/errors.hpp"
 #include "common/files.hpp"
+#include "common/units.hpp"
 #include "monitor/export.hpp"
-#include "workload/units.hpp"
 
 namespace ioacct {
 namespace {

@@ -11,9 +11,9 @@
 #include "cli/cli.hpp"
 #include "cli/signals.hpp"
 #include "common/errors.hpp"
+#include "common/units.hpp"
 #include "monitor/rings.hpp"
 #include "report/rings_report.hpp"
-#include "workload/units.hpp"
 
 namespace ioacct {
 namespace {

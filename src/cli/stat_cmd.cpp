@@ -11,9 +11,9 @@
 #include "cli/signals.hpp"
 #include "common/errors.hpp"
 #include "common/files.hpp"
+#include "common/units.hpp"
 #include "monitor/stat.hpp"
 #include "report/stat_report.hpp"
-#include "workload/units.hpp"
 
 namespace ioacct {
 namespace {

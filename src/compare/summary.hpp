@@ -13,7 +13,7 @@
 #include "acct/histogram.hpp"
 #include "compare/stats.hpp"
 #include "compare/verdict.hpp"
-#include "report/result.hpp"
+#include "runner/result.hpp"
 
 namespace ioacct {
 

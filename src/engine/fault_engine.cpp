@@ -7,7 +7,7 @@
 
 #include "acct/clock.hpp"
 #include "common/errors.hpp"
-#include "workload/units.hpp"
+#include "common/units.hpp"
 
 namespace ioacct {
 

@@ -9,20 +9,10 @@
 #include <string_view>
 #include <vector>
 
+#include "common/rng.hpp"
 #include "engine/engine.hpp"
-#include "workload/offsets.hpp"
 
 namespace ioacct {
-
-struct FaultSpec {
-  double eio = 0, short_io = 0, eagain = 0, delay = 0;  // probability per completion
-  uint64_t delay_ns = 2'000'000;
-  uint64_t seed = 1;
-  bool any() const { return eio > 0 || short_io > 0 || eagain > 0 || delay > 0; }
-};
-
-// "eio=0.01,short=0.05,eagain=0.02,delay=0.01:5ms,seed=7". Throws UsageError.
-FaultSpec parse_fault_spec(std::string_view flag, std::string_view text);
 
 struct FaultCounts {
   uint64_t eio = 0, short_io = 0, eagain = 0, delayed = 0;

@@ -15,9 +15,9 @@
 #include "acct/clock.hpp"
 #include "common/errors.hpp"
 #include "common/files.hpp"
+#include "common/units.hpp"
 #include "engine/engine_impl.hpp"
 #include "engine/uapi.hpp"
-#include "workload/units.hpp"
 
 namespace ioacct {
 namespace {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "common/units.hpp"
 #include "report/report.hpp"
-#include "workload/units.hpp"
 
 namespace ioacct {
 namespace {

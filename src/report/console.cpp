@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
+#include "common/units.hpp"
 #include "report/report.hpp"
-#include "workload/units.hpp"
 
 namespace ioacct {
 namespace {

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "common/units.hpp"
 #include "report/compare_report.hpp"
 #include "report/html_page.hpp"
-#include "workload/units.hpp"
 
 namespace ioacct {
 namespace {

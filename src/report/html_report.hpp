@@ -7,7 +7,7 @@
 #include <string>
 
 #include "compare/summary.hpp"
-#include "report/result.hpp"
+#include "runner/result.hpp"
 #include "workload/job.hpp"
 
 namespace ioacct {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
-#include "workload/units.hpp"
+#include "common/units.hpp"
 
 namespace ioacct {
 namespace {

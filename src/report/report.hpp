@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "report/result.hpp"
+#include "runner/result.hpp"
 #include "workload/job.hpp"
 
 namespace ioacct {

@@ -16,15 +16,15 @@
 #include <optional>
 #include <thread>
 
+#include "acct/accounting.hpp"
 #include "acct/clock.hpp"
 #include "acct/cpu.hpp"
-#include "acct/accounting.hpp"
 #include "acct/inflight.hpp"
 #include "acct/series.hpp"
 #include "acct/system.hpp"
 #include "common/errors.hpp"
+#include "common/offsets.hpp"
 #include "monitor/bpf/busy_tracker.hpp"
-#include "workload/offsets.hpp"
 
 namespace ioacct {
 namespace {

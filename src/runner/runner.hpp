@@ -4,7 +4,7 @@
 // shared on the hot path; results are merged once, at the end.
 #include <functional>
 
-#include "report/result.hpp"
+#include "runner/result.hpp"
 #include "workload/job.hpp"
 #include "workload/target.hpp"
 

@@ -8,8 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.hpp"
-#include "engine/fault_engine.hpp"
+#include "engine/options.hpp"
 
 namespace ioacct {
 

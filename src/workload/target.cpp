@@ -18,9 +18,9 @@
 
 #include "acct/system.hpp"
 #include "common/errors.hpp"
-#include "workload/offsets.hpp"
+#include "common/offsets.hpp"
+#include "common/units.hpp"
 #include "workload/safety.hpp"
-#include "workload/units.hpp"
 
 namespace ioacct {
 namespace {

@@ -14,7 +14,7 @@
 
 #include "common/errors.hpp"
 
-#include "workload/offsets.hpp"
+#include "common/offsets.hpp"
 
 namespace ioacct {
 namespace {

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "common/errors.hpp"
-#include "workload/units.hpp"
+#include "common/units.hpp"
 
 using namespace ioacct;
 

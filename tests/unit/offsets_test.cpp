@@ -1,6 +1,6 @@
 // Offset generators (src/workload/offsets.hpp): alignment, range, determinism,
 // uniformity of random offsets, and wrap-around of sequential ones.
-#include "workload/offsets.hpp"
+#include "common/offsets.hpp"
 
 #include <gtest/gtest.h>
 

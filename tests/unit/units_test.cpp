@@ -2,7 +2,7 @@
 // The contract: sizes are IEC, counts SI, durations need a unit, and every
 // parser refuses what it cannot read with a UsageError that names the flag and
 // quotes the text, never a silent default or a partial read.
-#include "workload/units.hpp"
+#include "common/units.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "workload/units.hpp"
+#include "common/units.hpp"
 
 #include <fmt/format.h>
 

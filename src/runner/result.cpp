@@ -1,4 +1,4 @@
-#include "report/result.hpp"
+#include "runner/result.hpp"
 
 #include <algorithm>
 

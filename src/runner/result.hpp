@@ -8,8 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "acct/histogram.hpp"
 #include "acct/accounting.hpp"
+#include "acct/cpu.hpp"
+#include "acct/histogram.hpp"
 #include "acct/inflight.hpp"
 #include "acct/series.hpp"
 #include "engine/engine.hpp"
@@ -44,11 +45,6 @@ struct ThreadResult {
   uint64_t eagain_retries = 0;
   FaultCounts faults;           // injected by --inject-faults (test-only), whole run
   std::vector<std::pair<uint64_t, uint64_t>> intervals;  // test-only --dump-intervals: (submitted, reaped) ns
-};
-
-struct CpuUsage {
-  double user_s = 0, sys_s = 0;
-  int64_t vol_ctxsw = 0, invol_ctxsw = 0;
 };
 
 struct TargetInfo {

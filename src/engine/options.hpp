@@ -1,0 +1,52 @@
+#pragma once
+// What a run asks of its engine: which one, the io_uring modes, and (tests
+// only) the faults to inject. Plain data, apart from the one parser of
+// --inject-faults, so that a job (workload/job.hpp) can carry them without
+// the engine interface itself.
+#include <cstdint>
+#include <string_view>
+
+namespace ioacct {
+
+enum class EngineKind { Uring, Psync, Nop };
+
+// How a ring is waited on: sleep in io_uring_enter, busy-poll the CQ, or
+// busy-poll for a while and then sleep.
+enum class WaitMode { Sleep, Spin, Hybrid };
+
+// A ring setup flag ioacct asks for by default can be left to the default
+// (used if the kernel takes it, dropped if not), demanded (refusal is an
+// error) or refused.
+enum class FlagWish { Default, On, Off };
+
+// io_uring modes (ignored by psync; nop uses the ring ones).
+struct UringOptions {
+  bool sqpoll = false;
+  int sq_cpu = -1;           // IORING_SETUP_SQ_AFF
+  uint32_t sq_idle_ms = 0;   // sq_thread_idle; 0: the kernel's default (1 s)
+  int attach_wq_fd = -1;     // IORING_SETUP_ATTACH_WQ: share that ring's SQ thread
+  bool iopoll = false;
+  bool fixed_files = false;  // registered files, IOSQE_FIXED_FILE
+  bool fixed_bufs = false;   // registered buffers, READ_FIXED/WRITE_FIXED
+  bool register_ring = false;
+  bool vectored = false;     // READV/WRITEV
+  bool nowait = false;       // RWF_NOWAIT
+  bool force_async = false;  // IOSQE_ASYNC
+  bool no_iowait = false;    // IORING_ENTER_NO_IOWAIT (6.15+)
+  FlagWish single_issuer = FlagWish::Default, defer_taskrun = FlagWish::Default,
+           coop_taskrun = FlagWish::Default, no_sqarray = FlagWish::Default;
+  WaitMode wait = WaitMode::Sleep;
+  uint64_t hybrid_spin_ns = 0;  // WaitMode::Hybrid: spin this long, then sleep
+};
+
+struct FaultSpec {
+  double eio = 0, short_io = 0, eagain = 0, delay = 0;  // probability per completion
+  uint64_t delay_ns = 2'000'000;
+  uint64_t seed = 1;
+  bool any() const { return eio > 0 || short_io > 0 || eagain > 0 || delay > 0; }
+};
+
+// "eio=0.01,short=0.05,eagain=0.02,delay=0.01:5ms,seed=7". Throws UsageError.
+FaultSpec parse_fault_spec(std::string_view flag, std::string_view text);
+
+}  // namespace ioacct
