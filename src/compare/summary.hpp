@@ -76,6 +76,7 @@ struct CompareResult {
   size_t baseline = 0;
   VerdictRule rule;
   std::string headline;                // one sentence: the answer (headline.hpp)
+  std::vector<std::string> warnings;   // saved runs: contexts that differ (saved.hpp)
   unsigned repeat = 0, warmup = 0;
   bool interrupted = false;
   double wall_s = 0;                   // the whole comparison, as measured

@@ -284,6 +284,7 @@ json compare_json(const CompareResult& c, json context) {
   }
   return {{"context", context},
           {"headline", c.headline.empty() ? json(nullptr) : json(c.headline)},
+          {"warnings", c.warnings},
           {"variants", variants},
           {"interrupted", c.interrupted},
           {"wall_s", c.wall_s}};

@@ -110,9 +110,7 @@ std::string html_report(const CompareResult& c, json data) {
     rows.push_back({"runs", fmt::format("{} variants x {} repetitions, interleaved{}; {:.1f} s in all{}", c.variants.size(), c.repeat,
                                         c.warmup ? fmt::format(", after {} warm-up round{}", c.warmup, c.warmup == 1 ? "" : "s") : "",
                                         c.wall_s, c.interrupted ? " (interrupted)" : "")});
-  if (data.contains("warnings") && data["warnings"].is_array())
-    for (const auto& w : data["warnings"])
-      if (w.is_string()) rows.push_back({"warning", w});
+  for (const auto& w : c.warnings) rows.push_back({"warning", w});
   data["context_rows"] = rows;
   HtmlPage p;
   p.kind = "compare";

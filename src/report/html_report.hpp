@@ -15,7 +15,7 @@ namespace ioacct {
 // `ioacct compare --report`: the question and its answer, the table with
 // verdicts, and charts of the ratios' intervals, every repetition, latency,
 // CPU per I/O (and %util against busy% for paced variants). `data` is
-// compare_json()'s object; warnings (saved-run compare) go in its "warnings".
+// compare_json()'s object.
 std::string html_report(const CompareResult& c, nlohmann::json data);
 
 // `ioacct bench --report`: the run's headline figures, latency percentiles,
