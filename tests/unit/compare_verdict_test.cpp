@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "compare/headline.hpp"
+#include "compare/rounds.hpp"
 #include "compare/stats.hpp"
 #include "compare/summary.hpp"
 #include "compare/verdict.hpp"
@@ -265,6 +266,29 @@ TEST(Headline, UtilComparesUtilWithBusyOrSaysItWasNotMeasured) {
   for (auto& r : c.variants[1].runs) r.util_pct = 30, r.busy_pct = 60;
   summarize(c);
   EXPECT_EQ(c.headline, "No: on this machine %util reads 0.33-0.50x the exact busy time for random reads paced at 100-1000 IOPS.");
+}
+
+}  // namespace
+}  // namespace ioacct
+
+namespace ioacct {
+namespace {
+
+TEST(Rounds, AnotherRoundUntilResolvedOrABoundIsReached) {
+  CompareResult c;
+  c.variants = {variant("a", {100, 110, 90, 105}), variant("b", {104, 96, 112, 99})};
+  summarize(c);
+  ASSERT_EQ(open_verdicts(c), 1u);
+  const RoundPolicy p{true, 10, 60.0};
+  EXPECT_FALSE(next_round(c, 4, 20, 20, p));                       // 5 s a round, 20 s in: go on
+  EXPECT_EQ(next_round(c, 10, 50, 50, p), RoundStop::MaxRounds);
+  EXPECT_EQ(next_round(c, 8, 56, 48, p), RoundStop::Budget);      // the next 6 s round would end at 62 s
+  EXPECT_FALSE(next_round(c, 8, 53, 48, p));                       // ... at 59 s: go on
+  EXPECT_EQ(round_stop_text(RoundStop::Budget, c, 8, "1m"), "--budget 1m reached after 8 rounds, with 1 verdict not resolved");
+  c.variants = {variant("a", {100, 101, 99, 100}), variant("b", {200, 201, 199, 200})};
+  summarize(c);
+  EXPECT_EQ(next_round(c, 4, 20, 20, p), RoundStop::Resolved);
+  EXPECT_EQ(round_stop_text(RoundStop::Resolved, c, 4, ""), "every verdict resolved after 4 rounds");
 }
 
 }  // namespace
