@@ -58,7 +58,7 @@ Accounting account(const SystemSample& a, const SystemSample& b, const std::vect
     const bool target = std::find(target_disks.begin(), target_disks.end(), name) != target_disks.end();
     DeviceStat d;
     d.row = iostat_row(da->second, db, r.interval_s);
-    d.role = target ? "target" : "underlying";
+    d.role = target ? DeviceRole::Target : DeviceRole::Underlying;
     r.devices.push_back(std::move(d));
   }
 
@@ -80,6 +80,22 @@ Accounting account(const SystemSample& a, const SystemSample& b, const std::vect
     r.system.cpuidle_s = res;
   }
   return r;
+}
+
+void add_exact_busy(Accounting& acc, const std::vector<std::string>& names, const std::vector<ExactBusySample>& a,
+                    const std::vector<ExactBusySample>& b) {
+  if (a.size() != names.size() || b.size() != names.size()) return;
+  for (auto& d : acc.devices)
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] != d.row.device) continue;
+      const ExactBusySample &x = a[i], &y = b[i];
+      const double w = static_cast<double>(y.stamp_ns - x.stamp_ns);
+      if (w <= 0) continue;
+      d.busy_pct = 100.0 * static_cast<double>(y.busy_ns - x.busy_ns) / w;
+      d.dev_pct = 100.0 * static_cast<double>(y.dev_busy_ns - x.dev_busy_ns) / w;
+      d.lost = y.lost - x.lost;
+      d.unsure_pct = 100.0 * static_cast<double>(y.unsure_ns - x.unsure_ns) / w;
+    }
 }
 
 }  // namespace ioacct

@@ -2,6 +2,7 @@
 // Turns the two window-edge samples into what bench reports: the CPU broken
 // down by kind of thread, each SQ thread's CPU and useful work, the devices'
 // iostat columns, and the system's iowait and idle. Pure: no I/O here.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,11 +28,15 @@ struct SqThreadStat {
   std::string source;                 // "fdinfo SqTotalTime" or "schedstat"
 };
 
+// A device a target sits on, or one under it (a loop device's backing disk,
+// a dm device's slaves).
+enum class DeviceRole { Target, Underlying };
+
 struct DeviceStat {
   IostatRow row;
-  std::string role;  // "target", "underlying"
+  DeviceRole role = DeviceRole::Target;
   // The exact busy time over the same window (--acct full, with BPF): none
-  // when it was not measured. Filled by the runner, not by account().
+  // when it was not measured. Filled by add_exact_busy(), not by account().
   std::optional<double> busy_pct, dev_pct;
   // Completions the kernel ran no BPF program for (BusyCounters::lost) and
   // the share of the window then unsure: busy lies in [busy_pct, busy_pct + unsure_pct].
@@ -58,5 +63,20 @@ struct Accounting {
 // targets sit on (others in the samples are "underlying").
 Accounting account(const SystemSample& a, const SystemSample& b, const std::vector<int>& workers,
                    const std::vector<std::string>& target_disks);
+
+// One device's exact busy counters as read at a window's edge: the fields of
+// the busy tracker's BusyCounters (monitor/bpf) that the window's figures
+// need, cumulative, stamped with CLOCK_MONOTONIC.
+struct ExactBusySample {
+  uint64_t stamp_ns = 0, busy_ns = 0, dev_busy_ns = 0, lost = 0, unsure_ns = 0;
+};
+
+// Fills busy_pct, dev_pct, lost and unsure_pct of every device in `acc` named
+// in `names`, from its counters at the window's two edges (a[i] and b[i] are
+// names[i]'s), over the time between the two reads. Pure. When either edge
+// was not read whole (its size is not names.size()) nothing is filled: the
+// figures stay unmeasured, never 0; nor for two reads with the same stamp.
+void add_exact_busy(Accounting& acc, const std::vector<std::string>& names, const std::vector<ExactBusySample>& a,
+                    const std::vector<ExactBusySample>& b);
 
 }  // namespace ioacct

@@ -1,15 +1,14 @@
 #include "cli/bench_cmd.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 
 #include "cli/cli.hpp"
 #include "cli/signals.hpp"
 #include "common/errors.hpp"
+#include "common/output.hpp"
 #include "common/units.hpp"
 #include "report/html_report.hpp"
 #include "report/report.hpp"
@@ -26,66 +25,6 @@ unsigned parse_small(std::string_view flag, const std::string& text, uint64_t mi
 }
 
 }  // namespace
-
-// Writes `text` to `path` through a temporary name and a rename, so that a
-// reader never sees a half-written file, and an interrupted run leaves none.
-void write_atomically(const std::string& path, const std::string& text, const std::string& flag) {
-  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    if (!f) throw RuntimeError(fmt::format("{}: cannot write {}: {}", flag, path, errno_text(errno)));
-    f << text;
-    f.flush();
-    if (!f) {
-      ::unlink(tmp.c_str());
-      throw RuntimeError(fmt::format("{}: writing {} failed", flag, path));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    ::unlink(tmp.c_str());
-    throw RuntimeError(fmt::format("{}: cannot rename {} to {}: {}", flag, tmp, path, errno_text(e)));
-  }
-}
-
-namespace {
-
-// --iopoll completes only on a device with poll queues; finding out from the
-// first completion (EOPNOTSUPP) is too late to be a good message.
-void check_poll_queues(const Targets& targets) {
-  for (const auto& t : targets.list) {
-    if (t.device.empty())
-      throw UsageError(fmt::format("--iopoll: {} has no block device under it to poll", t.path));
-    std::string dev = t.device;
-    std::ifstream f("/sys/class/block/" + dev + "/queue/io_poll");
-    std::ifstream parent("/sys/class/block/" + dev + "/../queue/io_poll");  // a partition's disk
-    std::string v;
-    if (!(f >> v) && !(parent >> v)) continue;  // cannot tell: the first completion will
-    if (v == "0")
-      throw RuntimeError(fmt::format("--iopoll: {} has no poll queues (/sys/block/{}/queue/io_poll is 0), so "
-                                     "polled I/O cannot complete on {}; give the driver poll queues (e.g. "
-                                     "nvme.poll_queues=N) or leave out --iopoll",
-                                     dev, dev, t.path));
-  }
-}
-
-}  // namespace
-
-void check_output_writable(const std::string& flag, const std::string& path) {
-  // Fail before the run, not after it, if the report cannot be written
-  // (without creating anything: a failed run leaves no file behind).
-  const std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/') + 1);
-  if (::access(dir.c_str(), W_OK) != 0 || (::access(path.c_str(), F_OK) == 0 && ::access(path.c_str(), W_OK) != 0))
-    throw UsageError(fmt::format("{}: cannot write {}: {}", flag, path, errno_text(errno)));
-}
-
-void check_targets(const JobSpec& job, const Targets& targets) {
-  if (job.uring.iopoll && job.engine == EngineKind::Uring) check_poll_queues(targets);
-  for (const auto& t : targets.list)
-    if (t.in_memory && job.engine != EngineKind::Nop)
-      fmt::print(stderr, "warning: {} is on tmpfs/ramfs: its I/O is served from memory, not a device "
-                 "(even with O_DIRECT); put the target on a disk to measure one\n", t.path);
-}
 
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   CLI::App* b = app.add_subcommand("bench", "Run a workload on files or block devices and account for it.");
@@ -276,14 +215,7 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   check_engine_available(job.engine, job.uring, job.depth_per_thread());
 
   StopSignals signals;  // before any thread exists
-  auto emit = [&](const std::string& text) {
-    if (a.output.empty()) {
-      std::fwrite(text.data(), 1, text.size(), stdout);
-      std::fflush(stdout);
-    } else {
-      write_atomically(a.output, text);
-    }
-  };
+  auto emit = [&](const std::string& text) { write_output(text, a.output); };
   auto interrupted_exit = [&] { return 128 + signals.received(); };
 
   Targets targets;
@@ -334,17 +266,17 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
     fmt::print(stderr, "ioacct: interrupted; the results above cover the time until the stop\n");
     return signals.received() ? interrupted_exit() : 130;
   }
-  if (r.stop_reason == "errors")
+  if (r.stop_reason == StopReason::Errors)
     throw RuntimeError(fmt::format("the run stopped after {} I/O error{} (first: {}); "
                                    "--max-errors {} allows more", r.error_count(),
                                    r.error_count() == 1 ? "" : "s", r.first_error, job.max_errors));
-  if (r.stop_reason == "fatal") throw RuntimeError(r.first_error);
+  if (r.stop_reason == StopReason::Fatal) throw RuntimeError(r.first_error);
   if (r.verify && r.verify->mismatches) {
     const auto& f = r.verify->findings.front();
     throw RuntimeError(fmt::format("--verify: {} block{} did not read back as written (first: offset {}, {})",
                                    r.verify->mismatches, r.verify->mismatches == 1 ? "" : "s", f.offset, f.kind));
   }
-  if (job.runtime && r.stop_reason == "runtime" &&
+  if (job.runtime && r.stop_reason == StopReason::Runtime &&
       static_cast<double>(r.window_ns) > 1.1 * static_cast<double>(job.runtime->count()))
     fmt::print(stderr, "warning: the measured window is {} for --runtime {}: the last batch took that much longer "
                "to complete (a stalled device, or a busy machine); rates are over the window as measured, "

@@ -27,14 +27,6 @@ struct BenchArgs {
 };
 
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a);
-// Checks shared by bench and compare, before and after opening targets.
-// Throws UsageError naming `flag` if `path` cannot be written (creating nothing).
-void check_output_writable(const std::string& flag, const std::string& path);
-// --iopoll needs poll queues (RuntimeError); warns about targets in memory.
-void check_targets(const JobSpec& job, const Targets& targets);
-// Writes `text` to `path` through a temporary name and a rename, so that a
-// reader never sees a half-written file; errors name `flag`.
-void write_atomically(const std::string& path, const std::string& text, const std::string& flag = "--output");
 // Throws UsageError naming the flag.
 JobSpec to_job(const BenchArgs& a);
 // Runs `ioacct bench`; returns the exit code. Throws UsageError/RuntimeError.

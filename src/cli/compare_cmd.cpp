@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <set>
 
@@ -12,23 +11,18 @@
 #include "cli/cli.hpp"
 #include "cli/signals.hpp"
 #include "common/errors.hpp"
+#include "common/output.hpp"
 #include "common/units.hpp"
 #include "compare/matrix.hpp"
 #include "compare/presets.hpp"
+#include "compare/session.hpp"
 #include "compare/summary.hpp"
 #include "report/compare_report.hpp"
 #include "report/html_report.hpp"
 #include "report/report.hpp"
-#include "runner/runner.hpp"
-#include "workload/target.hpp"
 
 namespace ioacct {
 namespace {
-
-struct Prepared {
-  Variant variant;
-  JobSpec job;
-};
 
 // Bench's own parser and validation, one variant at a time: the same words
 // give the same JobSpec (and the same messages) as `ioacct bench WORDS`.
@@ -80,25 +74,6 @@ std::vector<std::pair<std::string, std::vector<std::string>>> parse_configs(cons
     out.emplace_back(std::move(name), split_words(c.substr(eq + 1)));
   }
   return out;
-}
-
-std::string describe(const JobSpec& j) {
-  std::string d = fmt::format("{} {} {}, {}, depth {}", rw_name(j.rw), format_size(j.bs), j.direct ? "O_DIRECT" : "buffered",
-                              engine_name(j.engine), j.depth_per_thread() * j.threads);
-  if (j.dsync) d += ", O_DSYNC";
-  if (j.uring.sqpoll && j.engine != EngineKind::Psync) d += ", SQPOLL";
-  if (j.rate_per_thread() > 0) d += fmt::format(", paced at {} IOPS", format_count(j.rate_per_thread() * j.threads));
-  return d;
-}
-
-size_t find_baseline(const std::string& given, const std::vector<Prepared>& p) {
-  if (given.empty()) return 0;
-  std::string names;
-  for (size_t i = 0; i < p.size(); ++i) {
-    if (p[i].variant.name == given) return i;
-    names += fmt::format("{}'{}'", i ? ", " : "", p[i].variant.name);
-  }
-  throw UsageError(fmt::format("--baseline: '{}' is not a variant; the variants are {}", given, names));
 }
 
 }  // namespace
@@ -153,7 +128,7 @@ int run_compare_command(const CompareArgs& a, const std::vector<std::string>& ar
     configs = p->configs;
   }
   const Matrix m = parse_matrix(words, bench_option_kinds());
-  std::vector<Prepared> prepared;
+  std::vector<PreparedVariant> prepared;
   for (auto& v : expand(m, configs)) {
     // Output belongs to the comparison; bench would take it and ignore it.
     for (const auto& w : v.args)
@@ -166,100 +141,38 @@ int run_compare_command(const CompareArgs& a, const std::vector<std::string>& ar
   if (prepared.size() == 1)
     fmt::print(stderr, "warning: only one variant, so nothing to compare it with; give a comma list "
                "(--iodepth 1,32), --config NAME=OPTIONS twice, or --preset\n");
-  for (const auto& p : prepared) {
-    if (p.job.targets != prepared[0].job.targets)
-      throw UsageError(fmt::format("variant '{}': names other targets; every variant runs on the same targets",
-                                   p.variant.name));
-    if (p.job.targets.empty() && p.job.temp_size != prepared[0].job.temp_size)
-      throw UsageError(fmt::format("--size: variant '{}' asks for another size of the temporary file; every "
-                                   "variant shares one, so give --size once", p.variant.name));
-    if (!p.job.dump_intervals.empty()) throw UsageError("--dump-intervals: not available with compare");
-  }
-  c.baseline = find_baseline(a.baseline, prepared);
-  for (const auto& p : prepared) check_engine_available(p.job.engine, p.job.uring, p.job.depth_per_thread());
+  CompareSession session(std::move(prepared), a.baseline);
 
   StopSignals signals;  // before any thread exists
-  // One set of targets for all: the temporary file is created (and filled) once,
-  // by a variant that moves data, and reopened with each variant's flags.
-  std::vector<Targets> targets(prepared.size());
-  Targets shared;
-  const bool temp = prepared[0].job.targets.empty();
   try {
-    if (temp) {
-      const auto mover = std::find_if(prepared.begin(), prepared.end(),
-                                      [](const Prepared& p) { return p.job.engine != EngineKind::Nop; });
-      shared = open_targets(mover == prepared.end() ? prepared[0].job : mover->job, [&] { return signals.wait(0); });
-    }
-    // Named targets are checked here for every variant, one at a time (a
-    // device a variant writes to is held O_EXCL while open), and opened again
-    // for each run.
-    for (size_t i = 0; i < prepared.size(); ++i) {
-      targets[i] = temp ? reopen_targets(shared, prepared[i].job)
-                        : open_targets(prepared[i].job, [&] { return signals.wait(0); });
-      check_targets(prepared[i].job, targets[i]);
-      if (i == 0)
-        for (const auto& t : targets[0].list)
-          c.targets.push_back({t.path, t.device, t.is_block, t.is_temp, t.base, t.range, t.dio_align});
-      if (!temp) targets[i] = Targets();
-    }
+    session.open([&] { return signals.wait(0); });
   } catch (const RuntimeError&) {
     if (!signals.received()) throw;
     fmt::print(stderr, "ioacct: interrupted before the first run\n");
     return 128 + signals.received();
   }
 
-  for (const auto& p : prepared) {
-    VariantSummary s;
-    s.name = p.variant.name;
-    s.args = p.variant.args;
-    s.description = describe(p.job);
-    if (p.job.rate_per_thread() > 0) s.rate_iops = p.job.rate_per_thread() * p.job.threads;
-    c.variants.push_back(std::move(s));
-  }
-
-  const auto schedule = interleave(prepared.size(), repeat, warmup);
   const bool show_progress = a.progress || isatty(STDERR_FILENO);
-  const auto t0 = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  RunHooks hooks;
+  CompareHooks hooks;
   hooks.wait_stop_signal = [&](int ms) { return signals.wait(ms); };
-  for (size_t k = 0; k < schedule.size(); ++k) {
-    const RunSlot& slot = schedule[k];
-    const Prepared& p = prepared[slot.variant];
-    if (show_progress)
-      fmt::print(stderr, "ioacct compare: run {}/{}: '{}' ({} {}/{}){}\n", k + 1, schedule.size(), p.variant.name,
+  hooks.stop_received = [&] { return signals.received() != 0; };
+  if (show_progress)
+    hooks.on_run = [&](size_t k, size_t runs, const RunSlot& slot, const PreparedVariant& p, double eta_s) {
+      fmt::print(stderr, "ioacct compare: run {}/{}: '{}' ({} {}/{}){}\n", k + 1, runs, p.variant.name,
                  slot.warmup ? "warm-up" : "repetition", slot.repetition + 1, slot.warmup ? warmup : repeat,
-                 k ? fmt::format(", ETA {:.0f}s", elapsed() / static_cast<double>(k) * static_cast<double>(schedule.size() - k)) : "");
-    Targets named;
-    if (!temp) named = open_targets(p.job, [&] { return signals.wait(0); });
-    RunResult r = run_bench(p.job, temp ? targets[slot.variant] : named, hooks);
-    if (r.interrupted || signals.received()) {
-      c.interrupted = true;
-      break;
-    }
-    if (r.stop_reason == "errors" || r.stop_reason == "fatal")
-      throw RuntimeError(fmt::format("variant '{}': the run stopped: {}", p.variant.name, r.first_error));
-    if (slot.warmup) continue;
-    c.variants[slot.variant].engine_desc = r.engine_desc;
-    c.variants[slot.variant].runs.push_back(measure(r));
-  }
-  c.wall_s = elapsed();
-  summarize(c);
+                 eta_s >= 0 ? fmt::format(", ETA {:.0f}s", eta_s) : "");
+    };
+  session.run(c, hooks);
 
+  const JobSpec& first = session.variants()[0].job;
   std::string text;
-  if (a.format == "json") text = compare_json(c, to_json(prepared[0].job, nullptr, argv)["context"]).dump(2) + "\n";
+  if (a.format == "json") text = compare_json(c, to_json(first, nullptr, argv)["context"]).dump(2) + "\n";
   else if (a.format == "csv") text = format_compare_csv(c);
   else if (a.format == "markdown") text = format_compare_markdown(c);
   else text = format_compare_console(c);
-  if (a.output.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-  } else {
-    write_atomically(a.output, text);
-  }
+  write_output(text, a.output);
   if (!a.report.empty()) {
-    write_atomically(a.report, html_report(c, compare_json(c, to_json(prepared[0].job, nullptr, argv)["context"])),
-                     "--report");
+    write_atomically(a.report, html_report(c, compare_json(c, to_json(first, nullptr, argv)["context"])), "--report");
   }
   if (c.interrupted) {
     fmt::print(stderr, "ioacct: interrupted; the table covers the runs that finished\n");

@@ -12,6 +12,7 @@
 #include "common/errors.hpp"
 #include "common/files.hpp"
 #include "common/units.hpp"
+#include "monitor/attach.hpp"
 #include "monitor/export.hpp"
 
 namespace ioacct {
@@ -81,14 +82,10 @@ int run_export_command(const ExportArgs& a) {
   StopSignals stop;  // before any thread: the HTTP server's threads inherit the blocked signals
   std::unique_ptr<BusyTracker> tracker;
   if (!a.no_bpf && !devices.empty()) {
-    std::vector<BusyDevice> watch;
-    watch.reserve(devices.size());
-    for (const StatDevice& d : devices) watch.push_back({d.name, d.major, d.minor});
-    try {
-      tracker = BusyTracker::attach(watch, !a.no_latency);
-    } catch (const NotAvailable& e) {
-      fmt::print(stderr, "ioacct export: no exact busy, in-flight or latency metrics: {}\n", e.what());
-    }
+    TrackerAttach attached = attach_tracker(busy_devices(devices), !a.no_latency);
+    tracker = std::move(attached.tracker);
+    if (!tracker)
+      fmt::print(stderr, "ioacct export: no exact busy, in-flight or latency metrics: {}\n", *attached.unavailable);
   }
   auto collector = std::make_shared<ExportCollector>(devices, tracker.get(),
                                                      static_cast<uint64_t>(min_interval.count()));

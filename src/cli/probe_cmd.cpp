@@ -6,6 +6,7 @@
 
 #include "cli/cli.hpp"
 #include "common/errors.hpp"
+#include "common/output.hpp"
 #include "engine/probe.hpp"
 #include "report/probe_report.hpp"
 
@@ -25,8 +26,7 @@ int run_probe_command(const ProbeArgs& a) {
   require_one_of("--format", a.format, {"console", "json"});
   const ProbeResult r = probe_io_uring();
   const std::string text = a.format == "json" ? probe_to_json(r).dump(2) + "\n" : format_probe_console(r);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  if (std::fflush(stdout) != 0) throw RuntimeError(fmt::format("cannot write to stdout: {}", errno_text(errno)));
+  write_output(text);
   return kExitOk;
 }
 

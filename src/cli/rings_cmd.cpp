@@ -11,17 +11,13 @@
 #include "cli/cli.hpp"
 #include "cli/signals.hpp"
 #include "common/errors.hpp"
+#include "common/output.hpp"
 #include "common/units.hpp"
 #include "monitor/rings.hpp"
 #include "report/rings_report.hpp"
 
 namespace ioacct {
 namespace {
-
-void emit(const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  if (std::fflush(stdout) != 0) throw RuntimeError(fmt::format("cannot write to stdout: {}", errno_text(errno)));
-}
 
 int to_ms(std::chrono::nanoseconds d) { return static_cast<int>(d.count() / 1'000'000); }
 
@@ -77,8 +73,8 @@ int run_rings_command(const RingsArgs& a) {
   StopSignals stop;
 
   auto show = [&](const RingsView& v) {
-    if (json) emit((interval ? rings_to_json(v).dump() : rings_to_json(v).dump(2)) + "\n");
-    else emit((tty && interval ? "\033[H\033[2J" : "") + format_rings_console(v));
+    if (json) write_output((interval ? rings_to_json(v).dump() : rings_to_json(v).dump(2)) + "\n");
+    else write_output((tty && interval ? "\033[H\033[2J" : "") + format_rings_console(v));
   };
   auto warn_unreadable = [&](const RingScan& s, bool& said) {
     if (s.unreadable && !said)
@@ -104,7 +100,7 @@ int run_rings_command(const RingsArgs& a) {
     if (stop.wait(to_ms(*interval))) break;
     RingScan after = scan_rings(pid);
     warn_unreadable(after, said);
-    if (!tty && !json && n) emit("\n");
+    if (!tty && !json && n) write_output("\n");
     show(rings_view(before, after));
     before = std::move(after);
     std::error_code ec;

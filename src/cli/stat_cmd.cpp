@@ -11,6 +11,8 @@
 #include "cli/signals.hpp"
 #include "common/errors.hpp"
 #include "common/files.hpp"
+#include "common/output.hpp"
+#include "monitor/attach.hpp"
 #include "common/units.hpp"
 #include "monitor/stat.hpp"
 #include "report/stat_report.hpp"
@@ -27,11 +29,6 @@ uint64_t parse_interval(const std::string& s) {
   if (ns < 1'000'000)
     throw UsageError(fmt::format("INTERVAL: '{}' is shorter than 1ms (iostat's interval is in seconds: try 1)", s));
   return static_cast<uint64_t>(ns);
-}
-
-void write_out(const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  if (std::fflush(stdout) != 0) throw RuntimeError(fmt::format("cannot write to stdout: {}", errno_text(errno)));
 }
 
 }  // namespace
@@ -89,17 +86,15 @@ int run_stat_command(const StatArgs& a) {
   std::unique_ptr<BusyTracker> tracker;
   // The exact columns need an interval: the since-boot report has none.
   if (!a.no_bpf && loop.interval_ns > 0 && !devices.empty()) {
-    std::vector<BusyDevice> watch;
-    watch.reserve(devices.size());
-    for (const StatDevice& d : devices) watch.push_back({d.name, d.major, d.minor});
-    try {
-      tracker = BusyTracker::attach(watch, a.latency, !a.no_dev);
+    TrackerAttach attached = attach_tracker(busy_devices(devices), a.latency, !a.no_dev);
+    tracker = std::move(attached.tracker);
+    if (tracker) {
       f.source = tracker->source();
       fmt::print(stderr, "ioacct stat: exact busy time from {} (eBPF) on {} device{}\n", tracker->source(),
                  devices.size(), devices.size() == 1 ? "" : "s");
-    } catch (const NotAvailable& e) {
-      f.unavailable = e.what();
-      fmt::print(stderr, "ioacct stat: no busy%/dev%/in-flight columns: {}\n", e.what());
+    } else {
+      f.unavailable = attached.unavailable;
+      fmt::print(stderr, "ioacct stat: no busy%/dev%/in-flight columns: {}\n", *attached.unavailable);
     }
   }
 
@@ -127,7 +122,7 @@ int run_stat_command(const StatArgs& a) {
                    "(the first interval may read low; the next ones are whole)\n",
                    *row.untracked, *row.untracked == 1 ? "" : "s", row.device.name,
                    *row.untracked == 1 ? "is" : "are");
-    write_out(a.format == "json" ? stat_to_json(r, f).dump() + "\n" : format_stat_console(r, f));
+    write_output(a.format == "json" ? stat_to_json(r, f).dump() + "\n" : format_stat_console(r, f));
   };
   run_stat_loop(loop, devices, tracker.get(), [&](int ms) { return signals.wait(ms); }, emit);
   tracker.reset();  // detach before saying goodbye

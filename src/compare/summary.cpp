@@ -10,7 +10,7 @@ namespace ioacct {
 std::optional<double> busy_pct(const RunResult& r) {
   if (!r.accounting) return std::nullopt;
   for (const auto& d : r.accounting->devices)
-    if (d.role == "target") return d.busy_pct;  // the device %util is read from
+    if (d.role == DeviceRole::Target) return d.busy_pct;  // the device %util is read from
   return std::nullopt;
 }
 
@@ -39,7 +39,7 @@ RunMetrics measure(const RunResult& r) {
     }
     if (all_work && cpu > 0) m.sq_work = work / cpu;
     for (const auto& d : r.accounting->devices)
-      if (d.role == "target") {
+      if (d.role == DeviceRole::Target) {
         m.util_pct = d.row.util;
         break;
       }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "engine/engine_impl.hpp"
+#include "engine/setup_flags.hpp"
 #include "engine/uapi.hpp"
 
 namespace ioacct {
@@ -42,18 +43,8 @@ void check_engine_available(EngineKind kind, const UringOptions& uring, unsigned
 }
 
 std::string setup_flag_names(uint32_t flags) {
-  static constexpr struct { uint32_t bit; const char* name; } kNames[] = {
-      {IORING_SETUP_IOPOLL, "IOPOLL"},           {IORING_SETUP_SQPOLL, "SQPOLL"},
-      {IORING_SETUP_SQ_AFF, "SQ_AFF"},           {IORING_SETUP_CQSIZE, "CQSIZE"},
-      {IORING_SETUP_CLAMP, "CLAMP"},             {IORING_SETUP_ATTACH_WQ, "ATTACH_WQ"},
-      {IORING_SETUP_R_DISABLED, "R_DISABLED"},   {IORING_SETUP_SUBMIT_ALL, "SUBMIT_ALL"},
-      {IORING_SETUP_COOP_TASKRUN, "COOP_TASKRUN"}, {IORING_SETUP_TASKRUN_FLAG, "TASKRUN_FLAG"},
-      {IORING_SETUP_SQE128, "SQE128"},           {IORING_SETUP_CQE32, "CQE32"},
-      {IORING_SETUP_SINGLE_ISSUER, "SINGLE_ISSUER"}, {IORING_SETUP_DEFER_TASKRUN, "DEFER_TASKRUN"},
-      {IORING_SETUP_NO_SQARRAY, "NO_SQARRAY"},
-  };
   std::string out;
-  for (const auto& n : kNames) {
+  for (const SetupFlag& n : kSetupFlags) {
     if (!(flags & n.bit)) continue;
     if (!out.empty()) out += '|';
     out += n.name;

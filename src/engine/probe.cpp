@@ -19,6 +19,7 @@
 #include "acct/procfs.hpp"
 #include "common/files.hpp"
 #include "engine/probe_uapi.hpp"
+#include "engine/setup_flags.hpp"
 
 namespace ioacct {
 namespace {
@@ -74,36 +75,22 @@ constexpr BitName kFeatureNames[] = {
 // rejection means "this kernel lacks it", not "the probe asked wrongly".
 enum class Needs { Nothing, Sqpoll, SingleIssuer, CoopTaskrun, Iopoll, CqEntries, WqFd, UserMemory };
 
-struct FlagSpec {
-  uint32_t flag;
-  const char* name;
-  const char* since;
-  Needs needs;
-};
-constexpr FlagSpec kSetupFlags[] = {
-    {IORING_SETUP_IOPOLL, "IOPOLL", "5.1", Needs::Nothing},  // accepted without a pollable file
-    {IORING_SETUP_SQPOLL, "SQPOLL", "5.1", Needs::Nothing},
-    {IORING_SETUP_SQ_AFF, "SQ_AFF", "5.1", Needs::Sqpoll},
-    {IORING_SETUP_CQSIZE, "CQSIZE", "5.5", Needs::CqEntries},
-    {IORING_SETUP_CLAMP, "CLAMP", "5.6", Needs::Nothing},
-    {IORING_SETUP_ATTACH_WQ, "ATTACH_WQ", "5.6", Needs::WqFd},
-    {IORING_SETUP_R_DISABLED, "R_DISABLED", "5.10", Needs::Nothing},
-    {IORING_SETUP_SUBMIT_ALL, "SUBMIT_ALL", "5.18", Needs::Nothing},
-    {IORING_SETUP_COOP_TASKRUN, "COOP_TASKRUN", "5.19", Needs::Nothing},
-    {IORING_SETUP_TASKRUN_FLAG, "TASKRUN_FLAG", "5.19", Needs::CoopTaskrun},
-    {IORING_SETUP_SQE128, "SQE128", "5.19", Needs::Nothing},
-    {IORING_SETUP_CQE32, "CQE32", "5.19", Needs::Nothing},
-    {IORING_SETUP_SINGLE_ISSUER, "SINGLE_ISSUER", "6.0", Needs::Nothing},
-    {IORING_SETUP_DEFER_TASKRUN, "DEFER_TASKRUN", "6.1", Needs::SingleIssuer},
-    {IORING_SETUP_NO_MMAP, "NO_MMAP", "6.5", Needs::UserMemory},
+// A flag's companions, by flag: what it needs beside itself (Nothing for
+// the rest of kSetupFlags).
+Needs needs_of(uint32_t flag) {
+  switch (flag) {
+    case IORING_SETUP_SQ_AFF: return Needs::Sqpoll;
+    case IORING_SETUP_CQSIZE: return Needs::CqEntries;
+    case IORING_SETUP_ATTACH_WQ: return Needs::WqFd;
+    case IORING_SETUP_TASKRUN_FLAG: return Needs::CoopTaskrun;
+    case IORING_SETUP_DEFER_TASKRUN: return Needs::SingleIssuer;
+    case IORING_SETUP_NO_MMAP: return Needs::UserMemory;
     // REGISTERED_FD_ONLY is only allowed together with NO_MMAP.
-    {IORING_SETUP_REGISTERED_FD_ONLY, "REGISTERED_FD_ONLY", "6.5", Needs::UserMemory},
-    {IORING_SETUP_NO_SQARRAY, "NO_SQARRAY", "6.6", Needs::Nothing},
-    {IORING_SETUP_HYBRID_IOPOLL, "HYBRID_IOPOLL", "6.13", Needs::Iopoll},
-    {IORING_SETUP_CQE_MIXED, "CQE_MIXED", "6.18", Needs::Nothing},
-    {IORING_SETUP_SQE_MIXED, "SQE_MIXED", "6.19", Needs::Nothing},
-};
-constexpr unsigned kFirstUnknownBit = 20;
+    case IORING_SETUP_REGISTERED_FD_ONLY: return Needs::UserMemory;
+    case IORING_SETUP_HYBRID_IOPOLL: return Needs::Iopoll;
+    default: return Needs::Nothing;  // IOPOLL is accepted without a pollable file
+  }
+}
 
 // Memory for NO_MMAP rings: the kernel pins these pages and writes the ring
 // headers into them. Static, never freed: ring teardown is asynchronous in
@@ -191,20 +178,21 @@ const char* needs_text(Needs needs, uint32_t flag) {
 }
 
 void probe_setup_flags(ProbeResult& r, int plain_fd) {
-  for (const FlagSpec& s : kSetupFlags) {
+  for (const SetupFlag& s : kSetupFlags) {
+    const Needs needs = needs_of(s.bit);
     SetupFlagProbe f;
     f.name = s.name;
-    f.flag = s.flag;
-    f.tried = s.flag | companions(s.needs);
-    f.with = needs_text(s.needs, s.flag);
+    f.flag = s.bit;
+    f.tried = s.bit | companions(needs);
+    f.with = needs_text(needs, s.bit);
     f.since = s.since;
     // ATTACH_WQ needs a ring to attach to; without the plain one, the
     // reason there is none is the answer for this flag too.
-    if (s.needs == Needs::WqFd && plain_fd < 0) f.error = r.setup_error;
-    else f.error = try_setup(f.tried, s.needs, plain_fd);
+    if (needs == Needs::WqFd && plain_fd < 0) f.error = r.setup_error;
+    else f.error = try_setup(f.tried, needs, plain_fd);
     r.setup_flags.push_back(std::move(f));
   }
-  for (unsigned bit = kFirstUnknownBit; bit < 32; ++bit)
+  for (unsigned bit = kFirstUnknownSetupBit; bit < 32; ++bit)
     r.unknown_setup_bits.push_back({bit, try_setup(1U << bit, Needs::Nothing, -1)});
 }
 

@@ -43,7 +43,7 @@ void accounting_lines(std::string& out, const Accounting& a, uint64_t ios) {
     const auto& x = d.row;
     out += fmt::format("  device     {}{}: r/s {:.1f}  w/s {:.1f}  rkB/s {:.1f}  wkB/s {:.1f}  r_await {:.2f}  "
                        "w_await {:.2f}  aqu-sz {:.2f}  areq-sz {:.2f}  %util {:.1f}  (diskstats, iostat -x formulas)",
-                       x.device, d.role == "target" ? "" : " (underlying)", x.r_s, x.w_s, x.rkB_s, x.wkB_s, x.r_await,
+                       x.device, d.role == DeviceRole::Target ? "" : " (underlying)", x.r_s, x.w_s, x.rkB_s, x.wkB_s, x.r_await,
                        x.w_await, x.aqu_sz, x.areq_sz, x.util);
     if (d.busy_pct)
       out += fmt::format("; busy% {:.1f}  dev% {:.1f}  (exact, eBPF {})", *d.busy_pct, *d.dev_pct,
@@ -78,7 +78,7 @@ void inflight_lines(std::string& out, const InflightResult& f, const Accounting*
                      100.0 * static_cast<double>(f.busy_ns) / w);
   if (a)
     for (const auto& d : a->devices)
-      if (d.role == "target")
+      if (d.role == DeviceRole::Target)
         out += fmt::format("; kernel %util on {} {:.1f}% ({:+.1f} points)", d.row.device, d.row.util,
                            d.row.util - 100.0 * static_cast<double>(f.busy_ns) / w);
   out += "\n             time with N in flight:";

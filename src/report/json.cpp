@@ -115,6 +115,21 @@ json device_identity_json(const std::string& device) {
           {"firmware", id.firmware ? json(*id.firmware) : json(nullptr)}};
 }
 
+const char* stop_reason_name(StopReason r) noexcept {
+  switch (r) {
+    case StopReason::Runtime: return "runtime";
+    case StopReason::Ios: return "ios";
+    case StopReason::Interrupted: return "interrupted";
+    case StopReason::Errors: return "errors";
+    case StopReason::Fatal: return "fatal";
+  }
+  return "?";
+}
+
+const char* device_role_name(DeviceRole r) noexcept {
+  return r == DeviceRole::Target ? "target" : "underlying";
+}
+
 json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::string>& argv) {
   utsname u{};
   uname(&u);
@@ -163,7 +178,7 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
   json out = {{"context", context}};
   if (!r) {
     out["interrupted"] = true;
-    out["stop_reason"] = "interrupted";
+    out["stop_reason"] = stop_reason_name(StopReason::Interrupted);
     out["results"] = nullptr;
     out["threads"] = json::array();
     return out;
@@ -182,7 +197,7 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
                        {"dio_align", t.dio_align}});
   out["context"]["targets"] = targets;
   out["interrupted"] = r->interrupted;
-  out["stop_reason"] = r->stop_reason;
+  out["stop_reason"] = stop_reason_name(r->stop_reason);
   json results = counts_json(r->total, r->window_ns, moves_data);
   results["iodepth"] = r->total.depth;
   if (r->cpu) {
@@ -227,7 +242,7 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
     json devs = json::array();
     for (const auto& d : a.devices) {
       const auto& x = d.row;
-      devs.push_back({{"device", x.device}, {"role", d.role}, {"reads", x.reads}, {"writes", x.writes},
+      devs.push_back({{"device", x.device}, {"role", device_role_name(d.role)}, {"reads", x.reads}, {"writes", x.writes},
                       {"r_s", x.r_s}, {"w_s", x.w_s}, {"rkB_s", x.rkB_s}, {"wkB_s", x.wkB_s},
                       {"r_await_ms", x.r_await}, {"w_await_ms", x.w_await}, {"aqu_sz", x.aqu_sz},
                       {"areq_sz_kB", x.areq_sz}, {"util_pct", x.util},

@@ -25,4 +25,9 @@ nlohmann::json device_identity_json(const std::string& device);
 // The start-up line (stderr): effective configuration and obtained ring flags.
 std::string format_start_line(const JobSpec& job, const RunResult& context);
 
+// The words the JSON uses: "runtime", "ios", "interrupted", "errors", "fatal";
+// "target", "underlying".
+const char* stop_reason_name(StopReason r) noexcept;
+const char* device_role_name(DeviceRole r) noexcept;
+
 }  // namespace ioacct

@@ -10,6 +10,12 @@ std::string error_key_name(int key) {
   return key == kErrEof ? "EOF" : errno_name(key);
 }
 
+std::vector<TargetInfo> target_infos(const Targets& targets) {
+  std::vector<TargetInfo> out;
+  for (const auto& t : targets.list) out.push_back({t.path, t.device, t.is_block, t.is_temp, t.base, t.range, t.dio_align});
+  return out;
+}
+
 uint64_t RunResult::error_count() const {
   uint64_t n = 0;
   for (const auto& [k, v] : total.errors) n += v;

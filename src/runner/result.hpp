@@ -15,6 +15,7 @@
 #include "acct/series.hpp"
 #include "engine/engine.hpp"
 #include "engine/fault_engine.hpp"
+#include "workload/target.hpp"
 #include "workload/verify.hpp"
 
 namespace ioacct {
@@ -47,12 +48,18 @@ struct ThreadResult {
   std::vector<std::pair<uint64_t, uint64_t>> intervals;  // test-only --dump-intervals: (submitted, reaped) ns
 };
 
+// Why a run ended: its --runtime or --ios was reached, a signal, more I/O
+// errors than --max-errors, or a failure that stops every thread.
+enum class StopReason { Runtime, Ios, Interrupted, Errors, Fatal };
+
 struct TargetInfo {
   std::string path, device;
   bool is_block = false, is_temp = false;
   uint64_t base = 0, range = 0;
   uint32_t dio_align = 0;
 };
+// What the reports say about each target of `targets`.
+std::vector<TargetInfo> target_infos(const Targets& targets);
 
 struct RunResult {
   // Context: what ran, where.
@@ -68,7 +75,7 @@ struct RunResult {
   std::optional<InflightResult> inflight;  // exact time with I/O in flight (--acct full)
   std::optional<Series> series;            // per --log-interval (--acct full)
   bool interrupted = false;
-  std::string stop_reason;      // "runtime", "ios", "interrupted", "errors", "fatal"
+  StopReason stop_reason = StopReason::Runtime;
   std::string first_error;      // "EIO reading /dev/x at offset 4096", if any
   std::optional<VerifyResult> verify;  // with --verify
   bool verify_skipped = false;  // --verify, but the final pass was skipped (interrupted)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fstream>
@@ -283,6 +284,25 @@ void set_range(const JobSpec& job, Target& t) {
   t.range = range / job.bs * job.bs;
 }
 
+
+// --iopoll completes only on a device with poll queues; finding out from the
+// first completion (EOPNOTSUPP) is too late to be a good message.
+void check_poll_queues(const Targets& targets) {
+  for (const auto& t : targets.list) {
+    if (t.device.empty())
+      throw UsageError(fmt::format("--iopoll: {} has no block device under it to poll", t.path));
+    std::string dev = t.device;
+    std::ifstream f("/sys/class/block/" + dev + "/queue/io_poll");
+    std::ifstream parent("/sys/class/block/" + dev + "/../queue/io_poll");  // a partition's disk
+    std::string v;
+    if (!(f >> v) && !(parent >> v)) continue;  // cannot tell: the first completion will
+    if (v == "0")
+      throw RuntimeError(fmt::format("--iopoll: {} has no poll queues (/sys/block/{}/queue/io_poll is 0), so "
+                                     "polled I/O cannot complete on {}; give the driver poll queues (e.g. "
+                                     "nvme.poll_queues=N) or leave out --iopoll",
+                                     dev, dev, t.path));
+  }
+}
 }  // namespace
 
 Targets reopen_targets(const Targets& opened, const JobSpec& job) {
@@ -325,6 +345,14 @@ Targets open_targets(const JobSpec& job, const std::function<bool()>& should_sto
     set_range(job, out.list.back());
   }
   return out;
+}
+
+void check_targets(const JobSpec& job, const Targets& targets) {
+  if (job.uring.iopoll && job.engine == EngineKind::Uring) check_poll_queues(targets);
+  for (const auto& t : targets.list)
+    if (t.in_memory && job.engine != EngineKind::Nop)
+      fmt::print(stderr, "warning: {} is on tmpfs/ramfs: its I/O is served from memory, not a device "
+                 "(even with O_DIRECT); put the target on a disk to measure one\n", t.path);
 }
 
 }  // namespace ioacct

@@ -47,4 +47,9 @@ Targets open_targets(const JobSpec& job, const std::function<bool()>& should_sto
 // trims each range to whole --bs blocks. `opened` must stay open meanwhile.
 Targets reopen_targets(const Targets& opened, const JobSpec& job);
 
+// What can be checked once the targets are open: --iopoll needs a device
+// with poll queues (UsageError without a device, RuntimeError without poll
+// queues); a target in memory (tmpfs, ramfs) gets a warning on stderr.
+void check_targets(const JobSpec& job, const Targets& targets);
+
 }  // namespace ioacct

@@ -84,5 +84,79 @@ TEST(Accounting, SystemIowaitAndIdleFromProcStat) {
   EXPECT_DOUBLE_EQ(*r.system.idle_pct, 60.0);
 }
 
+TEST(Accounting, DevicesAreTargetsOrUnderlying) {
+  SystemSample a, b;
+  a.stamp_ns = 0;
+  b.stamp_ns = 1'000'000'000;
+  a.disks["loop0"] = *parse_diskstats_line("7 0 loop0 0 0 0 0 0 0 0 0 0 0 0");
+  b.disks["loop0"] = *parse_diskstats_line("7 0 loop0 10 0 80 0 0 0 0 0 0 5 0");
+  a.disks["vda"] = *parse_diskstats_line("254 0 vda 0 0 0 0 0 0 0 0 0 0 0");
+  b.disks["vda"] = *parse_diskstats_line("254 0 vda 10 0 80 0 0 0 0 0 0 5 0");
+  const Accounting r = account(a, b, {}, {"loop0"});
+  ASSERT_EQ(r.devices.size(), 2u);
+  EXPECT_EQ(r.devices[0].row.device, "loop0");
+  EXPECT_EQ(r.devices[0].role, DeviceRole::Target);
+  EXPECT_EQ(r.devices[1].row.device, "vda");
+  EXPECT_EQ(r.devices[1].role, DeviceRole::Underlying);
+  EXPECT_FALSE(r.devices[0].busy_pct);  // exact figures come from add_exact_busy only
+}
+
+// Two devices measured over 2 s between the tracker's reads.
+Accounting two_devices() {
+  Accounting acc;
+  acc.devices.resize(2);
+  acc.devices[0].row.device = "vda";
+  acc.devices[1].row.device = "loop0";
+  return acc;
+}
+
+TEST(ExactBusy, PercentagesAreOverTheTimeBetweenTheTwoReads) {
+  Accounting acc = two_devices();
+  // In the samples' order: loop0, then vda (names need not follow acc.devices).
+  const std::vector<std::string> names = {"loop0", "vda"};
+  const std::vector<ExactBusySample> a = {{.stamp_ns = 10'000'000'000, .busy_ns = 100, .dev_busy_ns = 50, .lost = 1, .unsure_ns = 0},
+                                          {.stamp_ns = 10'000'000'000, .busy_ns = 0, .dev_busy_ns = 0}};
+  const std::vector<ExactBusySample> b = {{.stamp_ns = 12'000'000'000, .busy_ns = 1'000'000'100, .dev_busy_ns = 500'000'050,
+                                           .lost = 4, .unsure_ns = 20'000'000},
+                                          {.stamp_ns = 12'000'000'000, .busy_ns = 2'000'000'000, .dev_busy_ns = 1'500'000'000}};
+  add_exact_busy(acc, names, a, b);
+  const DeviceStat& vda = acc.devices[0];
+  const DeviceStat& loop0 = acc.devices[1];
+  ASSERT_TRUE(loop0.busy_pct && loop0.dev_pct && loop0.lost && loop0.unsure_pct);
+  EXPECT_DOUBLE_EQ(*loop0.busy_pct, 50.0);  // 1 s of 2
+  EXPECT_DOUBLE_EQ(*loop0.dev_pct, 25.0);
+  EXPECT_EQ(*loop0.lost, 3u);
+  EXPECT_DOUBLE_EQ(*loop0.unsure_pct, 1.0);  // 20 ms of 2 s
+  ASSERT_TRUE(vda.busy_pct && vda.dev_pct);
+  EXPECT_DOUBLE_EQ(*vda.busy_pct, 100.0);
+  EXPECT_DOUBLE_EQ(*vda.dev_pct, 75.0);
+  EXPECT_EQ(*vda.lost, 0u);
+  EXPECT_DOUBLE_EQ(*vda.unsure_pct, 0.0);
+}
+
+TEST(ExactBusy, AnEdgeNotReadWholeLeavesEveryDeviceUnmeasured) {
+  const std::vector<std::string> names = {"vda", "loop0"};
+  const std::vector<ExactBusySample> whole = {{.stamp_ns = 1}, {.stamp_ns = 1}};
+  const std::vector<ExactBusySample> later = {{.stamp_ns = 2, .busy_ns = 1}, {.stamp_ns = 2, .busy_ns = 1}};
+  for (const auto& [a, b] : {std::pair{std::vector<ExactBusySample>{}, later}, std::pair{whole, std::vector<ExactBusySample>{}},
+                             std::pair{std::vector<ExactBusySample>{{.stamp_ns = 1}}, later}}) {
+    Accounting acc = two_devices();
+    add_exact_busy(acc, names, a, b);
+    for (const DeviceStat& d : acc.devices) {
+      EXPECT_FALSE(d.busy_pct) << d.row.device;
+      EXPECT_FALSE(d.dev_pct) << d.row.device;
+      EXPECT_FALSE(d.lost) << d.row.device;
+      EXPECT_FALSE(d.unsure_pct) << d.row.device;
+    }
+  }
+}
+
+TEST(ExactBusy, TwoReadsWithOneStampMeasureNothingAndUnknownDevicesAreLeftAlone) {
+  Accounting acc = two_devices();
+  add_exact_busy(acc, {"vda", "sdz"}, {{.stamp_ns = 5}, {.stamp_ns = 5}}, {{.stamp_ns = 5, .busy_ns = 3}, {.stamp_ns = 9, .busy_ns = 2}});
+  EXPECT_FALSE(acc.devices[0].busy_pct);  // vda: no time between the reads
+  EXPECT_FALSE(acc.devices[1].busy_pct);  // loop0: not among the names
+}
+
 }  // namespace
 }  // namespace ioacct

@@ -1,0 +1,489 @@
+#include "runner/worker.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+#include <thread>
+
+#include "common/errors.hpp"
+
+namespace ioacct {
+namespace {
+
+constexpr uint32_t kMaxEagain = 1000;  // a request that keeps failing with EAGAIN is an error
+
+}  // namespace
+
+void Worker::operator()() noexcept {
+  try {
+    setup();
+  } catch (...) {
+    setup_error_ = std::current_exception();
+    if (log_) log_->finish();
+    window_closed_ = true;
+    if (ctl_.windows_open.fetch_sub(1) == 1) ctl_.edges_done.store(true, std::memory_order_release);
+    ctl_.ready.fetch_add(1, std::memory_order_release);
+    pub_.done.store(true);
+    return;
+  }
+  ctl_.ready.fetch_add(1, std::memory_order_release);
+  while (!ctl_.go.load(std::memory_order_acquire)) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  if (ctl_.stop.load() == kRunning) loop();
+  close_window(now_ns());
+  if (log_) log_->finish();
+  // Stay alive until the closing sample is taken: it reads every thread's
+  // schedstat, and an exited thread's time would vanish from it.
+  while (!ctl_.edges_done.load(std::memory_order_acquire))
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  out_.engine = engine_->counters();
+  if (faults_) out_.faults = faults_->injected();
+  pub_.done.store(true, std::memory_order_release);
+}
+
+
+void Worker::setup() {
+  if (plan_.cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(plan_.cpu, &set);
+    if (int e = pthread_setaffinity_np(pthread_self(), sizeof(set), &set); e != 0)
+      throw RuntimeError(fmt::format("--cpus: cannot pin thread {} to CPU {}: {}", plan_.index, plan_.cpu, errno_text(e)));
+  }
+  EngineOptions eo;
+  eo.depth = plan_.depth;
+  eo.uring = job_.uring;
+  for (const auto& t : targets_.list) eo.fds.push_back(t.fd);
+  allocate_buffers();
+  for (unsigned i = 0; i < plan_.depth; ++i) eo.buffers.push_back({slots_[i].buf, job_.bs});
+  if (job_.sq_shared && plan_.index > 0) {
+    // Attach to thread 0's SQ thread: wait for its ring to exist.
+    int fd;
+    while ((fd = ctl_.shared_wq_fd.load(std::memory_order_acquire)) == kWqPending)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    if (fd < 0) throw RuntimeError("--sq-shared: the first thread's ring could not be set up");
+    eo.uring.attach_wq_fd = fd;
+  }
+  try {
+    engine_ = make_engine(job_.engine, eo);
+  } catch (...) {
+    if (job_.sq_shared && plan_.index == 0) ctl_.shared_wq_fd.store(kWqFailed, std::memory_order_release);
+    throw;
+  }
+  if (job_.sq_shared && plan_.index == 0) ctl_.shared_wq_fd.store(engine_->ring_fd(), std::memory_order_release);
+  if (job_.faults.any()) {
+    FaultSpec spec = job_.faults;
+    spec.seed ^= 0x9e3779b97f4a7c15ull * (plan_.index + 1);
+    auto fe = std::make_unique<FaultEngine>(std::move(engine_), spec, plan_.depth);
+    faults_ = fe.get();
+    engine_ = std::move(fe);
+  }
+  moves_data_ = engine_traits(job_.engine).moves_data;
+  acct_full_ = job_.acct == AcctLevel::Full;
+  dump_ = !job_.dump_intervals.empty();
+  if (acct_full_ && job_.log_interval.count()) {
+    ihist_[0] = std::make_unique<Histogram>();
+    ihist_[1] = std::make_unique<Histogram>();
+  }
+  if (dump_) out_.intervals.reserve(1 << 20);
+  if (job_.rw != RwMode::RandRw) fixed_op_ = op_for_next();
+
+  reqs_.resize(plan_.depth);
+  comps_.resize(plan_.depth);
+  for (size_t k = 0; k < plan_.files.size(); ++k) {
+    const Target& t = targets_.list[plan_.files[k]];
+    gens_.emplace_back(t.base, t.range, job_.bs, rw_random(job_.rw),
+                       job_.seed + 0x9e3779b97f4a7c15ull * (plan_.index * 131 + k + 1), plan_.start_block[k],
+                       plan_.stride[k], plan_.phase[k]);
+  }
+  mix_ = Rng(job_.seed ^ (0x2545f4914f6cdd1dull * (plan_.index + 1)));
+  out_.index = plan_.index;
+  out_.tid = static_cast<int>(gettid());
+  out_.cpu = plan_.cpu;
+  out_.depth = plan_.depth;
+}
+
+void Worker::allocate_buffers() {
+  // One aligned allocation for every slot's buffer: O_DIRECT needs the
+  // memory aligned to the device, and page alignment satisfies any device.
+  size_t align = 4096;
+  for (const auto& t : targets_.list) align = std::max<size_t>(align, t.dio_align);
+  const size_t bytes = (job_.bs * plan_.depth + align - 1) / align * align;
+  buffers_.reset(static_cast<char*>(std::aligned_alloc(align, bytes)));
+  if (!buffers_) throw RuntimeError(fmt::format("cannot allocate {} bytes of I/O buffers", bytes));
+  // Writes carry incompressible data; reads overwrite it anyway.
+  Rng fill(job_.seed ^ (0xb5ad4eceda1ce2a9ull * (plan_.index + 1)));
+  for (size_t i = 0; i + 8 <= bytes; i += 8) {
+    const uint64_t v = fill.next();
+    std::memcpy(buffers_.get() + i, &v, 8);
+  }
+  slots_.resize(plan_.depth);
+  free_.resize(plan_.depth);
+  for (unsigned i = 0; i < plan_.depth; ++i) {
+    slots_[i].buf = buffers_.get() + static_cast<size_t>(i) * job_.bs;
+    free_[i] = plan_.depth - 1 - i;
+  }
+  nfree_ = plan_.depth;
+}
+
+// Prepares up to `n` new requests stamped `t`; returns how many (fewer only
+// with --verify, when the blocks picked are busy).
+unsigned Worker::prepare(unsigned n, Nanos t) noexcept {
+  if (tables_) return prepare_verified(n, t);
+  const uint32_t bs = static_cast<uint32_t>(job_.bs);
+  const size_t nfiles = gens_.size();
+  for (unsigned i = 0; i < n; ++i) {
+    const uint32_t idx = free_[--nfree_];
+    Slot& s = slots_[idx];
+    const size_t k = nfiles == 1 ? 0 : (rw_random(job_.rw) ? mix_.below(nfiles) : rr_++ % nfiles);
+    s.start = s.offset = moves_data_ ? gens_[k].next() : 0;  // nop looks at no offset
+    s.left = s.len = bs;
+    s.eagains = 0;
+    s.file = plan_.files[k];
+    s.op = fixed_op_ ? *fixed_op_ : op_for_next();
+    s.t_submit = t;
+    reqs_[nreq_++] = {s.offset, s.buf, bs, s.file, idx, s.op};
+  }
+  return n;
+}
+
+// The --verify path: no two I/Os to one block in flight, every write
+// formatted as a checkable block.
+unsigned Worker::prepare_verified(unsigned n, Nanos t) noexcept {
+  const uint32_t bs = static_cast<uint32_t>(job_.bs);
+  const size_t nfiles = gens_.size();
+  for (unsigned i = 0; i < n; ++i) {
+    size_t k = 0;
+    uint64_t off = 0, block = 0;
+    bool found = false;
+    for (int attempt = 0; attempt < 8 && !found; ++attempt) {
+      k = nfiles == 1 ? 0 : (rw_random(job_.rw) ? mix_.below(nfiles) : rr_++ % nfiles);
+      off = gens_[k].next();
+      block = (off - targets_.list[plan_.files[k]].base) / bs;
+      found = !(*tables_)[plan_.files[k]].busy[block];
+    }
+    if (!found) return i;  // everything we tried is in flight; try again next batch
+    (*tables_)[plan_.files[k]].busy[block] = 1;
+    const uint32_t idx = free_[--nfree_];
+    Slot& s = slots_[idx];
+    s.start = s.offset = off;
+    s.left = s.len = bs;
+    s.eagains = 0;
+    s.file = plan_.files[k];
+    s.op = op_for_next();
+    s.t_submit = t;
+    if (s.op == IoOp::Write) {
+      s.gen = ++generation_;
+      format_block(s.buf, bs, off, s.gen, job_.seed, plan_.index);
+    }
+    reqs_[nreq_++] = {s.offset, s.buf, bs, s.file, idx, s.op};
+  }
+  return n;
+}
+
+// --verify bookkeeping when a request is done (ok = transferred whole).
+void Worker::finish_verified(const Slot& s, bool ok) {
+  VerifyTable& vt = (*tables_)[s.file];
+  const uint64_t block = (s.start - targets_.list[s.file].base) / job_.bs;
+  vt.busy[block] = 0;
+  if (s.op == IoOp::Write) {
+    // A failed write leaves the block's content unknown: stop checking it.
+    vt.tag[block] = ok ? generation_tag(s.gen) : 0;
+  } else if (ok && job_.verify_during && vt.tag[block]) {
+    VerifyFinding f;
+    ++verify_.checked_during;
+    if (!check_block(s.buf, s.len, s.start, job_.seed, vt.tag[block], f)) verify_.add(std::move(f));
+  }
+}
+
+IoOp Worker::op_for_next() noexcept {
+  switch (job_.rw) {
+    case RwMode::RandRead:
+    case RwMode::Read: return IoOp::Read;
+    case RwMode::RandWrite:
+    case RwMode::Write: return IoOp::Write;
+    case RwMode::RandRw: return mix_.below(100) < job_.rwmix_read ? IoOp::Read : IoOp::Write;
+  }
+  return IoOp::Read;
+}
+
+void Worker::record_error(const Slot& s, int key) {
+  ++out_.errors[key];
+  if (ctl_.errors.fetch_add(1) + 1 > ctl_.max_errors) {
+    int expected = kRunning;
+    ctl_.stop.compare_exchange_strong(expected, kErrors);
+  }
+  std::lock_guard lk(ctl_.first_error_mu);
+  if (ctl_.first_error.empty())
+    ctl_.first_error = fmt::format("{} {} {} at offset {}{}",
+                                   key == kErrEof ? "unexpected end of file" : errno_text(key),
+                                   s.op == IoOp::Read ? "reading" : "writing",
+                                   targets_.list[s.file].path, s.start, error_hint(key));
+}
+
+// What a person can do about the common errors.
+const char* Worker::error_hint(int key) {
+  switch (key) {
+    case kErrEof: return " (the target is shorter than when the run started: was it truncated?)";
+    case ENOSPC: return " (the filesystem is full: use a smaller --size, or free space)";
+    case EIO: return " (the device reported an I/O error: check 'dmesg')";
+    case EBADF: return " (the target's descriptor is no longer valid)";
+    default: return "";
+  }
+}
+
+// The two edges are taken by one thread each, one after the other, so the
+// tracker is never read from two threads at once.
+void Worker::read_busy(std::vector<BusyCounters>& into) noexcept {
+  if (!ctl_.tracker) return;
+  try {
+    into = ctl_.tracker->read();
+  } catch (const std::exception&) {
+    into.clear();  // reported as not measured
+  }
+}
+
+void Worker::open_window() {
+  counting_ = true;
+  window_start_ = ctl_.measure_start;
+  if (!ctl_.window_opened.exchange(true) && job_.acct != AcctLevel::Off) {
+    if (ctl_.sample_system) ctl_.sys_a = sample_system(ctl_.disks, ctl_.ring_fds, job_.uring.sqpoll);
+    read_busy(ctl_.busy_a);
+    ctl_.cpu_a = sample_cpu();
+  }
+}
+
+void Worker::close_window(Nanos now) {
+  if (window_closed_) return;
+  window_closed_ = true;
+  if (counting_) {
+    counting_ = false;
+    out_.window_ns = now - window_start_;
+  }
+  if (ctl_.windows_open.fetch_sub(1) == 1) {
+    if (job_.acct != AcctLevel::Off) {
+      ctl_.cpu_b = sample_cpu();
+      if (ctl_.sample_system) ctl_.sys_b = sample_system(ctl_.disks, ctl_.ring_fds, job_.uring.sqpoll);
+      read_busy(ctl_.busy_b);
+    }
+    ctl_.edges_done.store(true, std::memory_order_release);  // now the others may exit
+  }
+}
+
+void Worker::loop() noexcept {
+  const unsigned depth = plan_.depth;
+  const unsigned sb = std::min(job_.submit_batch_eff(), depth);
+  const unsigned cb = std::min(job_.complete_batch_eff(), depth);
+  const double rate = job_.rate_per_thread();
+  const Nanos interval = rate > 0 ? std::max<Nanos>(1, static_cast<Nanos>(1e9 / rate)) : 0;
+  const uint64_t quota = plan_.quota;
+  Histogram& lat = *out_.latency;
+
+  Nanos now = now_ns();
+  // Pacing: the k-th I/O since `pace_start` is due at pace_start + k*period,
+  // computed from k each time so that rounding never accumulates.
+  const double period = rate > 0 ? 1e9 / rate : 0;
+  Nanos pace_start = now;
+  uint64_t pace_k = 0;
+  Nanos next_due = now;
+  unsigned inflight = 0;  // prepared or submitted, not yet finished
+  unsigned inflight_logged = 0;  // last count sent to the in-flight log
+  if (now >= ctl_.measure_start) open_window();  // no ramp: the first I/O counts
+  if (quota == 0) {  // this thread's share of --ios is nothing
+    close_window(now);
+    return;
+  }
+  uint64_t completed = 0, bytes_all = 0;
+  bool stopping = false;
+
+  for (;;) {
+    // 1. New requests: fill the free depth, a submit batch at a time.
+    bool starved = false;  // --verify: the blocks picked were all in flight
+    Nanos t_prep = 0;      // the submission stamp of this batch
+    if (!stopping) {
+      unsigned n = std::min(depth - inflight, sb);
+      if (counting_ && quota != UINT64_MAX)
+        n = static_cast<unsigned>(std::min<uint64_t>(n, quota > out_.ios + inflight ? quota - out_.ios - inflight : 0));
+      if (n && interval) {
+        // Paced by a schedule: the k-th I/O is due at start + k*interval.
+        // If we fall more than one interval behind, the backlog is dropped
+        // rather than sent as a burst.
+        Nanos t = now_ns();
+        unsigned due = 0;
+        while (due < n && next_due <= t) {
+          ++due;
+          next_due = pace_start + static_cast<Nanos>(static_cast<double>(++pace_k) * period);
+        }
+        if (next_due + interval < t) {  // more than one interval behind
+          pace_start = next_due = t;
+          pace_k = 0;
+        }
+        n = due ? prepare(due, t) : 0;
+        starved = n < due;
+        t_prep = t;
+      } else if (n) {
+        const unsigned asked = n;
+        t_prep = now_ns();
+        n = prepare(n, t_prep);
+        starved = n < asked;
+      }
+      inflight += n;
+      // Published after the refill: after the reap it would read 0 whenever
+      // a whole batch had just completed.
+      pub_.inflight.store(inflight, std::memory_order_relaxed);
+      if (n && log_) {
+        log_->push(t_prep, inflight);
+        inflight_logged = inflight;
+      }
+    }
+    if (nreq_) {
+      const unsigned q = engine_->queue({reqs_.data(), nreq_});
+      if (q < nreq_) std::memmove(reqs_.data(), reqs_.data() + q, (nreq_ - q) * sizeof(IoRequest));
+      nreq_ -= q;
+    }
+
+    // 2. Wait: only when no more can be issued now (depth full, quota or
+    // pace reached, or stopping); then for a complete batch.
+    if (inflight == 0) {
+      if (stopping || (counting_ && out_.ios >= quota)) break;
+      if (interval) {
+        sleep_until_ns(std::min(next_due, now_ns() + kMaxWaitNs));
+        now = now_ns();
+        if (check_stop(now)) stopping = true;
+        continue;
+      }
+    }
+    const bool quota_full = counting_ && quota != UINT64_MAX && out_.ios + inflight >= quota;
+    const bool can_issue = !stopping && !starved && inflight < depth && !quota_full &&
+                           !(interval && next_due > now_ns());
+    const unsigned wait_nr = can_issue ? 0 : std::min(cb, inflight);
+    // The pace bounds the wait only when the pace is what holds the next
+    // request back. With the depth full (an I/O slower than the interval,
+    // such as a durable write) only a completion can free a slot: bounding
+    // that wait by an instant already past made every enter return at once,
+    // a spin of ~30 reaps per I/O that was counted in the CPU per I/O.
+    Nanos timeout = kMaxWaitNs;
+    if (interval && !stopping && !starved && !quota_full && inflight < depth) {
+      const Nanos t = now_ns();
+      timeout = next_due > t ? std::min(next_due - t, kMaxWaitNs) : 1000;
+    }
+    const int got = engine_->enter(wait_nr, {comps_.data(), comps_.size()}, timeout);
+    now = now_ns();
+    if (got < 0) {
+      fatal(fmt::format("io_uring_enter failed: {}", errno_text(got)));
+      break;
+    }
+
+    // 3. Completions, all stamped `now`: the reaping time.
+    if (!counting_ && !window_closed_ && now >= ctl_.measure_start) open_window();
+    // Requests submitted in one batch and reaped in one batch share both
+    // stamps, so equal latencies come in runs: record each run once.
+    uint64_t run_lat = 0, run_n = 0;
+    for (int i = 0; i < got; ++i) {
+      const IoCompletion c = comps_[i];
+      Slot& s = slots_[c.tag];
+      if (c.res == static_cast<int32_t>(s.left)) [[likely]] {
+        if (tables_) finish_verified(s, true);
+        --inflight;
+        ++completed;
+        const uint32_t moved = moves_data_ ? s.len : 0;  // nop moves no data
+        bytes_all += moved;
+        free_[nfree_++] = c.tag;
+        if (counting_ && out_.ios < quota) {
+          ++out_.ios;
+          if (s.op == IoOp::Read) { ++out_.reads; out_.bytes_read += moved; }
+          else { ++out_.writes; out_.bytes_written += moved; }
+          if (dump_) out_.intervals.emplace_back(s.t_submit, now);
+          if (acct_full_) {
+            const uint64_t l = now - s.t_submit;
+            if (l == run_lat) {
+              ++run_n;
+            } else {
+              if (run_n) {
+                lat.record_n(run_lat, run_n);
+                if (ihist_[0]) ihist_[epoch_ & 1]->record_n(run_lat, run_n);
+              }
+              run_lat = l;
+              run_n = 1;
+            }
+          }
+        }
+      } else if (c.res > 0 && moves_data_) {
+        // Short transfer: finish it by resubmitting the rest; the latency
+        // still runs from the first submission.
+        s.offset += static_cast<uint32_t>(c.res);
+        s.left -= static_cast<uint32_t>(c.res);
+        ++out_.short_resubmits;
+        reqs_[nreq_++] = {s.offset, s.buf + (s.len - s.left), s.left, s.file, c.tag, s.op};
+      } else if (c.res == -EAGAIN && ++s.eagains <= kMaxEagain) {
+        // Retried. Under --nowait the retry may block: EAGAIN there means
+        // "not possible inline", and the I/O still has to be done (what an
+        // application does); eagain_retries then counts the I/Os that
+        // could not complete inline.
+        ++out_.eagain_retries;
+        reqs_[nreq_++] = {s.offset, s.buf + (s.len - s.left), s.left, s.file, c.tag, s.op, true};
+      } else if (c.res == -EOPNOTSUPP && job_.uring.iopoll) {
+        // Polled I/O on a device without poll queues: every I/O will fail
+        // the same way. Stop now rather than count them.
+        const Target& t = targets_.list[s.file];
+        fatal(fmt::format("--iopoll: {} has no poll queues (the kernel answered EOPNOTSUPP); leave out --iopoll",
+                          t.device.empty() ? t.path : t.device));
+        --inflight;
+        free_[nfree_++] = c.tag;
+      } else {
+        record_error(s, c.res == 0 ? kErrEof : -c.res);
+        if (tables_) finish_verified(s, false);
+        --inflight;
+        free_[nfree_++] = c.tag;
+      }
+    }
+    if (run_n) {
+      lat.record_n(run_lat, run_n);
+      if (ihist_[0]) ihist_[epoch_ & 1]->record_n(run_lat, run_n);
+    }
+    if (ihist_[0]) {
+      const uint32_t e = ctl_.epoch.load(std::memory_order_relaxed);
+      if (e != epoch_) {  // an interval ended: fill the other histogram from now on
+        epoch_ = e;
+        pub_.epoch_ack.store(e, std::memory_order_release);
+      }
+    }
+    if (log_) {
+      if (inflight != inflight_logged) log_->push(now, inflight);
+      log_->watermark(now);
+      inflight_logged = inflight;
+    }
+    pub_.completed.store(completed, std::memory_order_relaxed);
+    pub_.bytes.store(bytes_all, std::memory_order_relaxed);
+    pub_.measured.store(out_.ios, std::memory_order_relaxed);
+
+    // 4. The window closes at the deadline, at the quota, or on a stop.
+    if (counting_ && (now >= ctl_.deadline || out_.ios >= quota)) {
+      close_window(now);
+      stopping = true;
+    }
+    if (!stopping && check_stop(now)) stopping = true;
+    if (stopping && inflight == 0) break;
+  }
+}
+
+bool Worker::check_stop(Nanos now) {
+  if (ctl_.stop.load(std::memory_order_relaxed) == kRunning) return false;
+  close_window(now);
+  return true;
+}
+
+// Stops every thread: the run cannot go on. `why` becomes the error line.
+void Worker::fatal(std::string why) {
+  std::lock_guard lk(ctl_.first_error_mu);
+  ctl_.first_error = std::move(why);
+  ctl_.stop.store(kFatal);
+}
+
+}  // namespace ioacct

@@ -1,0 +1,124 @@
+#pragma once
+// One worker thread: it owns its ring (engine), its share of the targets and
+// of the depth (its Plan), its buffers and its accounting, and runs the hot
+// loop: fill the free depth a submit batch at a time, wait for a complete
+// batch, count what completed. No lock, no allocation and no syscall beyond
+// the I/O's own per batch; what it shares goes through Control and its
+// Published (control.hpp has the memory-ordering contract).
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "acct/clock.hpp"
+#include "acct/histogram.hpp"
+#include "acct/inflight.hpp"
+#include "common/offsets.hpp"
+#include "common/rng.hpp"
+#include "engine/engine.hpp"
+#include "engine/fault_engine.hpp"
+#include "runner/control.hpp"
+#include "runner/plan.hpp"
+#include "runner/result.hpp"
+#include "workload/job.hpp"
+#include "workload/target.hpp"
+#include "workload/verify.hpp"
+
+namespace ioacct {
+
+class Worker {
+ public:
+  // `out` is this thread's result, filled as it runs; `tables` is null
+  // without --verify, `log` null unless --acct full. All must outlive it.
+  Worker(const JobSpec& job, const Targets& targets, Plan plan, Control& ctl, Published& pub,
+         ThreadResult& out, std::vector<VerifyTable>* tables, InflightLog* log)
+      : job_(job), targets_(targets), plan_(std::move(plan)), ctl_(ctl), pub_(pub), out_(out), tables_(tables),
+        log_(log) {}
+
+  // The thread's body: set up, say ready, wait for `go`, run, close the
+  // window, stay until the closing sample is taken. Never throws: a set-up
+  // failure is kept for setup_error().
+  void operator()() noexcept;
+
+  std::exception_ptr setup_error() const { return setup_error_; }
+  const VerifyResult& verify_result() const { return verify_; }
+  // The interval histogram of `epoch`; read it only once the worker has
+  // acknowledged a later epoch (or is done).
+  Histogram* interval_hist(uint32_t epoch) { return ihist_[epoch & 1].get(); }
+  const Engine* engine() const { return engine_.get(); }
+
+ private:
+  // One request slot per unit of depth, indexed by the request's tag.
+  struct Slot {
+    char* buf;        // start of this slot's buffer
+    uint64_t offset;  // next byte to transfer
+    uint32_t left;    // bytes still to transfer
+    uint32_t len;     // the request's full length
+    uint32_t file;
+    IoOp op;
+    Nanos t_submit;   // when the request was first submitted
+    uint64_t start;   // the request's first byte (offset moves on with short transfers)
+    uint32_t eagains; // EAGAIN retries of this request so far
+    uint64_t gen;     // --verify: the write's generation
+  };
+  struct FreeDeleter { void operator()(char* p) const { std::free(p); } };
+
+  void setup();
+  void allocate_buffers();
+  unsigned prepare(unsigned n, Nanos t) noexcept;
+  unsigned prepare_verified(unsigned n, Nanos t) noexcept;
+  void finish_verified(const Slot& s, bool ok);
+  IoOp op_for_next() noexcept;
+  void record_error(const Slot& s, int key);
+  static const char* error_hint(int key);
+  void read_busy(std::vector<BusyCounters>& into) noexcept;
+  void open_window();
+  void close_window(Nanos now);
+  void loop() noexcept;
+  bool check_stop(Nanos now);
+  void fatal(std::string why);
+
+  // What it was given.
+  const JobSpec& job_;
+  const Targets& targets_;
+  Plan plan_;
+  Control& ctl_;
+  Published& pub_;
+  ThreadResult& out_;
+  std::vector<VerifyTable>* tables_;  // null without --verify
+  InflightLog* log_;                  // null unless --acct full
+  // Set up once, before `go`.
+  std::exception_ptr setup_error_;
+  std::unique_ptr<Engine> engine_;
+  FaultEngine* faults_ = nullptr;  // engine_ itself, when faults are injected
+  std::optional<IoOp> fixed_op_;   // every request's op, unless --rw randrw mixes them
+  bool moves_data_ = true;
+  bool acct_full_ = true;  // record per-I/O latency
+  bool dump_ = false;      // test-only: keep every counted I/O's interval
+  // The requests: slots and their buffers, the free list, the batch being
+  // queued and the completions reaped.
+  std::unique_ptr<char, FreeDeleter> buffers_;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_;
+  unsigned nfree_ = 0;
+  std::vector<IoRequest> reqs_;
+  unsigned nreq_ = 0;
+  std::vector<IoCompletion> comps_;
+  // Where the next request goes.
+  std::vector<OffsetGen> gens_;
+  Rng mix_{0};
+  uint64_t rr_ = 0;
+  // --verify.
+  VerifyResult verify_;
+  uint64_t generation_ = 0;
+  // The measured window and the time series' interval histograms.
+  bool counting_ = false, window_closed_ = false;
+  Nanos window_start_ = 0;
+  std::unique_ptr<Histogram> ihist_[2];  // --log-interval with --acct full
+  uint32_t epoch_ = 0;
+};
+
+}  // namespace ioacct
