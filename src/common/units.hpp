@@ -19,6 +19,8 @@ uint64_t parse_size(std::string_view flag, std::string_view text);
 uint64_t parse_count(std::string_view flag, std::string_view text);
 std::chrono::nanoseconds parse_duration(std::string_view flag, std::string_view text);
 uint64_t parse_bandwidth(std::string_view flag, std::string_view text);  // bytes/s
+// "5%" or "5" -> 0.05: a share in percent, above 0 and below 100.
+double parse_percent(std::string_view flag, std::string_view text);
 // "0,2-3,7" -> {0,2,3,7}; duplicates and descending ranges are errors.
 std::vector<int> parse_cpu_list(std::string_view flag, std::string_view text);
 

@@ -13,6 +13,7 @@ struct RoundPolicy {
   bool until_resolved = false;
   unsigned max_rounds = 0;          // measured rounds in all, --repeat's included
   std::optional<double> budget_s;   // the whole comparison, warm-ups included
+  std::string budget_text;          // as typed, for messages ("2m")
 };
 inline constexpr unsigned kDefaultMaxRounds = 30;
 

@@ -343,7 +343,10 @@ std::vector<std::string> context_warnings(const std::vector<SavedDoc>& docs) {
   }, "the ratios then compare the devices as well as the variants");
   // Options: a document's value of a key is the one all its runs share (a
   // key that varies inside a compare document is one of its axes: skipped).
+  // Nested objects are compared key by key ("uring.sqpoll"); a key some
+  // document lacks (psync has no uring options) does not apply to it.
   std::map<std::string, std::map<std::string, std::vector<std::string>>> keys;  // key -> value -> files
+  std::map<std::string, size_t> present;
   std::set<std::string> axes;
   for (const auto& d : docs) {
     std::vector<json> opts;
@@ -351,17 +354,23 @@ std::vector<std::string> context_warnings(const std::vector<SavedDoc>& docs) {
     else
       for (const auto& v : d.doc["variants"]) opts.push_back(at(v, "options"));
     std::map<std::string, std::set<std::string>> values;
+    std::function<void(const std::string&, const json&)> flatten = [&](const std::string& prefix, const json& o) {
+      for (const auto& [k, v] : o.items()) {
+        if (v.is_object()) flatten(prefix + k + ".", v);
+        else if (!v.is_null() || prefix.empty()) values[prefix + k].insert(v.dump());
+      }
+    };
     for (const auto& o : opts)
-      if (o.is_object())
-        for (const auto& [k, v] : o.items()) values[k].insert(v.dump());
+      if (o.is_object()) flatten("", o);
     for (const auto& [k, vs] : values) {
+      ++present[k];
       if (vs.size() > 1) axes.insert(k);
       else keys[k][*vs.begin()].push_back(d.path);
     }
   }
   std::string diff;
   for (const auto& [k, by] : keys) {
-    if (by.size() < 2 || axes.count(k) || k == "log_interval_s") continue;
+    if (by.size() < 2 || axes.count(k) || present[k] < docs.size() || k == "log_interval_s") continue;
     std::string list;
     for (const auto& [value, files] : by) {
       std::string f;

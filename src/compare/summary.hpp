@@ -77,7 +77,9 @@ struct CompareResult {
   VerdictRule rule;
   std::string headline;                // one sentence: the answer (headline.hpp)
   std::vector<std::string> warnings;   // saved runs: contexts that differ (saved.hpp)
-  unsigned repeat = 0, warmup = 0;
+  unsigned repeat = 0, warmup = 0;     // measured rounds run (--until-resolved adds to --repeat), warm-ups
+  unsigned repeat_asked = 0;           // --repeat as given; 0 for saved runs
+  std::string rounds_note;             // --until-resolved: why no further round was run
   bool interrupted = false;
   double wall_s = 0;                   // the whole comparison, as measured
   std::vector<std::string> argv;

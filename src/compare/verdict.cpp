@@ -72,7 +72,10 @@ std::string verdict_word(VerdictKind k) {
 std::string format_ratio(double r) {
   if (r >= 99.95) return fmt::format("{:.0f}x", r);
   if (r >= 9.995) return fmt::format("{:.1f}x", r);
-  return fmt::format("{:.2f}x", r);
+  if (r >= 0.0995 || !(r > 0)) return fmt::format("{:.2f}x", r);
+  // Small ratios keep two significant digits: 0.070x, 0.0012x.
+  const int decimals = std::min(9, static_cast<int>(std::ceil(-std::log10(r))) + 1);
+  return fmt::format("{:.{}f}x", r, decimals);
 }
 
 std::string format_ratio_range(double lo, double hi) {

@@ -56,8 +56,11 @@ std::string header_line(const CompareResult& c) {
     return fmt::format("{} variant{} from {} saved file{}", c.variants.size(), c.variants.size() == 1 ? "" : "s", files,
                        files == 1 ? "" : "s");
   }
-  return fmt::format("{} variant{} x {} repetition{}, interleaved{}{}", c.variants.size(),
-                     c.variants.size() == 1 ? "" : "s", c.repeat, c.repeat == 1 ? "" : "s",
+  const std::string added = c.repeat_asked && c.repeat > c.repeat_asked
+                                ? fmt::format(" ({} asked, {} more until resolved)", c.repeat_asked, c.repeat - c.repeat_asked)
+                                : "";
+  return fmt::format("{} variant{} x {} repetition{}{}, interleaved{}{}", c.variants.size(),
+                     c.variants.size() == 1 ? "" : "s", c.repeat, c.repeat == 1 ? "" : "s", added,
                      c.warmup ? fmt::format(" after {} warm-up round{} (discarded)", c.warmup, c.warmup == 1 ? "" : "s") : "",
                      c.preset.empty() ? "" : fmt::format(" (--preset {})", c.preset));
 }
@@ -84,6 +87,7 @@ std::string verdict_cell(const VariantSummary& v) {
 
 std::string compare_notes(const CompareResult& c) {
   std::string out;
+  if (!c.rounds_note.empty()) out += "--until-resolved: " + c.rounds_note + "\n";
   for (const auto& v : c.variants) {
     if (v.verdict.kind == VerdictKind::Unresolved)
       out += fmt::format("'{}': {}\n", v.name, verdict_text(v.verdict, c.rule));
@@ -226,17 +230,23 @@ json compare_json(const CompareResult& c, json context) {
   context["question"] = c.question.empty() ? json(nullptr) : json(c.question);
   context["explanation"] = c.explanation.empty() ? json(nullptr) : json(c.explanation);
   context["repeat"] = c.repeat;
+  context["repeat_asked"] = c.repeat_asked ? json(c.repeat_asked) : json(nullptr);
+  context["rounds_note"] = c.rounds_note.empty() ? json(nullptr) : json(c.rounds_note);
   context["warmup"] = c.warmup;
   context["baseline"] = c.variants.empty() ? json(nullptr) : json(c.variants[c.baseline].name);
   context["busy_source"] = kBusySource;
   context["verdict_rule"] = {{"level", c.rule.level}, {"margin", c.rule.margin},
                              {"method", "Hodges-Lehmann ratio, exact Mann-Whitney interval"}};
-  json targets = json::array();
-  for (const auto& t : c.targets)
-    targets.push_back({{"path", t.path}, {"device", t.device.empty() ? json(nullptr) : json(t.device)},
-                       {"device_identity", device_identity_json(t.device)}, {"temporary", t.is_temp},
-                       {"bytes_used", t.range}});
-  context["targets"] = targets;
+  // Saved runs keep the targets of the context they were given (the first
+  // file's), device identities included.
+  if (!c.targets.empty() || !context.contains("targets")) {
+    json targets = json::array();
+    for (const auto& t : c.targets)
+      targets.push_back({{"path", t.path}, {"device", t.device.empty() ? json(nullptr) : json(t.device)},
+                         {"device_identity", device_identity_json(t.device)}, {"temporary", t.is_temp},
+                         {"bytes_used", t.range}});
+    context["targets"] = targets;
+  }
   json variants = json::array();
   static constexpr double kCurve[] = {0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 0.9999};
   for (const auto& v : c.variants) {

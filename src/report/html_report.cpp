@@ -5,6 +5,7 @@
 #include "common/units.hpp"
 #include "report/compare_report.hpp"
 #include "report/html_page.hpp"
+#include "report/report.hpp"
 
 namespace ioacct {
 namespace {
@@ -19,7 +20,7 @@ std::string tile(const std::string& value, const std::string& name, const std::s
 const DeviceStat* target_device(const RunResult& r) {
   if (!r.accounting) return nullptr;
   for (const auto& d : r.accounting->devices)
-    if (d.role == "target") return &d;
+    if (d.role == DeviceRole::Target) return &d;
   return nullptr;
 }
 
@@ -66,7 +67,7 @@ std::string device_table(const Accounting& a) {
   auto opt = [](const std::optional<double>& x) { return x ? fmt::format("{:.1f}", *x) : std::string("-"); };
   for (const auto& d : a.devices) {
     const auto& x = d.row;
-    rows.push_back({x.device, d.role, fmt::format("{:.1f}", x.r_s), fmt::format("{:.1f}", x.w_s), fmt::format("{:.1f}", x.rkB_s),
+    rows.push_back({x.device, device_role_name(d.role), fmt::format("{:.1f}", x.r_s), fmt::format("{:.1f}", x.w_s), fmt::format("{:.1f}", x.rkB_s),
                     fmt::format("{:.1f}", x.wkB_s), fmt::format("{:.2f}", x.r_await), fmt::format("{:.2f}", x.w_await),
                     fmt::format("{:.2f}", x.aqu_sz), fmt::format("{:.2f}", x.areq_sz), fmt::format("{:.1f}", x.util),
                     opt(d.busy_pct), opt(d.dev_pct)});
@@ -107,9 +108,19 @@ std::string html_report(const CompareResult& c, json data) {
   if (!targets.empty()) rows.push_back({"targets", targets});
   const bool saved = !c.variants.empty() && !c.variants[0].sources.empty();
   if (!saved)
-    rows.push_back({"runs", fmt::format("{} variants x {} repetitions, interleaved{}; {:.1f} s in all{}", c.variants.size(), c.repeat,
+    rows.push_back({"runs", fmt::format("{} variants x {} repetitions, interleaved{}; {:.1f} s in all{}{}", c.variants.size(), c.repeat,
                                         c.warmup ? fmt::format(", after {} warm-up round{}", c.warmup, c.warmup == 1 ? "" : "s") : "",
-                                        c.wall_s, c.interrupted ? " (interrupted)" : "")});
+                                        c.wall_s, c.interrupted ? " (interrupted)" : "",
+                                        c.rounds_note.empty() ? "" : "; --until-resolved: " + c.rounds_note)});
+  else
+    for (const auto& v : c.variants) {
+      std::string files;
+      for (const auto& f : v.sources) {
+        if (!files.empty()) files += ", ";
+        files += f;
+      }
+      rows.push_back({"saved: " + v.name, files});
+    }
   for (const auto& w : c.warnings) rows.push_back({"warning", w});
   data["context_rows"] = rows;
   HtmlPage p;

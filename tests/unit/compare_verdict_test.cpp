@@ -165,6 +165,17 @@ TEST(Verdict, FollowsTheInterval) {
   EXPECT_EQ(decide({}, {1}, rule).kind, VerdictKind::NotMeasured);
 }
 
+TEST(Verdict, RatiosPrintWithTheirSignificantDigits) {
+  EXPECT_EQ(format_ratio(1.0), "1.00x");
+  EXPECT_EQ(format_ratio(0.7049), "0.70x");
+  EXPECT_EQ(format_ratio(0.07), "0.070x");
+  EXPECT_EQ(format_ratio(0.00123), "0.0012x");
+  EXPECT_EQ(format_ratio(12.34), "12.3x");
+  EXPECT_EQ(format_ratio(1234), "1234x");
+  EXPECT_EQ(format_ratio_range(0.95, 1.05), "0.95-1.05x");
+  EXPECT_EQ(format_ratio_range(1.001, 1.002), "1.00x");
+}
+
 TEST(Verdict, RepeatNeededFromTheSpread) {
   const VerdictRule rule;
   // sd 0.1 of log IOPS, ratio 1: the interval must shrink inside ±5%:
