@@ -294,7 +294,8 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
       samples.push_back({{"t_s", x.t_s}, {"dur_s", x.dur_s}, {"iops", x.iops},
                          {"bytes_per_s", moves_data ? json(x.bytes_per_s) : json(nullptr)},
                          {"p50_ns", opt(x.p50_ns)}, {"p99_ns", opt(x.p99_ns)}, {"inflight", x.inflight},
-                         {"own_inflight_pct", opt(x.busy_pct)}, {"busy_pct", opt(x.busy_pct)}, {"cpu_pct", opt(x.cpu_pct)}, {"sq_cpu_pct", opt(x.sq_cpu_pct)},
+                         {"own_inflight_pct", opt(x.own_inflight_pct)}, {"busy_pct", opt(x.own_inflight_pct)},
+                         {"device_busy_pct", opt(x.device_busy_pct)}, {"cpu_pct", opt(x.cpu_pct)}, {"sq_cpu_pct", opt(x.sq_cpu_pct)},
                          {"sq_work_pct", opt(x.sq_work_pct)}, {"util_pct", opt(x.util_pct)}});
     results["series"] = {{"interval_s", static_cast<double>(job.log_interval.count()) / 1e9},
                          {"keep_every", r->series->keep_every()},

@@ -201,8 +201,13 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
   if (interrupted) ctl.stop = kInterrupted;  // a signal while the rings were set up
   merger.start_at(ctl.measure_start);
   std::optional<SeriesCollector> series;
-  if (!logs.empty() && job.log_interval.count())
-    series.emplace(job, ctl, pub.get(), workers, merger, devices.targets.empty() ? std::string() : devices.targets[0]);
+  if (!logs.empty() && job.log_interval.count()) {
+    const std::string disk = devices.targets.empty() ? std::string() : devices.targets[0];
+    std::optional<size_t> busy_index;
+    for (size_t i = 0; i < busy_names.size(); ++i)
+      if (ctl.tracker && busy_names[i] == disk) busy_index = i;
+    series.emplace(job, ctl, pub.get(), workers, merger, disk, busy_index);
+  }
   ctl.go.store(true, std::memory_order_release);
 
   // Supervise: progress once a second, stop on a signal.

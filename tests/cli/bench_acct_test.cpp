@@ -231,6 +231,35 @@ TEST(BenchSeries, IntervalsAddUpToTheRun) {
   EXPECT_LE(ios, 1.01 * total);
 }
 
+// The device's exact busy time per interval is the same counter as the
+// window's devices[].busy_pct, read at every interval's edge: over the
+// intervals it must add up to the window's, but for the uncovered tail.
+TEST(BenchSeries, DeviceBusyPerIntervalAddsUpToTheWindows) {
+  TempDir dir;
+  auto o = run_ioacct({"bench", "--format", "json", "--size", "32m", "--runtime", "3s", "--log-interval", "500ms",
+                       "--iodepth", "4"},
+                      {.env = {"TMPDIR=" + dir.path()}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  json j = json::parse(o.out);
+  const json* target = nullptr;
+  for (const auto& d : j["results"]["devices"])
+    if (d["role"] == "target") target = &d;
+  ASSERT_NE(target, nullptr) << "the temporary file sits on a block device here";
+  if ((*target)["busy_pct"].is_null()) GTEST_SKIP() << "no exact busy time: " << j["results"]["exact_busy"]["unavailable"];
+  double covered = 0, busy_s = 0;
+  for (const auto& x : j["results"]["series"]["samples"]) {
+    ASSERT_FALSE(x["device_busy_pct"].is_null()) << x;
+    EXPECT_GE(x["device_busy_pct"].get<double>(), 0.0);
+    EXPECT_LE(x["device_busy_pct"].get<double>(), 100.0 + 1e-6);
+    covered += x["dur_s"].get<double>();
+    busy_s += x["device_busy_pct"].get<double>() / 100 * x["dur_s"].get<double>();
+  }
+  const double window = j["results"]["window_s"].get<double>(), window_busy = (*target)["busy_pct"].get<double>() / 100 * window;
+  ASSERT_GT(covered, 0.75 * window);
+  EXPECT_LE(busy_s, window_busy + 0.01 * window) << "the intervals are inside the window";
+  EXPECT_GE(busy_s, window_busy - (window - covered) - 0.01 * window) << "only the uncovered tail may hold the rest";
+}
+
 TEST(BenchSeries, ALongSeriesIsDecimatedNotUnbounded) {
   TempDir dir;
   auto o = run_ioacct({"bench", "--format", "json", "--size", "16m", "--runtime", "8s", "--log-interval", "10ms",
