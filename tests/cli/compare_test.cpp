@@ -172,6 +172,37 @@ TEST(Compare, PsyncAgainstPsyncResolvesToNoDifference) {
   EXPECT_EQ(d["headline"].get<std::string>().rfind("'b' completes as many I/Os as 'a' (", 0), 0u) << d["headline"];
 }
 
+// Rounds are added while a verdict is open, and stop at MAX or at the budget,
+// saying which. A margin of 0.01% between two unpaced runs of the same
+// workload is never met, so the verdict stays open.
+TEST(Compare, UntilResolvedStopsAtMaxOrBudgetAndSaysWhich) {
+  TempDir dir;
+  auto o = run_ioacct({"compare", "--config", "a=--engine nop", "--config", "b=--engine nop", "--runtime", "100ms",
+                       "--size", "16m", "--repeat", "4", "--until-resolved", "6", "--margin", "0.01%", "--format", "json"},
+                      {.env = {"TMPDIR=" + dir.path()}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  json d = json::parse(o.out);
+  EXPECT_EQ(d["context"]["repeat"], 6);
+  EXPECT_EQ(d["context"]["repeat_asked"], 4);
+  EXPECT_EQ(d["variants"][1]["runs"].size(), 6u);
+  EXPECT_NE(o.err.find("ioacct compare: round 5 added: 1 verdict not resolved yet (--until-resolved)"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("ioacct compare: round 6 added:"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("round 7"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("ioacct compare: 6 rounds, the most --until-resolved allows, with 1 verdict not resolved"),
+            std::string::npos) << o.err;
+  EXPECT_EQ(d["context"]["rounds_note"], "6 rounds, the most --until-resolved allows, with 1 verdict not resolved");
+
+  // A budget shorter than the --repeat rounds: those still run, no more.
+  o = run_ioacct({"compare", "--config", "a=--engine nop", "--config", "b=--engine nop", "--runtime", "100ms", "--size", "16m",
+                  "--repeat", "4", "--budget", "500ms", "--margin", "0.01%"},
+                 {.env = {"TMPDIR=" + dir.path()}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("ioacct compare: --budget 500ms reached after 4 rounds, with 1 verdict not resolved"), std::string::npos)
+      << o.err;
+  EXPECT_EQ(o.out.rfind("ioacct compare: 2 variants x 4 repetitions, interleaved\n", 0), 0u) << o.out;
+  EXPECT_NE(o.out.find("\n--until-resolved: --budget 500ms reached after 4 rounds"), std::string::npos) << o.out;
+}
+
 // A difference of two orders of magnitude resolves with the default
 // repetitions, whatever the machine is doing.
 TEST(Compare, NopAtDepth128AgainstPsyncAtDepth1ResolvesToFaster) {
