@@ -137,7 +137,7 @@ int run_saved_compare(const CompareArgs& a, const std::vector<std::string>& argv
     fmt::print(stderr, "warning: only one variant, so nothing to compare it with; give two or more files\n");
   for (const auto& w : s.warnings) fmt::print(stderr, "{}\n", w);
   summarize(c);
-  nlohmann::json context = s.context;
+  nlohmann::json context = s.context ? *s.context : nlohmann::json::object();
   context["command_line"] = argv;
   write_results(a, c, context);
   return 0;
@@ -271,7 +271,8 @@ int run_compare_command(const CompareArgs& a, const std::vector<std::string>& ar
   // Each variant's job as bench's JSON states it (the report layer's words;
   // saved-run compare reads them back to name differing options).
   for (size_t i = 0; i < c.variants.size(); ++i)
-    c.variants[i].options = to_json(session.variants()[i].job, nullptr, argv)["context"]["options"];
+    c.variants[i].options =
+        std::make_shared<const nlohmann::json>(to_json(session.variants()[i].job, nullptr, argv)["context"]["options"]);
   if (!c.rounds_note.empty()) fmt::print(stderr, "ioacct compare: {}\n", c.rounds_note);
 
   write_results(a, c, to_json(session.variants()[0].job, nullptr, argv)["context"]);

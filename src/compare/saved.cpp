@@ -154,24 +154,24 @@ SavedDoc parse_saved(const std::string& path, const std::string& content) {
   SavedDoc d;
   d.path = path;
   try {
-    d.doc = json::parse(content);
+    d.root = std::make_shared<const json>(json::parse(content));
   } catch (const json::parse_error& e) {
     // "[json.exception.parse_error.101] parse error at line 1, ..." without its tag.
     std::string what = e.what();
     if (const size_t p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
     throw UsageError(fmt::format("{}: not valid JSON: {}", path, what));
   }
-  const json& ctx = at(d.doc, "context");
+  const json& ctx = at(d.doc(), "context");
   if (!at(ctx, "ioacct_version").is_string())
     throw UsageError(fmt::format("{}: not an ioacct bench or compare JSON document (it has no context.ioacct_version); "
                                  "give files written by 'ioacct bench --format json' or 'ioacct compare --format json'", path));
   const int schema = schema_of(ctx);
-  if (at(d.doc, "variants").is_array()) {
+  if (at(d.doc(), "variants").is_array()) {
     d.kind = SavedDoc::Kind::Compare;
     if (schema < 1 || schema > kCompareSchemaMax)
       throw UsageError(fmt::format("{}: compare schema_version {} is not one this ioacct reads (1 to {}); compare it "
                                    "with the ioacct that wrote it", path, schema, kCompareSchemaMax));
-    for (const auto& v : d.doc["variants"])
+    for (const auto& v : d.doc()["variants"])
       if (!at(v, "name").is_string() || !at(v, "runs").is_array())
         throw UsageError(fmt::format("{}: a variant without a name or runs; the file is damaged", path));
     return d;
@@ -182,9 +182,9 @@ SavedDoc parse_saved(const std::string& path, const std::string& content) {
   if (schema < 1 || schema > kBenchSchemaMax)
     throw UsageError(fmt::format("{}: bench schema_version {} is not one this ioacct reads (1 to {}); compare it with "
                                  "the ioacct that wrote it", path, schema, kBenchSchemaMax));
-  if (!at(d.doc, "results").is_object())
+  if (!at(d.doc(), "results").is_object())
     throw UsageError(fmt::format("{}: holds no results (the run was interrupted before it started)", path));
-  if (!num(d.doc["results"], "iops")) throw UsageError(fmt::format("{}: results.iops is missing; the file is damaged", path));
+  if (!num(d.doc()["results"], "iops")) throw UsageError(fmt::format("{}: results.iops is missing; the file is damaged", path));
   return d;
 }
 
@@ -237,7 +237,7 @@ SavedCompare saved_compare(const std::vector<SavedWord>& words, const std::vecto
   std::vector<SavedDoc> all;
   for (const auto& g : docs) all.insert(all.end(), g.begin(), g.end());
   if (all.empty()) return s;
-  s.context = at(all.front().doc, "context");
+  s.context = std::make_shared<const json>(at(all.front().doc(), "context"));
   for (size_t i = 0; i < words.size() && i < docs.size(); ++i) {
     const SavedWord& w = words[i];
     if (!w.name.empty()) {
@@ -247,13 +247,13 @@ SavedCompare saved_compare(const std::vector<SavedWord>& words, const std::vecto
         if (d.kind != SavedDoc::Kind::Bench)
           throw UsageError(fmt::format("{}={}: {} is a compare document; a NAME= list takes bench runs, one repetition each",
                                        w.name, d.path, d.path));
-        v.runs.push_back(metrics_of_bench(d.doc));
+        v.runs.push_back(metrics_of_bench(d.doc()));
         v.sources.push_back(d.path);
-        if (v.options.is_null()) v.options = at(d.doc["context"], "options");
+        if (!v.options) v.options = std::make_shared<const json>(at(d.doc()["context"], "options"));
       }
-      v.description = describe_options(v.options);
-      v.rate_iops = rate_of(v.options);
-      v.engine_desc = text(at(docs[i].front().doc["context"], "engine_description"));
+      v.description = describe_options(*v.options);
+      v.rate_iops = rate_of(*v.options);
+      v.engine_desc = text(at(docs[i].front().doc()["context"], "engine_description"));
       c.variants.push_back(std::move(v));
       continue;
     }
@@ -261,26 +261,26 @@ SavedCompare saved_compare(const std::vector<SavedWord>& words, const std::vecto
     if (d.kind == SavedDoc::Kind::Bench) {
       VariantSummary v;
       v.name = stem(d.path);
-      v.runs.push_back(metrics_of_bench(d.doc));
+      v.runs.push_back(metrics_of_bench(d.doc()));
       v.sources.push_back(d.path);
-      v.options = at(d.doc["context"], "options");
-      v.description = describe_options(v.options);
-      v.rate_iops = rate_of(v.options);
-      v.engine_desc = text(at(d.doc["context"], "engine_description"));
+      v.options = std::make_shared<const json>(at(d.doc()["context"], "options"));
+      v.description = describe_options(*v.options);
+      v.rate_iops = rate_of(*v.options);
+      v.engine_desc = text(at(d.doc()["context"], "engine_description"));
       c.variants.push_back(std::move(v));
       continue;
     }
     // A compare document: its variants as they were, prefixed with the file's
     // name when other files are compared beside it.
     const bool alone = all.size() == 1;
-    const json& ctx = d.doc["context"];
+    const json& ctx = d.doc()["context"];
     if (alone) {
       if (at(ctx, "preset").is_string()) c.preset = ctx["preset"];
       if (at(ctx, "question").is_string()) c.question = ctx["question"];
       if (at(ctx, "explanation").is_string()) c.explanation = ctx["explanation"];
       if (auto m = num(at(ctx, "verdict_rule"), "margin")) c.rule.margin = *m;
     }
-    for (const auto& jv : d.doc["variants"]) {
+    for (const auto& jv : d.doc()["variants"]) {
       VariantSummary v;
       v.name = alone ? jv["name"].get<std::string>() : stem(d.path) + "/" + jv["name"].get<std::string>();
       if (at(jv, "args").is_array())
@@ -289,7 +289,7 @@ SavedCompare saved_compare(const std::vector<SavedWord>& words, const std::vecto
       v.description = text(at(jv, "description"));
       v.engine_desc = text(at(jv, "engine_description"));
       v.rate_iops = num(jv, "rate_iops");
-      v.options = at(jv, "options");
+      v.options = std::make_shared<const json>(at(jv, "options"));
       v.sources.push_back(d.path);
       for (const auto& r : jv["runs"]) v.runs.push_back(metrics_of_compare_run(r));
       // Per-run histograms are not saved; the variant's merged one rides on
@@ -324,7 +324,7 @@ std::vector<std::string> context_warnings(const std::vector<SavedDoc>& docs) {
     }
     out.push_back(fmt::format("warning: the files ran on different {}: {}; {}", what, list, todo));
   };
-  auto ctx = [](const SavedDoc& d) -> const json& { return d.doc["context"]; };
+  auto ctx = [](const SavedDoc& d) -> const json& { return d.doc()["context"]; };
   differs("kernels", [&](const SavedDoc& d) { return text(at(ctx(d), "kernel")); },
           "a kernel change can move every figure, so read the ratios as kernel against kernel");
   differs("hosts", [&](const SavedDoc& d) { return text(at(ctx(d), "host")); },
@@ -352,7 +352,7 @@ std::vector<std::string> context_warnings(const std::vector<SavedDoc>& docs) {
     std::vector<json> opts;
     if (d.kind == SavedDoc::Kind::Bench) opts.push_back(at(ctx(d), "options"));
     else
-      for (const auto& v : d.doc["variants"]) opts.push_back(at(v, "options"));
+      for (const auto& v : d.doc()["variants"]) opts.push_back(at(v, "options"));
     std::map<std::string, std::set<std::string>> values;
     std::function<void(const std::string&, const json&)> flatten = [&](const std::string& prefix, const json& o) {
       for (const auto& [k, v] : o.items()) {

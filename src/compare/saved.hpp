@@ -3,6 +3,7 @@
 // JSON documents read back into variants, for the same statistics, table and
 // report as a live comparison. Pure: it parses text it is given and opens
 // nothing; the command reads the files.
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -28,7 +29,10 @@ std::vector<SavedWord> parse_saved_words(const std::vector<std::string>& words);
 struct SavedDoc {
   std::string path;
   enum class Kind { Bench, Compare } kind = Kind::Bench;
-  nlohmann::json doc;
+  // Shared and immutable: cheap to copy, and a plain pointer to move (a
+  // json member's move is not noexcept to clang-tidy's eyes).
+  std::shared_ptr<const nlohmann::json> root;
+  const nlohmann::json& doc() const { return *root; }
 };
 // `text` is the file's content. Throws UsageError("PATH: ...") for text that
 // is not JSON, JSON that is not an ioacct bench or compare document, one
@@ -40,7 +44,7 @@ RunMetrics metrics_of_bench(const nlohmann::json& doc);
 
 struct SavedCompare {
   CompareResult result;            // variants with runs, names, options, sources; not yet summarized
-  nlohmann::json context;          // the first document's context, for the report's header
+  std::shared_ptr<const nlohmann::json> context;  // the first document's context, for the report's header
   std::vector<std::string> warnings;  // contexts that differ, one line each, saying what to do
 };
 // `docs[i]` are the documents of words[i], in order. Throws UsageError for a

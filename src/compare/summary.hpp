@@ -65,7 +65,9 @@ struct VariantSummary {
   std::optional<Verdict> without_outliers;
   std::shared_ptr<Histogram> latency;    // every measured repetition's, merged
   std::vector<std::string> sources;      // saved-run compare: the files it came from
-  nlohmann::json options;                // the job as run (bench JSON's context.options); null if unknown
+  // The job as run (bench JSON's context.options); null if unknown. Shared
+  // and immutable (and a pointer, so that moving a summary cannot throw).
+  std::shared_ptr<const nlohmann::json> options;
 };
 
 struct CompareResult {

@@ -18,6 +18,15 @@ unsigned smallest_repeat(double level) {
 
 std::string pct(double level) { return fmt::format("{:g}%", 100 * level); }
 
+VerdictKind kind_of(const RatioInterval& r, const VerdictRule& rule) {
+  const double top = 1 + rule.margin, bottom = 1 / top;
+  if (!r.low || !r.high) return VerdictKind::Unresolved;  // too few repetitions for an interval
+  if (*r.low >= bottom && *r.high <= top) return VerdictKind::NoDifference;
+  if (*r.low > 1) return VerdictKind::Faster;
+  if (*r.high < 1) return VerdictKind::Slower;
+  return VerdictKind::Unresolved;  // it holds 1 and reaches past the margin
+}
+
 }  // namespace
 
 unsigned repeat_needed(double ratio, std::optional<double> sd, unsigned now, const VerdictRule& rule, bool* capped) {
@@ -44,12 +53,7 @@ Verdict decide(const std::vector<double>& x, const std::vector<double>& base, co
   v.ratio = ratio_interval(x, base, rule.level);
   if (!v.ratio) return v;
   const RatioInterval& r = *v.ratio;
-  const double top = 1 + rule.margin, bottom = 1 / top;
-  if (!r.low) v.kind = VerdictKind::Unresolved;
-  else if (*r.low >= bottom && *r.high <= top) v.kind = VerdictKind::NoDifference;
-  else if (*r.low > 1) v.kind = VerdictKind::Faster;
-  else if (*r.high < 1) v.kind = VerdictKind::Slower;
-  else v.kind = VerdictKind::Unresolved;
+  v.kind = kind_of(r, rule);
   if (v.kind == VerdictKind::Unresolved) {
     v.spread = pooled_log_sd(x, base);
     v.repeat_needed = repeat_needed(r.estimate, v.spread, static_cast<unsigned>(std::min(x.size(), base.size())), rule, &v.capped);

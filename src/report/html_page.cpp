@@ -116,7 +116,7 @@ std::string rfc3339_now() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()));
 }
 
-std::string render_html(const HtmlPage& p) {
+std::string render_html(const HtmlPage& p, const nlohmann::json& data) {
   std::string head;
   if (!p.question.empty()) head += "<p class=\"question\">" + escape_html(p.question) + "</p>\n";
   if (!p.headline.empty()) head += "<p class=\"headline\" id=\"headline\">" + escape_html(p.headline) + "</p>\n";
@@ -129,8 +129,8 @@ std::string render_html(const HtmlPage& p) {
       "<script type=\"application/json\" id=\"ioacct-data\">{data}</script>\n"
       "<script>{chartjs}</script>\n<script>{script}</script>\n</body>\n</html>\n",
       fmt::arg("title", escape_html(p.title)), fmt::arg("style", kReportCss), fmt::arg("kind", p.kind),
-      fmt::arg("head", head), fmt::arg("context", context_table(p.data)), fmt::arg("body", p.body),
-      fmt::arg("chartjs_version", kChartJsVersion), fmt::arg("data", script_safe(p.data.dump())),
+      fmt::arg("head", head), fmt::arg("context", context_table(data)), fmt::arg("body", p.body),
+      fmt::arg("chartjs_version", kChartJsVersion), fmt::arg("data", script_safe(data.dump())),
       fmt::arg("chartjs", kChartJs), fmt::arg("script", kReportJs));
 }
 

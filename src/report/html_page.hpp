@@ -16,11 +16,11 @@ struct HtmlPage {
   std::string question;  // compare's preset question, or ""
   std::string headline;  // its answer, or the run in one line
   std::string body;      // the page's own HTML, after the header
-  // Inlined for the script: compare's or bench's JSON, plus "kind" and
-  // "report_time". Its "context" fills the header.
-  nlohmann::json data;
 };
-std::string render_html(const HtmlPage& p);
+// `data` is inlined for the script: compare's or bench's JSON, plus "kind",
+// "report_time" and "context_rows" (more header rows). Its "context" fills
+// the header.
+std::string render_html(const HtmlPage& p, const nlohmann::json& data);
 
 std::string escape_html(const std::string& s);
 // A table: the first row is the header; text columns align left, figures right.

@@ -132,8 +132,7 @@ std::string html_report(const CompareResult& c, json data) {
   if (!c.explanation.empty()) p.body += "<p class=\"explanation\">" + escape_html(c.explanation) + "</p>\n";
   p.body += "<h2>Results</h2>\n" + html_table(compare_table(c), is_text_column, "results") + "<pre class=\"note\">" +
             escape_html(compare_notes(c)) + "</pre>\n<h2>Charts</h2>\n<div id=\"charts\" class=\"charts\"></div>\n";
-  p.data = std::move(data);
-  return render_html(p);
+  return render_html(p, data);
 }
 
 std::string html_bench_report(const JobSpec& job, const RunResult& r, json bench_json) {
@@ -160,8 +159,7 @@ std::string html_bench_report(const JobSpec& job, const RunResult& r, json bench
   if (!r.series || r.series->samples().empty())
     p.body += "<p class=\"note\">No time series: it needs --acct full and --log-interval above 0 (default 1s) and a run "
               "longer than one interval.</p>\n";
-  p.data = std::move(bench_json);
-  return render_html(p);
+  return render_html(p, bench_json);
 }
 
 }  // namespace ioacct

@@ -80,7 +80,7 @@ TEST(Saved, MalformedAndForeignDocumentsAreOneLineNamingTheFile) {
 
 TEST(Saved, ABenchDocumentIsOneRepetition) {
   // Through text, as from a file.
-  const RunMetrics m = metrics_of_bench(doc("r.json", bench_doc("Linux 6.18", "uring", 12345)).doc);
+  const RunMetrics m = metrics_of_bench(doc("r.json", bench_doc("Linux 6.18", "uring", 12345)).doc());
   EXPECT_EQ(m.iops, 12345);
   EXPECT_EQ(m.ios, 1000u);
   EXPECT_DOUBLE_EQ(*m.cpu_per_io_ns, 0.02 * 1e9 / 1000);
