@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -85,10 +84,10 @@ constexpr unsigned kDefaultRepeat = 5;
 
 std::string read_saved(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw UsageError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  if (!f) throw UsageError(fmt::format("{}: cannot read: {}", path, errno_text(errno)));
   std::stringstream s;
   s << f.rdbuf();
-  if (f.bad()) throw UsageError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  if (f.bad()) throw UsageError(fmt::format("{}: cannot read: {}", path, errno_text(errno)));
   return s.str();
 }
 

@@ -145,7 +145,7 @@ TEST(CompareSaved, MalformedForeignOrMissingFilesAreOneErrorLine) {
   const std::vector<Case> cases = {
       {{bad}, "error: " + bad + ": not valid JSON: parse error at line 1, column 32"},
       {{foreign}, "error: " + foreign + ": not an ioacct bench or compare JSON document (it has no context.ioacct_version)"},
-      {{missing}, "error: " + missing + ": cannot read: No such file or directory\n"},
+      {{missing}, "error: " + missing + ": cannot read: No such file or directory (ENOENT)\n"},
       {{"x=" + foreign + "," + bad}, "error: " + foreign + ": not an ioacct"},
       {{bad, "--repeat", "3"}, "error: --repeat: applies to runs made now, not to saved files"},
       {{bad, "--until-resolved"}, "error: --until-resolved: applies to runs made now, not to saved files"},
