@@ -31,7 +31,7 @@ function ioacct(args) {
 // bench run with its time series.
 const pages = [
   { file: join(out, 'compare-qd1.html'), kind: 'compare', charts: 4,
-    args: ['compare', '--preset', 'qd1', '--repeat', '4', '--runtime', '250ms', '--size', '16m'] },
+    args: ['compare', '--preset', 'qd1', '--repeat', '4', '--runtime', '150ms', '--size', '16m'] },
   { file: join(out, 'compare-util.html'), kind: 'compare', charts: 5,
     args: ['compare', '--preset', 'util', '--repeat', '2', '--runtime', '300ms', '--size', '16m'] },
   { file: join(out, 'bench.html'), kind: 'bench', charts: 6,
