@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 
 #include "common/units.hpp"
 #include "report/report.hpp"
@@ -51,10 +52,11 @@ std::vector<Column> columns(const CompareResult& c) {
 
 std::string header_line(const CompareResult& c) {
   if (!c.variants.empty() && !c.variants[0].sources.empty()) {
-    size_t files = 0;
-    for (const auto& v : c.variants) files += v.sources.size();
-    return fmt::format("{} variant{} from {} saved file{}", c.variants.size(), c.variants.size() == 1 ? "" : "s", files,
-                       files == 1 ? "" : "s");
+    // Distinct files: a compare document gives several variants the same source.
+    std::set<std::string> files;
+    for (const auto& v : c.variants) files.insert(v.sources.begin(), v.sources.end());
+    return fmt::format("{} variant{} from {} saved file{}", c.variants.size(), c.variants.size() == 1 ? "" : "s", files.size(),
+                       files.size() == 1 ? "" : "s");
   }
   const std::string added = c.repeat_asked && c.repeat > c.repeat_asked
                                 ? fmt::format(" ({} asked, {} more until resolved)", c.repeat_asked, c.repeat - c.repeat_asked)

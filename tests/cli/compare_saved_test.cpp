@@ -130,6 +130,7 @@ TEST(CompareSaved, ACompareDocumentReadsBackToTheSameVerdicts) {
   // And with another baseline, by name.
   o = run_ioacct({"compare", saved, "--baseline", "nop"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out.rfind("ioacct compare: 2 variants from 1 saved file\n", 0), 0u) << o.out;
   EXPECT_NE(o.out.find("=> 'psync' completes 0."), std::string::npos) << o.out;
 }
 
