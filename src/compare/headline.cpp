@@ -48,6 +48,7 @@ std::string ci(const Verdict& v, const VerdictRule& rule) {
 }
 
 std::string claim_of(const std::string& subject, const std::string& object, const Verdict& v, const VerdictRule& rule) {
+  if (v.no_io) return fmt::format("{} against {} has no ratio: a repetition completed no I/O", subject, object);
   if (v.kind == VerdictKind::NotMeasured || !v.ratio) return fmt::format("{} against {} was not measured", subject, object);
   const std::string est = format_ratio(v.ratio->estimate);
   const std::string again = fmt::format("run with --repeat {}{}", v.repeat_needed, v.capped ? " or more" : "");

@@ -51,7 +51,11 @@ unsigned repeat_needed(double ratio, std::optional<double> sd, unsigned now, con
 Verdict decide(const std::vector<double>& x, const std::vector<double>& base, const VerdictRule& rule) {
   Verdict v;
   v.ratio = ratio_interval(x, base, rule.level);
-  if (!v.ratio) return v;
+  if (!v.ratio) {
+    auto zero = [](const std::vector<double>& s) { return std::any_of(s.begin(), s.end(), [](double a) { return a == 0; }); };
+    v.no_io = !x.empty() && !base.empty() && (zero(x) || zero(base));
+    return v;
+  }
   const RatioInterval& r = *v.ratio;
   v.kind = kind_of(r, rule);
   if (v.kind == VerdictKind::Unresolved) {
@@ -96,6 +100,7 @@ std::string format_interval(const Verdict& v) {
 }
 
 std::string verdict_text(const Verdict& v, const VerdictRule& rule) {
+  if (v.no_io) return "no ratio: a repetition completed no I/O";
   if (v.kind == VerdictKind::NotMeasured || v.kind == VerdictKind::Baseline || !v.ratio) return verdict_word(v.kind);
   const RatioInterval& r = *v.ratio;
   const std::string est = format_ratio(r.estimate);

@@ -30,13 +30,17 @@ struct Verdict {
   unsigned repeat_needed = 0;
   bool capped = false;
   std::optional<double> spread;        // pooled SD of log IOPS: the relative spread it was estimated from
+  // NotMeasured although both were measured: a repetition completed no I/O
+  // (a stalled device), and a zero has no ratio.
+  bool no_io = false;
 };
 
 // x (a variant's IOPS per repetition) against base (the other's):
 //  - no interval at this level (too few repetitions): Unresolved;
 //  - the interval inside the margin: NoDifference (even if it excludes 1);
 //  - above 1: Faster; below 1: Slower; else Unresolved.
-// NotMeasured when either is empty or holds a value that is not positive.
+// NotMeasured when either is empty or holds a value that is not positive
+// (no_io when a repetition completed no I/O).
 Verdict decide(const std::vector<double>& x, const std::vector<double>& base, const VerdictRule& rule);
 
 // The repetitions of each variant estimated to resolve a verdict: the n at
@@ -60,6 +64,7 @@ std::string format_interval(const Verdict& v);
 //   "no difference (1.01x, 95% CI 0.97-1.04x, within ±5%)"
 //   "not resolved at this noise (0.92x, 95% CI 0.80-1.20x): run with --repeat 12"
 //   "not resolved: 3 repetitions against 3 cannot give a 95% interval (0.92x): run with --repeat 5"
+//   "no ratio: a repetition completed no I/O"
 std::string verdict_text(const Verdict& v, const VerdictRule& rule);
 
 }  // namespace ioacct

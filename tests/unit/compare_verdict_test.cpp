@@ -163,6 +163,14 @@ TEST(Verdict, FollowsTheInterval) {
       << verdict_text(v, rule);
   EXPECT_GE(v.repeat_needed, 4u);
   EXPECT_EQ(decide({}, {1}, rule).kind, VerdictKind::NotMeasured);
+  EXPECT_FALSE(decide({}, {1}, rule).no_io);
+  // A repetition that completed nothing (a stalled device) is measured, but a
+  // zero has no ratio: said so, never "not measured".
+  v = decide({100, 0, 110, 105, 98}, {100, 101, 99, 102, 98}, rule);
+  EXPECT_EQ(v.kind, VerdictKind::NotMeasured);
+  EXPECT_TRUE(v.no_io);
+  EXPECT_EQ(verdict_text(v, rule), "no ratio: a repetition completed no I/O");
+  EXPECT_EQ(claim("qd32-sqpoll", "qd32", v, rule), "qd32-sqpoll against qd32 has no ratio: a repetition completed no I/O");
 }
 
 TEST(Verdict, RatiosPrintWithTheirSignificantDigits) {
