@@ -94,12 +94,12 @@ std::string compare_notes(const CompareResult& c) {
     if (v.verdict.kind == VerdictKind::Unresolved || v.verdict.no_io)
       out += fmt::format("'{}': {}\n", v.name, verdict_text(v.verdict, c.rule));
     if (disagree(v))
-      out += fmt::format("'{}'*: without the outliers the verdict would be {} instead of {}; the table keeps every "
+      out += fmt::format("'{}'*: without the outliers the verdict would be {}; with them {}. The table keeps every "
                          "repetition (the interval is robust to one outlier among many, not among few): rerun with "
                          "more --repeat\n",
                          v.name, verdict_text(*v.without_outliers, c.rule),
-                         v.verdict.kind == VerdictKind::NotMeasured ? std::string("none")
-                                                                   : fmt::format("'{}'", verdict_word(v.verdict.kind)));
+                         v.verdict.kind == VerdictKind::NotMeasured ? std::string("there is none")
+                                                                   : fmt::format("it is '{}'", verdict_word(v.verdict.kind)));
   }
   for (const auto& v : c.variants)
     for (size_t i : v.outliers)

@@ -12,6 +12,7 @@
 #include "compare/stats.hpp"
 #include "compare/summary.hpp"
 #include "compare/verdict.hpp"
+#include "report/compare_report.hpp"
 
 namespace ioacct {
 namespace {
@@ -244,6 +245,19 @@ TEST(Summary, AnOutlierThatDecidesTheVerdictIsReported) {
   ASSERT_TRUE(x.without_outliers);
   EXPECT_EQ(x.without_outliers->kind, VerdictKind::Faster);
   EXPECT_NE(x.verdict.kind, VerdictKind::Faster);
+  const std::string notes = compare_notes(c);
+  EXPECT_NE(notes.find("'x'*: without the outliers the verdict would be faster ("), std::string::npos) << notes;
+  EXPECT_NE(notes.find("; with them it is 'not resolved'. The table keeps every repetition"), std::string::npos) << notes;
+
+  // A repetition that completed no I/O: no verdict with it, one without it.
+  c.variants = {variant("base", {100, 101, 99, 100, 100.5}), variant("stalled", {104, 105, 0, 104.5, 104.8})};
+  summarize(c);
+  EXPECT_TRUE(c.variants[1].verdict.no_io);
+  const std::string stalled = compare_notes(c);
+  EXPECT_NE(stalled.find("'stalled': no ratio: a repetition completed no I/O\n"), std::string::npos) << stalled;
+  EXPECT_NE(stalled.find("; with them there is none."), std::string::npos) << stalled;
+  EXPECT_NE(headline(c).find("'stalled' against 'base' has no ratio: a repetition completed no I/O"), std::string::npos)
+      << headline(c);
 }
 
 TEST(Headline, Qd1AnswersItsQuestionOrSaysItCannot) {
