@@ -86,6 +86,11 @@ std::string sqpoll(const CompareResult& c) {
                   claim(priced("SQPOLL at depth 1", "", *q1s, *q1, ""), "a ring without it", against(*q1s, *q1, c.rule), c.rule) + "; " +
                   claim(priced("at depth 32 SQPOLL", "", *q32s, *q32, ""), "a ring without it", against(*q32s, *q32, c.rule), c.rule);
   if (off) {
+    // The accounting level qd32 ran at, from its job: the default may change,
+    // and the sentence names what was measured.
+    std::string level = "accounting";
+    if (q32->options && q32->options->contains("acct") && (*q32->options)["acct"].is_string())
+      level = "--acct " + (*q32->options)["acct"].get<std::string>();
     const Verdicts vs = against(*q32, *off, c.rule);
     const Verdict& v = vs.all;
     s += "; ";
@@ -94,11 +99,11 @@ std::string sqpoll(const CompareResult& c) {
     // the verdict calls it no difference.
     if (v.ratio && v.ratio->high && *v.ratio->high < 1 && !(vs.without && vs.without->kind != v.kind)) {
       // The cost is what accounting takes away: 1 - ratio, its interval flipped.
-      s += fmt::format("full accounting costs {:.1f}% of the IOPS at depth 32 ({:g}% CI {:.1f}-{:.1f}%)",
+      s += fmt::format("at depth 32, {} costs {:.1f}% of the IOPS ({:g}% CI {:.1f}-{:.1f}%)", level,
                        100 * (1 - v.ratio->estimate), 100 * c.rule.level, 100 * (1 - *v.ratio->high),
                        100 * (1 - *v.ratio->low));
     } else {
-      s += claim("full accounting at depth 32", "--acct off", vs, c.rule);
+      s += claim("at depth 32, " + level, "--acct off", vs, c.rule);
     }
   }
   return s + ".";

@@ -297,14 +297,19 @@ TEST(Headline, SqpollSaysWhatItBuysAtWhatCpuAndWhatAccountingCosts) {
     for (auto& r : c.variants[i].runs) r.cpu_per_io_ns = ns;
   };
   cpu(0, 47000), cpu(1, 134000), cpu(2, 5000), cpu(3, 25000);
+  c.variants[2].options = std::make_shared<const nlohmann::json>(nlohmann::json{{"acct", "full"}});
   summarize(c);
   EXPECT_EQ(c.headline.rfind("On this machine, SQPOLL at depth 1 (2.85x the CPU per I/O) completes 0.90x the I/Os of a ring "
                              "without it (95% CI 0.", 0), 0u) << c.headline;
   EXPECT_NE(c.headline.find("; at depth 32 SQPOLL (5.00x the CPU per I/O) completes as many I/Os as a ring without it (1.00x, "
                             "95% CI "), std::string::npos) << c.headline;
   // 0.96-0.99x is inside the 5% margin, but wholly below 1: a cost, with its interval.
-  EXPECT_NE(c.headline.find("; full accounting costs 2.4% of the IOPS at depth 32 (95% CI 0.7-4.1%)."), std::string::npos) << c.headline;
+  // The level is qd32's, from its options.
+  EXPECT_NE(c.headline.find("; at depth 32, --acct full costs 2.4% of the IOPS (95% CI 0.7-4.1%)."), std::string::npos) << c.headline;
   EXPECT_EQ(c.headline.back(), '.');
+  c.variants[2].options.reset();
+  summarize(c);
+  EXPECT_NE(c.headline.find("; at depth 32, accounting costs 2.4% of the IOPS"), std::string::npos) << c.headline;
 }
 
 TEST(Headline, UtilComparesUtilWithBusyOrSaysItWasNotMeasured) {
