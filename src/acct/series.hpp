@@ -15,7 +15,8 @@ struct SeriesSample {
   double iops = 0, bytes_per_s = 0;
   std::optional<uint64_t> p50_ns, p99_ns;  // none: no completion in the interval
   uint64_t inflight = 0;                   // in flight at the interval's end
-  std::optional<double> busy_pct;          // exact in-flight time, % of the interval
+  std::optional<double> own_inflight_pct;  // exact time this run's own I/Os were in flight, % of the interval
+  std::optional<double> device_busy_pct;   // the first target device's exact busy time (eBPF), % of the interval
   std::optional<double> cpu_pct;           // process CPU, % of one core
   std::optional<double> sq_cpu_pct, sq_work_pct;  // all SQ threads, % of one core
   std::optional<double> util_pct;          // the first target device's %util (io_ticks)

@@ -4,8 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "cli/bench_cmd.hpp"
 #include "cli/cli.hpp"
@@ -15,6 +18,7 @@
 #include "common/units.hpp"
 #include "compare/matrix.hpp"
 #include "compare/presets.hpp"
+#include "compare/saved.hpp"
 #include "compare/session.hpp"
 #include "compare/summary.hpp"
 #include "report/compare_report.hpp"
@@ -76,6 +80,68 @@ std::vector<std::pair<std::string, std::vector<std::string>>> parse_configs(cons
   return out;
 }
 
+constexpr unsigned kDefaultRepeat = 5;
+
+std::string read_saved(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw UsageError(fmt::format("{}: cannot read: {}", path, errno_text(errno)));
+  std::stringstream s;
+  s << f.rdbuf();
+  if (f.bad()) throw UsageError(fmt::format("{}: cannot read: {}", path, errno_text(errno)));
+  return s.str();
+}
+
+// The table, the JSON and the report, for a live or a saved comparison.
+void write_results(const CompareArgs& a, const CompareResult& c, const nlohmann::json& context) {
+  std::string text;
+  if (a.format == "json") text = compare_json(c, context).dump(2) + "\n";
+  else if (a.format == "csv") text = format_compare_csv(c);
+  else if (a.format == "markdown") text = format_compare_markdown(c);
+  else text = format_compare_console(c);
+  write_output(text, a.output);
+  if (!a.report.empty()) write_atomically(a.report, html_report(c, compare_json(c, context)), "--report");
+}
+
+// `ioacct compare A.json B.json ...`: saved bench and compare documents, with
+// the same statistics, table and report as a live comparison.
+int run_saved_compare(const CompareArgs& a, const std::vector<std::string>& argv, double margin) {
+  for (const auto& [flag, given] : {std::pair<const char*, bool>{"--preset", !a.preset.empty()},
+                                    {"--config", !a.configs.empty()}, {"--repeat", !a.repeat.empty()},
+                                    {"--warmup", !a.warmup.empty()}, {"--until-resolved", a.until_resolved != "-"},
+                                    {"--budget", !a.budget.empty()}})
+    if (given)
+      throw UsageError(fmt::format("{}: applies to runs made now, not to saved files; give it with bench options, "
+                                   "or leave it out to compare the files", flag));
+  const auto words = parse_saved_words(a.words);
+  std::vector<std::vector<SavedDoc>> docs;
+  for (const auto& w : words) {
+    docs.emplace_back();
+    for (const auto& f : w.files) docs.back().push_back(parse_saved(f, read_saved(f)));
+  }
+  SavedCompare s = saved_compare(words, docs);
+  CompareResult& c = s.result;
+  c.argv = argv;
+  c.warnings = s.warnings;
+  if (!a.margin.empty()) c.rule.margin = margin;
+  if (!a.baseline.empty()) {
+    const auto it = std::find_if(c.variants.begin(), c.variants.end(), [&](const VariantSummary& v) { return v.name == a.baseline; });
+    if (it == c.variants.end()) {
+      std::string names;
+      for (const auto& v : c.variants) names += fmt::format("{}'{}'", names.empty() ? "" : ", ", v.name);
+      throw UsageError(fmt::format("--baseline: '{}' is not a variant; the variants are {}", a.baseline, names));
+    }
+    c.baseline = static_cast<size_t>(it - c.variants.begin());
+  }
+  if (c.variants.size() == 1)
+    fmt::print(stderr, "warning: only one variant, so nothing to compare it with; give two or more files\n");
+  for (const auto& w : s.warnings) fmt::print(stderr, "{}\n", w);
+  summarize(c);
+  nlohmann::json context = s.context ? *s.context : nlohmann::json::object();
+  context["command_line"] = argv;
+  write_results(a, c, context);
+  return 0;
+}
+
 }  // namespace
 
 CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
@@ -87,12 +153,22 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
       "matrix and every combination is a variant: --engine psync,uring --iodepth 1,32 --sqpoll off,on.\n"
       "Targets are shared by every variant; the default temporary file is created once.\n"
       "Presets: qd1 (psync vs io_uring waits at depth 1), sqpoll (SQPOLL at depth 1 and 32, accounting cost),\n"
-      "util (%util vs busy% at paced depth-1 reads and O_DSYNC writes). See docs/cli.md.");
+      "util (%util vs busy% at paced depth-1 reads and O_DSYNC writes).\n"
+      "Saved runs: 'ioacct compare A.json B.json' compares bench or compare JSON files; NAME=A1.json,A2.json makes\n"
+      "bench runs the repetitions of one variant. See docs/cli.md.");
   c->add_option("--preset", a.preset, "A named matrix: qd1, sqpoll or util")->type_name("NAME");
   c->add_option("--config", a.configs, "A variant: NAME=OPTIONS (bench options), given once per variant")
       ->type_name("NAME=OPTIONS")
       ->allow_extra_args(false);
-  c->add_option("--repeat", a.repeat, "Measured runs of each variant, interleaved ABCABC (default 3)")->type_name("N");
+  c->add_option("--repeat", a.repeat, "Measured runs of each variant, interleaved ABCABC (default 5)")->type_name("N");
+  c->add_option("--until-resolved", a.until_resolved,
+                "After --repeat, add interleaved rounds until every verdict is resolved, up to MAX rounds in all "
+                "(default 30)")
+      ->expected(0, 1)
+      ->type_name("[MAX]");
+  c->add_option("--budget", a.budget, "With --until-resolved (implied): start no round that would end past DURATION")
+      ->type_name("DURATION");
+  c->add_option("--margin", a.margin, "'no difference' is an IOPS ratio interval inside ±PCT (default 5%)")->type_name("PCT");
   c->add_option("--warmup", a.warmup, "Rounds of every variant run first and discarded (default 0)")->type_name("N");
   c->add_option("--baseline", a.baseline, "The variant the ratio column is against (default the first)")->type_name("VARIANT");
   c->add_option("--format", a.format, "console, json, csv or markdown (default console)")->type_name("FORMAT");
@@ -103,18 +179,40 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
 }
 
 int run_compare_command(const CompareArgs& a, const std::vector<std::string>& argv) {
-  const unsigned repeat = static_cast<unsigned>(parse_count("--repeat", a.repeat));
-  if (repeat < 1 || repeat > 1000) throw UsageError(fmt::format("--repeat: {} is out of range (1 to 1000)", a.repeat));
-  const unsigned warmup = static_cast<unsigned>(parse_count("--warmup", a.warmup));
-  if (warmup > 100) throw UsageError(fmt::format("--warmup: {} is out of range (0 to 100)", a.warmup));
   require_one_of("--format", a.format, {"console", "json", "csv", "markdown"});
   if (!a.output.empty()) check_output_writable("--output", a.output);
   if (!a.report.empty()) check_output_writable("--report", a.report);
+  const double margin = a.margin.empty() ? VerdictRule{}.margin : parse_percent("--margin", a.margin);
+  if (are_saved_words(a.words)) return run_saved_compare(a, argv, margin);
+
+  const unsigned repeat = a.repeat.empty() ? kDefaultRepeat : static_cast<unsigned>(parse_count("--repeat", a.repeat));
+  if (repeat < 1 || repeat > kMaxRepeat)
+    throw UsageError(fmt::format("--repeat: {} is out of range (1 to {})", a.repeat, kMaxRepeat));
+  const unsigned warmup = a.warmup.empty() ? 0 : static_cast<unsigned>(parse_count("--warmup", a.warmup));
+  if (warmup > 100) throw UsageError(fmt::format("--warmup: {} is out of range (0 to 100)", a.warmup));
+  RoundPolicy rounds;
+  rounds.until_resolved = a.until_resolved != "-" || !a.budget.empty();
+  rounds.max_rounds = std::max(repeat, kDefaultMaxRounds);
+  if (a.until_resolved != "-" && !a.until_resolved.empty()) {
+    const uint64_t max = parse_count("--until-resolved", a.until_resolved);
+    if (max < repeat || max > kMaxRepeat)
+      throw UsageError(fmt::format("--until-resolved: {} is out of range ({} to {}: at least --repeat, {})", a.until_resolved,
+                                   repeat, kMaxRepeat, repeat));
+    rounds.max_rounds = static_cast<unsigned>(max);
+  }
+  if (!a.budget.empty()) {
+    const auto b = parse_duration("--budget", a.budget);
+    if (b.count() <= 0) throw UsageError(fmt::format("--budget: {} is no time at all", a.budget));
+    rounds.budget_s = static_cast<double>(b.count()) / 1e9;
+    rounds.budget_text = a.budget;
+  }
 
   CompareResult c;
   c.repeat = repeat;
+  c.repeat_asked = repeat;
   c.warmup = warmup;
   c.argv = argv;
+  c.rule.margin = margin;
   std::vector<std::string> words = a.words;
   auto configs = parse_configs(a.configs);
   if (!a.preset.empty()) {
@@ -122,6 +220,7 @@ int run_compare_command(const CompareArgs& a, const std::vector<std::string>& ar
     if (!p) throw UsageError(fmt::format("--preset: '{}' is not one of {}", a.preset, preset_names()));
     if (!configs.empty()) throw UsageError("--config: cannot be combined with --preset (a preset is a set of configs)");
     c.preset = p->name;
+    c.question = p->question;
     c.explanation = p->explanation;
     words.insert(words.begin(), p->fixed.begin(), p->fixed.end());
     configs = p->configs;
@@ -158,23 +257,24 @@ int run_compare_command(const CompareArgs& a, const std::vector<std::string>& ar
   if (show_progress)
     hooks.on_run = [&](size_t k, size_t runs, const RunSlot& slot, const PreparedVariant& p, double eta_s) {
       fmt::print(stderr, "ioacct compare: run {}/{}: '{}' ({} {}/{}){}\n", k + 1, runs, p.variant.name,
-                 slot.warmup ? "warm-up" : "repetition", slot.repetition + 1, slot.warmup ? warmup : repeat,
+                 slot.warmup ? "warm-up" : "repetition", slot.repetition + 1,
+                 slot.warmup ? warmup : std::max(repeat, slot.repetition + 1),
                  eta_s >= 0 ? fmt::format(", ETA {:.0f}s", eta_s) : "");
     };
-  session.run(c, hooks);
+  // Always said: it changes how long the comparison takes.
+  hooks.on_round = [&](unsigned round, size_t open) {
+    fmt::print(stderr, "ioacct compare: round {} added: {} verdict{} not resolved yet (--until-resolved)\n", round, open,
+               open == 1 ? "" : "s");
+  };
+  session.run(c, hooks, rounds);
+  // Each variant's job as bench's JSON states it (the report layer's words;
+  // saved-run compare reads them back to name differing options).
+  for (size_t i = 0; i < c.variants.size(); ++i)
+    c.variants[i].options =
+        std::make_shared<const nlohmann::json>(to_json(session.variants()[i].job, nullptr, argv)["context"]["options"]);
+  if (!c.rounds_note.empty()) fmt::print(stderr, "ioacct compare: {}\n", c.rounds_note);
 
-  const JobSpec& first = session.variants()[0].job;
-  std::string text;
-  if (a.format == "json") text = compare_json(c, to_json(first, nullptr, argv)["context"]).dump(2) + "\n";
-  else if (a.format == "csv") text = format_compare_csv(c);
-  else if (a.format == "markdown") text = format_compare_markdown(c);
-  else text = format_compare_console(c);
-  write_output(text, a.output);
-  if (!a.report.empty()) {
-    nlohmann::json data = compare_json(c, to_json(first, nullptr, argv)["context"]);
-    data["kind"] = "compare";
-    write_atomically(a.report, html_report(c, data), "--report");
-  }
+  write_results(a, c, to_json(session.variants()[0].job, nullptr, argv)["context"]);
   if (c.interrupted) {
     fmt::print(stderr, "ioacct: interrupted; the table covers the runs that finished\n");
     return signals.received() ? 128 + signals.received() : 130;

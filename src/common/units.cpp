@@ -116,6 +116,15 @@ uint64_t parse_id(std::string_view flag, std::string_view text, std::string_view
   return v;
 }
 
+double parse_percent(std::string_view flag, std::string_view text) {
+  constexpr std::string_view kWhat = "a percentage", kHint = "a share above 0 and below 100: 5%, 2.5%";
+  Number n;
+  if (!split_number(text, n) || !(n.suffix.empty() || n.suffix == "%")) fail(flag, text, kWhat, kHint);
+  const double pct = static_cast<double>(n.whole) + static_cast<double>(n.frac) / static_cast<double>(n.frac_scale);
+  if (!(pct > 0 && pct < 100)) fail(flag, text, kWhat, kHint);
+  return pct / 100;
+}
+
 std::chrono::nanoseconds parse_duration(std::string_view flag, std::string_view text) {
   constexpr std::string_view kWhat = "a duration", kHint = "give a unit: 10s, 500ms, 2m, 250us";
   Number n;

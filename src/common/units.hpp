@@ -22,6 +22,8 @@ std::chrono::nanoseconds parse_duration(std::string_view flag, std::string_view 
 uint64_t parse_bandwidth(std::string_view flag, std::string_view text);  // bytes/s
 // `what` names the kind in the message: "a process id", "a CPU number".
 uint64_t parse_id(std::string_view flag, std::string_view text, std::string_view what);
+// "5%" or "5" -> 0.05: a share in percent, above 0 and below 100.
+double parse_percent(std::string_view flag, std::string_view text);
 // "0,2-3,7" -> {0,2,3,7}; duplicates and descending ranges are errors.
 std::vector<int> parse_cpu_list(std::string_view flag, std::string_view text);
 

@@ -7,32 +7,32 @@ namespace {
 
 std::vector<Preset> make_presets() {
   std::vector<Preset> p;
-  p.push_back({"qd1",
-               "Is io_uring slower than pread at depth 1? 4 KiB O_DIRECT random reads, one I/O in flight: psync is one\n"
-               "pread per I/O; io_uring 'sleep' waits in io_uring_enter (the task sleeps, the CPU may idle deeply);\n"
-               "'spin' polls the completion queue (no sleep, burns the core); 'no-iowait' sleeps without being counted\n"
-               "as iowait (IORING_ENTER_NO_IOWAIT, 6.15+), which on some machines lets the CPU reach deeper idle states.",
+  p.push_back({"qd1", "Is io_uring slower than pread at depth 1?",
+               "4 KiB O_DIRECT random reads, one I/O in flight: psync is one pread per I/O; io_uring 'sleep' waits in\n"
+               "io_uring_enter (the task sleeps, the CPU may idle deeply); 'spin' polls the completion queue (no sleep,\n"
+               "burns the core); 'no-iowait' sleeps without being counted as iowait (IORING_ENTER_NO_IOWAIT, 6.15+),\n"
+               "which on some machines lets the CPU reach deeper idle states.",
                {"--rw", "randread", "--iodepth", "1"},
                {{"psync", split_words("--engine psync")},
                 {"uring-sleep", split_words("--engine uring --wait sleep")},
                 {"uring-spin", split_words("--engine uring --wait spin")},
                 {"uring-no-iowait", split_words("--engine uring --wait sleep --no-iowait")}}});
-  p.push_back({"sqpoll",
-               "What does SQPOLL buy for the core it burns? With and without a kernel SQ thread at depth 1 and 32;\n"
-               "CPU per I/O counts every thread, the SQ thread included, and 'SQ work' is the share of the SQ\n"
-               "thread's CPU spent submitting (SqWorkTime / SqTotalTime). Last, what accounting costs: depth 32 with\n"
-               "--acct latency (the default) against --acct off (completions counted, nothing else; so no CPU or latency).",
+  p.push_back({"sqpoll", "What does SQPOLL buy for the core it burns?",
+               "With and without a kernel SQ thread at depth 1 and 32; CPU per I/O counts every thread, the SQ thread\n"
+               "included, and 'SQ work' is the share of the SQ thread's CPU spent submitting (SqWorkTime / SqTotalTime).\n"
+               "Last, what accounting costs: depth 32 with --acct latency (the default) against --acct off (completions\n"
+               "counted, nothing else; so no CPU or latency).",
                {"--rw", "randread"},
                {{"qd1", split_words("--iodepth 1")},
                 {"qd1-sqpoll", split_words("--iodepth 1 --sqpoll")},
                 {"qd32", split_words("--iodepth 32")},
                 {"qd32-sqpoll", split_words("--iodepth 32 --sqpoll")},
                 {"qd32-acct-off", split_words("--iodepth 32 --acct off")}}});
-  Preset util{"util",
-              "Does %util tell the truth at low load? Depth-1 I/O paced at 100, 250, 500 and 1000 IOPS: reads, then\n"
-              "durable writes (O_DSYNC, --dsync: each write reaches stable storage before it completes). %util is the\n"
-              "kernel's io_ticks (any I/O in flight during a jiffy's sample); busy% is the exact time the device had\n"
-              "I/O in flight (eBPF, --acct full). Both count every I/O on the device, other programs' too.",
+  Preset util{"util", "Does %util tell the truth at low load?",
+              "Depth-1 I/O paced at 100, 250, 500 and 1000 IOPS: reads, then durable writes (O_DSYNC, --dsync: each\n"
+              "write reaches stable storage before it completes). %util is the kernel's io_ticks (any I/O in flight\n"
+              "during a jiffy's sample); busy% is the exact time the device had I/O in flight (eBPF, --acct full). Both\n"
+              "count every I/O on the device, other programs' too.",
               {"--iodepth", "1", "--acct", "full"},
               {}};
   for (const char* rate : {"100", "250", "500", "1000"})

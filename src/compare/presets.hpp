@@ -8,7 +8,8 @@ namespace ioacct {
 
 struct Preset {
   std::string name;
-  std::string explanation;                // printed with the result
+  std::string question;                   // what it asks, one line; the headline answers it
+  std::string explanation;                // how the variants answer it, printed with the result
   std::vector<std::string> fixed;         // bench words every variant gets (before the user's)
   std::vector<std::pair<std::string, std::vector<std::string>>> configs;  // NAME, bench words
 };

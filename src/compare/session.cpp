@@ -73,7 +73,7 @@ void CompareSession::open(const std::function<bool()>& should_stop) {
   }
 }
 
-void CompareSession::run(CompareResult& c, const CompareHooks& hooks) {
+void CompareSession::run(CompareResult& c, const CompareHooks& hooks, const RoundPolicy& rounds) {
   c.baseline = baseline_;
   c.targets = info_;
   for (const auto& p : variants_) {
@@ -85,18 +85,21 @@ void CompareSession::run(CompareResult& c, const CompareHooks& hooks) {
     c.variants.push_back(std::move(s));
   }
 
-  const auto schedule = interleave(variants_.size(), c.repeat, c.warmup);
+  auto schedule = interleave(variants_.size(), c.repeat, c.warmup);
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   auto look = [&] { return hooks.wait_stop_signal && hooks.wait_stop_signal(0); };
   RunHooks run_hooks;
   run_hooks.wait_stop_signal = hooks.wait_stop_signal;
+  unsigned measured_rounds = c.repeat;
+  double measured_s = 0;  // time in measured runs: the next round's estimate
   for (size_t k = 0; k < schedule.size(); ++k) {
     const RunSlot& slot = schedule[k];
     const PreparedVariant& p = variants_[slot.variant];
     if (hooks.on_run)
       hooks.on_run(k, schedule.size(), slot, p,
                    k ? elapsed() / static_cast<double>(k) * static_cast<double>(schedule.size() - k) : -1.0);
+    const double run_start = elapsed();
     Targets named;
     if (!temp_) named = open_targets(p.job, look);
     RunResult r = run_bench(p.job, temp_ ? targets_[slot.variant] : named, run_hooks, tracker_ ? &*tracker_ : nullptr);
@@ -107,9 +110,22 @@ void CompareSession::run(CompareResult& c, const CompareHooks& hooks) {
     if (r.stop_reason == StopReason::Errors || r.stop_reason == StopReason::Fatal)
       throw RuntimeError(fmt::format("variant '{}': the run stopped: {}", p.variant.name, r.first_error));
     if (slot.warmup) continue;
+    measured_s += elapsed() - run_start;
     c.variants[slot.variant].engine_desc = r.engine_desc;
     c.variants[slot.variant].runs.push_back(measure(r));
+    if (!rounds.until_resolved || k + 1 != schedule.size()) continue;
+    // The schedule is done: with --until-resolved, one more round of every
+    // variant while a verdict is open and no bound is reached.
+    summarize(c);
+    if (const auto stop = next_round(c, measured_rounds, elapsed(), measured_s, rounds)) {
+      c.rounds_note = round_stop_text(*stop, c, measured_rounds, rounds.budget_text);
+      break;
+    }
+    if (hooks.on_round) hooks.on_round(measured_rounds + 1, open_verdicts(c));
+    for (size_t v = 0; v < variants_.size(); ++v) schedule.push_back({v, measured_rounds, false});
+    ++measured_rounds;
   }
+  c.repeat = measured_rounds;
   c.wall_s = elapsed();
   summarize(c);
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compare/matrix.hpp"
+#include "compare/rounds.hpp"
 #include "compare/summary.hpp"
 #include "runner/runner.hpp"
 #include "workload/job.hpp"
@@ -30,8 +31,12 @@ struct CompareHooks {
   // Whether a stop signal has come, without waiting or looking for a new one.
   std::function<bool()> stop_received;
   // Before run `k` of `runs` (0-based), with the ETA from the runs so far
-  // (< 0 before the first has finished).
+  // (< 0 before the first has finished). Rounds added by --until-resolved
+  // grow `runs` as they are added.
   std::function<void(size_t k, size_t runs, const RunSlot& slot, const PreparedVariant& v, double eta_s)> on_run;
+  // Before a round added by --until-resolved: its number (1-based, among the
+  // measured rounds) and how many verdicts are still open.
+  std::function<void(unsigned round, size_t open)> on_round;
 };
 
 class CompareSession {
@@ -56,9 +61,12 @@ class CompareSession {
 
   // Runs the schedule (`c.warmup` rounds, then `c.repeat`, interleaved) and
   // fills c's baseline, targets, variants (with every measured run), wall_s
-  // and interrupted, then summarizes. Stops early on a stop signal (c.interrupted).
-  // Throws RuntimeError when a run stops on I/O errors or fails.
-  void run(CompareResult& c, const CompareHooks& hooks);
+  // and interrupted, then summarizes. With `rounds.until_resolved`, adds
+  // interleaved rounds while next_round() allows (c.repeat becomes the
+  // measured rounds run, c.rounds_note says why it stopped). Stops early on a
+  // stop signal (c.interrupted). Throws RuntimeError when a run stops on I/O
+  // errors or fails.
+  void run(CompareResult& c, const CompareHooks& hooks, const RoundPolicy& rounds = {});
 
  private:
   std::vector<PreparedVariant> variants_;

@@ -1,7 +1,8 @@
 #pragma once
-// Statistics over the repetitions of one variant: pure functions over plain
-// numbers, unit-tested on fixed values (Google Benchmark's statistics.cc is
-// the model). Nothing here knows what a run is.
+// Statistics over the repetitions of one variant, and of one variant against
+// another: pure functions over plain numbers, unit-tested on fixed values
+// (Google Benchmark's statistics.cc is the model). Nothing here knows what a
+// run is.
 #include <cstddef>
 #include <optional>
 #include <vector>
@@ -30,13 +31,48 @@ inline constexpr double kOutlierMads = 3.0;
 inline constexpr double kNegligible = 0.01;
 std::vector<size_t> outliers(const std::vector<double>& v);
 
-// The rule for "no clear difference": the two [min, max] ranges overlap.
-// Repetitions are few (3 by default), so no distributional assumption is
-// made: a difference counts only when every repetition of one beats every
-// repetition of the other (a clear difference also needs medians more than
-// kNegligible apart: see clearly_different).
-bool overlaps(const Spread& a, const Spread& b);
-// Ranges apart and medians more than kNegligible (relative) apart.
-bool clearly_different(const Spread& a, const Spread& b);
+// The standard normal distribution: P(Z <= z), and the z with P(Z <= z) = p
+// (0 < p < 1).
+double normal_cdf(double z);
+double normal_quantile(double p);
+
+// The null distribution of the Mann-Whitney statistic U (the number of pairs
+// (x_i, y_j) with x_i < y_j) for samples of n and m values without ties:
+// element u is the number of the C(n+m, n) orderings with U = u, u = 0..n*m.
+// Exact, from the generating function (the Gaussian binomial coefficient
+// [n+m choose n]_q), as doubles; meant for n + m <= kExactLimit.
+std::vector<double> mann_whitney_counts(size_t n, size_t m);
+inline constexpr size_t kExactLimit = 100;
+
+// The rank k of the pairwise differences that bounds a two-sided interval of
+// at least `level` (0.95) for a shift between samples of n and m values: the
+// largest k with P(U < k) <= (1 - level) / 2, and the coverage it gives,
+// 1 - 2 P(U < k). k = 0: no interval reaches `level` (n = m = 3 gives at most
+// 90%). Exact up to n + m <= kExactLimit, the normal approximation to U (with
+// a continuity correction) beyond.
+struct ShiftRank {
+  size_t k = 0;
+  double coverage = 0;
+};
+ShiftRank shift_rank(size_t n, size_t m, double level);
+
+// x against y as a ratio: the Hodges-Lehmann estimate of the shift between
+// log(x) and log(y) (the median of the n*m pairwise log ratios) and its
+// distribution-free interval (the k-th smallest and largest pairwise ratio,
+// k from shift_rank), both turned back into ratios. Valid when the two differ
+// by a factor (the same spread in relative terms). None when a value is not
+// positive or either sample is empty; `low`/`high` are none when the samples
+// are too small for `level`.
+struct RatioInterval {
+  double estimate = 0;                 // x / y
+  std::optional<double> low, high;     // the interval, as ratios
+  double coverage = 0;                 // what the interval achieves (>= level)
+  size_t n = 0, m = 0;                 // the sample sizes
+};
+std::optional<RatioInterval> ratio_interval(const std::vector<double>& x, const std::vector<double>& y, double level);
+
+// The standard deviation of log values pooled over two samples (none with
+// fewer than 3 values in all): the relative spread between repetitions.
+std::optional<double> pooled_log_sd(const std::vector<double>& x, const std::vector<double>& y);
 
 }  // namespace ioacct

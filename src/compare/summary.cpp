@@ -1,6 +1,9 @@
 #include "compare/summary.hpp"
 
+#include <algorithm>
 #include <functional>
+
+#include "compare/headline.hpp"
 
 namespace ioacct {
 
@@ -82,10 +85,17 @@ Figure figure(const std::vector<RunMetrics>& runs, const std::function<std::opti
 
 }  // namespace
 
+std::vector<double> iops_of(const VariantSummary& v, bool without_outliers) {
+  std::vector<double> out;
+  for (size_t i = 0; i < v.runs.size(); ++i)
+    if (!without_outliers || std::find(v.outliers.begin(), v.outliers.end(), i) == v.outliers.end())
+      out.push_back(v.runs[i].iops);
+  return out;
+}
+
 void summarize(CompareResult& c) {
   for (auto& v : c.variants) {
-    std::vector<double> iops;
-    for (const auto& r : v.runs) iops.push_back(r.iops);
+    const std::vector<double> iops = iops_of(v);
     v.iops = {spread(iops)};
     v.outliers = outliers(iops);
     v.cpu_per_io_ns = figure(v.runs, [](const RunMetrics& r) { return r.cpu_per_io_ns; });
@@ -102,17 +112,27 @@ void summarize(CompareResult& c) {
     for (const auto& r : v.runs)
       if (r.latency) v.latency->merge(*r.latency);
   }
-  if (c.variants.empty()) return;
-  const VariantSummary& b = c.variants[c.baseline];
-  for (size_t i = 0; i < c.variants.size(); ++i) {
-    VariantSummary& v = c.variants[i];
-    v.baseline = i == c.baseline;
-    v.ratio.reset();
-    v.clear_difference = false;
-    if (!v.iops.s || !b.iops.s) continue;
-    if (b.iops.s->median > 0) v.ratio = v.iops.s->median / b.iops.s->median;
-    v.clear_difference = !v.baseline && clearly_different(*v.iops.s, *b.iops.s);
+  if (!c.variants.empty()) {
+    const VariantSummary& b = c.variants[c.baseline];
+    for (size_t i = 0; i < c.variants.size(); ++i) {
+      VariantSummary& v = c.variants[i];
+      v.baseline = i == c.baseline;
+      v.ratio_of_medians.reset();
+      v.without_outliers.reset();
+      if (v.iops.s && b.iops.s && b.iops.s->median > 0) v.ratio_of_medians = v.iops.s->median / b.iops.s->median;
+      v.verdict = decide(iops_of(v), iops_of(b), c.rule);
+      if (v.baseline) {
+        v.verdict.kind = VerdictKind::Baseline;
+        continue;
+      }
+      // The Hodges-Lehmann interval already shrugs off one wild repetition
+      // among many; with few, an outlier can still move it, so the verdict is
+      // also taken without them, and a disagreement is reported.
+      if (!v.outliers.empty() || !b.outliers.empty())
+        v.without_outliers = decide(iops_of(v, true), iops_of(b, true), c.rule);
+    }
   }
+  c.headline = headline(c);
 }
 
 }  // namespace ioacct

@@ -1,15 +1,18 @@
 #pragma once
 // From runs to the comparison table: the figures taken from each run
-// (RunMetrics, plain data), and per variant their median, range and outliers
-// against the baseline. Pure: reporters read a CompareResult and nothing else.
+// (RunMetrics, plain data), and per variant their median, range, outliers and
+// verdict against the baseline, then the headline. Pure: reporters read a
+// CompareResult and nothing else.
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "acct/histogram.hpp"
 #include "compare/stats.hpp"
+#include "compare/verdict.hpp"
 #include "runner/result.hpp"
 
 namespace ioacct {
@@ -58,25 +61,42 @@ struct VariantSummary {
   Figure iops, cpu_per_io_ns, cpu_submit_ns, cpu_sq_ns, cpu_iowq_ns, cpu_other_ns, p50_ns, p99_ns, sq_work,
       util_pct, busy_pct;
   std::optional<double> rate_iops;       // pacing asked for (all threads), if any
-  std::optional<double> ratio;           // median IOPS / the baseline's
+  std::optional<double> ratio_of_medians;  // median IOPS / the baseline's
   bool baseline = false;
-  bool clear_difference = false;         // IOPS ranges do not overlap the baseline's
+  // IOPS against the baseline's, every repetition (Baseline for the baseline
+  // itself); and again without the outliers of either, when there are any.
+  Verdict verdict;
+  std::optional<Verdict> without_outliers;
   std::shared_ptr<Histogram> latency;    // every measured repetition's, merged
+  std::vector<std::string> sources;      // saved-run compare: the files it came from
+  // The job as run (bench JSON's context.options); null if unknown. Shared
+  // and immutable (and a pointer, so that moving a summary cannot throw).
+  std::shared_ptr<const nlohmann::json> options;
 };
 
 struct CompareResult {
   std::string preset;                  // "" when none
+  std::string question;                // the preset's question, "" when none
   std::string explanation;             // printed with the preset's result
   std::vector<VariantSummary> variants;
   size_t baseline = 0;
-  unsigned repeat = 0, warmup = 0;
+  VerdictRule rule;
+  std::string headline;                // one sentence: the answer (headline.hpp)
+  std::vector<std::string> warnings;   // saved runs: contexts that differ (saved.hpp)
+  unsigned repeat = 0, warmup = 0;     // measured rounds run (--until-resolved adds to --repeat), warm-ups
+  unsigned repeat_asked = 0;           // --repeat as given; 0 for saved runs
+  std::string rounds_note;             // --until-resolved: why no further round was run
   bool interrupted = false;
   double wall_s = 0;                   // the whole comparison, as measured
   std::vector<std::string> argv;
   std::vector<TargetInfo> targets;
 };
 
-// Fills every Figure, the outliers, ratios and clear_difference from `runs`.
+// Fills every Figure, the outliers, ratios, verdicts and the headline from
+// each variant's `runs`.
 void summarize(CompareResult& c);
+
+// The IOPS of a variant's repetitions, all of them or without its outliers.
+std::vector<double> iops_of(const VariantSummary& v, bool without_outliers = false);
 
 }  // namespace ioacct

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 
 #include "common/units.hpp"
+#include "report/report.hpp"
 
 namespace ioacct {
 namespace {
@@ -17,23 +19,28 @@ constexpr const char* kNone = "-";
 std::string dur(const Figure& f) { return f.s ? format_duration_ns(f.s->median) : kNone; }
 std::string pct(const Figure& f) { return f.s ? fmt::format("{:.1f}%", f.s->median) : kNone; }
 std::string frac(const Figure& f) { return f.s ? fmt::format("{:.0f}%", 100 * f.s->median) : kNone; }
-std::string ratio(const VariantSummary& v) { return v.ratio ? fmt::format("{:.2f}x", *v.ratio) : kNone; }
+std::string ratio(const VariantSummary& v) { return v.verdict.ratio ? format_ratio(v.verdict.ratio->estimate) : kNone; }
+std::string interval(const VariantSummary& v) { return v.baseline ? kNone : format_interval(v.verdict); }
 std::string iops_range(const VariantSummary& v) {
   return v.iops.s ? fmt::format("{}-{}", format_count(v.iops.s->min), format_count(v.iops.s->max)) : kNone;
 }
 
+bool disagree(const VariantSummary& v) { return v.without_outliers && v.without_outliers->kind != v.verdict.kind; }
+
 struct Column {
   std::string head;
   std::function<std::string(const VariantSummary&)> cell;
+  bool text = false;
 };
 
-std::vector<Column> columns() {
+std::vector<Column> columns(const CompareResult& c) {
   return {
-      {"variant", [](const VariantSummary& v) { return v.name; }},
+      {"variant", [](const VariantSummary& v) { return v.name; }, true},
       {"IOPS", [](const VariantSummary& v) { return v.iops.s ? format_count(v.iops.s->median) : kNone; }},
       {"min-max", iops_range},
       {"ratio", ratio},
-      {"verdict", verdict},
+      {fmt::format("{:g}% CI", 100 * c.rule.level), interval},
+      {"verdict", verdict_cell, true},
       {"CPU/IO", [](const VariantSummary& v) { return dur(v.cpu_per_io_ns); }},
       {"p50", [](const VariantSummary& v) { return dur(v.p50_ns); }},
       {"p99", [](const VariantSummary& v) { return dur(v.p99_ns); }},
@@ -44,23 +51,66 @@ std::vector<Column> columns() {
 }
 
 std::string header_line(const CompareResult& c) {
-  return fmt::format("{} variant{} x {} repetition{}, interleaved{}{}", c.variants.size(),
-                     c.variants.size() == 1 ? "" : "s", c.repeat, c.repeat == 1 ? "" : "s",
+  if (!c.variants.empty() && !c.variants[0].sources.empty()) {
+    // Distinct files: a compare document gives several variants the same source.
+    std::set<std::string> files;
+    for (const auto& v : c.variants) files.insert(v.sources.begin(), v.sources.end());
+    return fmt::format("{} variant{} from {} saved file{}", c.variants.size(), c.variants.size() == 1 ? "" : "s", files.size(),
+                       files.size() == 1 ? "" : "s");
+  }
+  const std::string added = c.repeat_asked && c.repeat > c.repeat_asked
+                                ? fmt::format(" ({} asked, {} more until resolved)", c.repeat_asked, c.repeat - c.repeat_asked)
+                                : "";
+  return fmt::format("{} variant{} x {} repetition{}{}, interleaved{}{}", c.variants.size(),
+                     c.variants.size() == 1 ? "" : "s", c.repeat, c.repeat == 1 ? "" : "s", added,
                      c.warmup ? fmt::format(" after {} warm-up round{} (discarded)", c.warmup, c.warmup == 1 ? "" : "s") : "",
                      c.preset.empty() ? "" : fmt::format(" (--preset {})", c.preset));
 }
 
+// The question and its answer, for the top of every format.
+std::string top(const CompareResult& c, const char* answer_prefix) {
+  std::string out;
+  if (!c.question.empty()) out += c.question + "\n";
+  if (!c.headline.empty()) out += answer_prefix + c.headline + "\n";
+  return out;
+}
+
 }  // namespace
+
+bool is_text_column(size_t i) { return i == 0 || i == 5; }
+
+std::string verdict_cell(const VariantSummary& v) {
+  std::string s = verdict_word(v.verdict.kind);
+  if (v.verdict.kind == VerdictKind::Unresolved && v.verdict.repeat_needed)
+    s += fmt::format(" (--repeat {}{})", v.verdict.repeat_needed, v.verdict.capped ? "+" : "");
+  if (disagree(v)) s += "*";
+  return s;
+}
 
 std::string compare_notes(const CompareResult& c) {
   std::string out;
+  if (!c.rounds_note.empty()) out += "--until-resolved: " + c.rounds_note + "\n";
+  for (const auto& v : c.variants) {
+    if (v.verdict.kind == VerdictKind::Unresolved || v.verdict.no_io)
+      out += fmt::format("'{}': {}\n", v.name, verdict_text(v.verdict, c.rule));
+    if (disagree(v))
+      out += fmt::format("'{}'*: without the outliers the verdict would be {}; with them {}. The table keeps every "
+                         "repetition (the interval is robust to one outlier among many, not among few): rerun with "
+                         "more --repeat\n",
+                         v.name, verdict_text(*v.without_outliers, c.rule),
+                         v.verdict.kind == VerdictKind::NotMeasured ? std::string("there is none")
+                                                                   : fmt::format("it is '{}'", verdict_word(v.verdict.kind)));
+  }
   for (const auto& v : c.variants)
     for (size_t i : v.outliers)
       out += fmt::format("outlier: '{}' repetition {}: {} IOPS against a median of {} (more than {} scaled "
-                         "MADs and 1% away); rerun with more --repeat if it changes the verdict\n",
+                         "MADs and 1% away)\n",
                          v.name, i + 1, format_count(v.runs[i].iops), format_count(v.iops.s->median), kOutlierMads);
-  out += fmt::format("ratio: median IOPS against '{}'; 'no clear difference': the min-max ranges overlap, or the medians are within 1%.\n",
-                     c.variants.empty() ? "" : c.variants[c.baseline].name);
+  out += fmt::format(
+      "ratio: IOPS against '{}', the Hodges-Lehmann estimate (the median of every repetition's ratio to every baseline "
+      "repetition) with its distribution-free {:g}% interval (CI); verdict: faster or slower when the interval lies "
+      "above or below 1, no difference when it lies within ±{:g}%, else not resolved.\n",
+      c.variants.empty() ? "" : c.variants[c.baseline].name, 100 * c.rule.level, 100 * c.rule.margin);
   out += "CPU/IO: every thread of ioacct (submitters, SQ threads, io-wq workers) per I/O, from schedstat. "
          "%util: the kernel's io_ticks for the first target device. busy%: " + std::string(kBusySource) +
          ". '-': not measured (--acct off, no SQ thread, no device).\n";
@@ -69,7 +119,7 @@ std::string compare_notes(const CompareResult& c) {
 
 std::vector<std::vector<std::string>> compare_table(const CompareResult& c) {
   std::vector<std::vector<std::string>> t;
-  const auto cols = columns();
+  const auto cols = columns(c);
   t.emplace_back();
   for (const auto& col : cols) t.back().push_back(col.head);
   for (const auto& v : c.variants) {
@@ -79,20 +129,18 @@ std::vector<std::vector<std::string>> compare_table(const CompareResult& c) {
   return t;
 }
 
-std::string verdict(const VariantSummary& v) {
-  if (v.baseline) return "baseline";
-  if (!v.ratio) return kNone;
-  if (!v.clear_difference) return "no clear difference";
-  return *v.ratio > 1 ? "faster" : "slower";
-}
-
 std::string format_compare_console(const CompareResult& c) {
   std::string out = fmt::format("ioacct compare: {}\n", header_line(c));
-  if (!c.explanation.empty()) out += c.explanation + "\n";
+  out += top(c, "=> ");
+  if (!c.explanation.empty()) out += "\n" + c.explanation + "\n";
   out += '\n';
   const auto t = compare_table(c);
-  // µ is two bytes but one column.
-  auto shown = [](const std::string& x) { return x.size() - (x.find("µ") != std::string::npos ? 1 : 0); };
+  // µ and ± are two bytes but one column.
+  auto shown = [](const std::string& x) {
+    size_t n = 0;
+    for (unsigned char ch : x) n += (ch & 0xC0) != 0x80;
+    return n;
+  };
   std::vector<size_t> width(t.front().size(), 0);
   for (const auto& r : t)
     for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], shown(r[i]));
@@ -100,7 +148,7 @@ std::string format_compare_console(const CompareResult& c) {
     std::string line;
     for (size_t i = 0; i < r.size(); ++i) {
       const std::string pad(width[i] - shown(r[i]), ' ');
-      line += i == 0 || i == 4 ? r[i] + pad : pad + r[i];  // words left, figures right
+      line += is_text_column(i) ? r[i] + pad : pad + r[i];  // words left, figures right
       if (i + 1 < r.size()) line += "  ";
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
@@ -114,6 +162,8 @@ std::string format_compare_console(const CompareResult& c) {
 std::string format_compare_markdown(const CompareResult& c) {
   const auto t = compare_table(c);
   std::string out = fmt::format("{}\n\n", header_line(c));
+  if (!c.question.empty()) out += "**" + c.question + "**\n\n";
+  if (!c.headline.empty()) out += c.headline + "\n\n";
   if (!c.explanation.empty()) out += c.explanation + "\n\n";
   for (size_t r = 0; r < t.size(); ++r) {
     out += "|";
@@ -121,7 +171,7 @@ std::string format_compare_markdown(const CompareResult& c) {
     out += "\n";
     if (r == 0) {
       out += "|";
-      for (size_t i = 0; i < t[r].size(); ++i) out += i == 0 || i == 4 ? " --- |" : " ---: |";
+      for (size_t i = 0; i < t[r].size(); ++i) out += is_text_column(i) ? " --- |" : " ---: |";
       out += "\n";
     }
   }
@@ -132,24 +182,45 @@ std::string format_compare_csv(const CompareResult& c) {
   // Plain numbers in base units (IOPS, ns, fractions), empty when not measured.
   auto num = [](const Figure& f, auto pick) { return f.s ? fmt::format("{}", pick(*f.s)) : std::string(); };
   auto med = [](const Spread& s) { return s.median; };
+  auto opt = [](const std::optional<double>& x) { return x ? fmt::format("{}", *x) : std::string(); };
   auto quote = [](const std::string& s) {
     std::string q = "\"";
     for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
     return q + "\"";
   };
   std::string out =
-      "variant,iops_median,iops_min,iops_max,iops_mad,ratio,verdict,cpu_per_io_ns,p50_ns,p99_ns,sq_work_fraction,"
-      "util_pct,busy_pct,repetitions,outliers\n";
+      "variant,iops_median,iops_min,iops_max,iops_mad,ratio,ratio_ci_low,ratio_ci_high,verdict,repeat_needed,"
+      "cpu_per_io_ns,p50_ns,p99_ns,sq_work_fraction,util_pct,busy_pct,repetitions,outliers\n";
   for (const auto& v : c.variants) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", quote(v.name), num(v.iops, med),
+    const auto& r = v.verdict.ratio;
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", quote(v.name), num(v.iops, med),
                        num(v.iops, [](const Spread& s) { return s.min; }), num(v.iops, [](const Spread& s) { return s.max; }),
                        num(v.iops, [](const Spread& s) { return s.mad.value_or(0); }),
-                       v.ratio ? fmt::format("{}", *v.ratio) : "", quote(verdict(v)), num(v.cpu_per_io_ns, med),
+                       r ? fmt::format("{}", r->estimate) : "", r && !v.baseline ? opt(r->low) : "",
+                       r && !v.baseline ? opt(r->high) : "", quote(verdict_word(v.verdict.kind)),
+                       v.verdict.repeat_needed ? std::to_string(v.verdict.repeat_needed) : "", num(v.cpu_per_io_ns, med),
                        num(v.p50_ns, med), num(v.p99_ns, med), num(v.sq_work, med), num(v.util_pct, med),
                        num(v.busy_pct, med), v.runs.size(), v.outliers.size());
   }
   return out;
 }
+
+namespace {
+
+json verdict_json(const Verdict& v, const VerdictRule& rule, bool baseline) {
+  auto opt = [](const std::optional<double>& x) { return x ? json(*x) : json(nullptr); };
+  const auto& r = v.ratio;
+  return {{"verdict", verdict_word(v.kind)},
+          {"verdict_text", verdict_text(v, rule)},
+          {"ratio", r ? json(r->estimate) : json(nullptr)},
+          {"ratio_ci", r && r->low && !baseline ? json{{"low", *r->low}, {"high", *r->high}, {"coverage", r->coverage}}
+                                                : json(nullptr)},
+          {"repeat_needed", v.kind == VerdictKind::Unresolved ? json(v.repeat_needed) : json(nullptr)},
+          {"repeat_needed_capped", v.capped},
+          {"log_spread", opt(v.spread)}};
+}
+
+}  // namespace
 
 json compare_json(const CompareResult& c, json context) {
   auto opt = [](const std::optional<double>& x) { return x ? json(*x) : json(nullptr); };
@@ -160,16 +231,26 @@ json compare_json(const CompareResult& c, json context) {
   context.erase("options");
   context["schema_version"] = kCompareSchemaVersion;
   context["preset"] = c.preset.empty() ? json(nullptr) : json(c.preset);
+  context["question"] = c.question.empty() ? json(nullptr) : json(c.question);
   context["explanation"] = c.explanation.empty() ? json(nullptr) : json(c.explanation);
   context["repeat"] = c.repeat;
+  context["repeat_asked"] = c.repeat_asked ? json(c.repeat_asked) : json(nullptr);
+  context["rounds_note"] = c.rounds_note.empty() ? json(nullptr) : json(c.rounds_note);
   context["warmup"] = c.warmup;
   context["baseline"] = c.variants.empty() ? json(nullptr) : json(c.variants[c.baseline].name);
   context["busy_source"] = kBusySource;
-  json targets = json::array();
-  for (const auto& t : c.targets)
-    targets.push_back({{"path", t.path}, {"device", t.device.empty() ? json(nullptr) : json(t.device)},
-                       {"temporary", t.is_temp}, {"bytes_used", t.range}});
-  context["targets"] = targets;
+  context["verdict_rule"] = {{"level", c.rule.level}, {"margin", c.rule.margin},
+                             {"method", "Hodges-Lehmann ratio, exact Mann-Whitney interval"}};
+  // Saved runs keep the targets of the context they were given (the first
+  // file's), device identities included.
+  if (!c.targets.empty() || !context.contains("targets")) {
+    json targets = json::array();
+    for (const auto& t : c.targets)
+      targets.push_back({{"path", t.path}, {"device", t.device.empty() ? json(nullptr) : json(t.device)},
+                         {"device_identity", device_identity_json(t.device)}, {"temporary", t.is_temp},
+                         {"bytes_used", t.range}});
+    context["targets"] = targets;
+  }
   json variants = json::array();
   static constexpr double kCurve[] = {0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 0.9999};
   for (const auto& v : c.variants) {
@@ -177,34 +258,50 @@ json compare_json(const CompareResult& c, json context) {
     for (size_t i = 0; i < v.runs.size(); ++i) {
       const RunMetrics& r = v.runs[i];
       runs.push_back({{"iops", r.iops}, {"bytes_per_s", r.bytes_per_s}, {"ios", r.ios},
-                      {"cpu_per_io_ns", opt(r.cpu_per_io_ns)}, {"p50_ns", opt(r.p50_ns)}, {"p99_ns", opt(r.p99_ns)},
+                      {"cpu_per_io_ns", opt(r.cpu_per_io_ns)},
+                      {"cpu_split_ns", {{"submitters", opt(r.cpu_submit_ns)}, {"sq_threads", opt(r.cpu_sq_ns)},
+                                        {"io_wq", opt(r.cpu_iowq_ns)}, {"other", opt(r.cpu_other_ns)}}},
+                      {"p50_ns", opt(r.p50_ns)}, {"p99_ns", opt(r.p99_ns)},
                       {"sq_work_fraction", opt(r.sq_work)}, {"util_pct", opt(r.util_pct)}, {"busy_pct", opt(r.busy_pct)},
                       {"outlier", std::find(v.outliers.begin(), v.outliers.end(), i) != v.outliers.end()}});
     }
-    json curve = json::array();
-    if (v.latency && v.latency->count())
+    json curve = json::array(), hist = json::array();
+    if (v.latency && v.latency->count()) {
       for (double q : kCurve) curve.push_back({{"q", q}, {"ns", v.latency->quantile(q)}});
-    variants.push_back({{"name", v.name},
-                        {"args", v.args},
-                        {"description", v.description},
-                        {"engine_description", v.engine_desc},
-                        {"baseline", v.baseline},
-                        {"ratio", opt(v.ratio)},
-                        {"verdict", verdict(v)},
-                        {"rate_iops", opt(v.rate_iops)},
-                        {"iops", fig(v.iops)},
-                        {"cpu_per_io_ns", fig(v.cpu_per_io_ns)},
-                        {"cpu_split_ns", {{"submitters", fig(v.cpu_submit_ns)}, {"sq_threads", fig(v.cpu_sq_ns)},
-                                          {"io_wq", fig(v.cpu_iowq_ns)}, {"other", fig(v.cpu_other_ns)}}},
-                        {"p50_ns", fig(v.p50_ns)},
-                        {"p99_ns", fig(v.p99_ns)},
-                        {"sq_work_fraction", fig(v.sq_work)},
-                        {"util_pct", fig(v.util_pct)},
-                        {"busy_pct", fig(v.busy_pct)},
-                        {"latency_percentiles_ns", curve},
-                        {"runs", runs}});
+      for (const auto& b : v.latency->buckets()) hist.push_back({b.lo, b.hi, b.count});
+    }
+    json entry = verdict_json(v.verdict, c.rule, v.baseline);
+    entry.update({{"name", v.name},
+                  {"args", v.args},
+                  {"options", v.options ? *v.options : json(nullptr)},
+                  {"description", v.description},
+                  {"engine_description", v.engine_desc},
+                  {"baseline", v.baseline},
+                  {"ratio_of_medians", opt(v.ratio_of_medians)},
+                  {"without_outliers", v.without_outliers ? verdict_json(*v.without_outliers, c.rule, false) : json(nullptr)},
+                  {"verdicts_disagree", disagree(v)},
+                  {"rate_iops", opt(v.rate_iops)},
+                  {"iops", fig(v.iops)},
+                  {"cpu_per_io_ns", fig(v.cpu_per_io_ns)},
+                  {"cpu_split_ns", {{"submitters", fig(v.cpu_submit_ns)}, {"sq_threads", fig(v.cpu_sq_ns)},
+                                    {"io_wq", fig(v.cpu_iowq_ns)}, {"other", fig(v.cpu_other_ns)}}},
+                  {"p50_ns", fig(v.p50_ns)},
+                  {"p99_ns", fig(v.p99_ns)},
+                  {"sq_work_fraction", fig(v.sq_work)},
+                  {"util_pct", fig(v.util_pct)},
+                  {"busy_pct", fig(v.busy_pct)},
+                  {"latency_percentiles_ns", curve},
+                  {"latency_histogram_ns", hist},
+                  {"sources", v.sources},
+                  {"runs", runs}});
+    variants.push_back(std::move(entry));
   }
-  return {{"context", context}, {"variants", variants}, {"interrupted", c.interrupted}, {"wall_s", c.wall_s}};
+  return {{"context", context},
+          {"headline", c.headline.empty() ? json(nullptr) : json(c.headline)},
+          {"warnings", c.warnings},
+          {"variants", variants},
+          {"interrupted", c.interrupted},
+          {"wall_s", c.wall_s}};
 }
 
 }  // namespace ioacct

@@ -11,7 +11,10 @@
 
 namespace ioacct {
 
-inline constexpr int kCompareSchemaVersion = 1;
+// 2: verdicts from the ratio's interval (ratio is the Hodges-Lehmann
+// estimate; ratio_ci, verdict_text, repeat_needed, without_outliers), the
+// headline, per-variant options and latency histograms, per-run CPU split.
+inline constexpr int kCompareSchemaVersion = 2;
 
 std::string format_compare_console(const CompareResult& c);
 std::string format_compare_csv(const CompareResult& c);
@@ -21,12 +24,16 @@ std::string format_compare_markdown(const CompareResult& c);
 nlohmann::json compare_json(const CompareResult& c, nlohmann::json context);
 
 // The table as text: a header row, then one row per variant (the console,
-// Markdown and HTML tables are all this). Columns 0 and 4 are words, the rest figures.
+// Markdown and HTML tables are all this). kTextColumns are words, the rest figures.
 std::vector<std::vector<std::string>> compare_table(const CompareResult& c);
-// What the columns mean, and each outlier, one line each.
+bool is_text_column(size_t i);
+// The verdicts that need a word more (not resolved, outliers that change
+// them), each outlier, and what the columns mean: one line each.
 std::string compare_notes(const CompareResult& c);
 
-// "baseline", "no clear difference", "faster", "slower": the verdict column.
-std::string verdict(const VariantSummary& v);
+// The verdict column: "baseline", "faster", "slower", "no difference",
+// "not resolved (--repeat 12)", "-"; a trailing '*' when the verdict without
+// outliers differs.
+std::string verdict_cell(const VariantSummary& v);
 
 }  // namespace ioacct

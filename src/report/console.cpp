@@ -126,7 +126,7 @@ std::string depth_label(const std::vector<uint64_t>& low, size_t k) {
 void inflight_lines(std::string& out, const InflightResult& f, const Accounting* a) {
   if (!f.window_ns) return;
   const double w = static_cast<double>(f.window_ns);
-  out += fmt::format("  in flight  busy {:.3f} s = {:.2f}% of the window (exact: the union of every I/O's "
+  out += fmt::format("  in flight  (own I/O) {:.3f} s = {:.2f}% of the window (exact: the union of every I/O's "
                      "submission-to-reaping interval)", static_cast<double>(f.busy_ns) / 1e9,
                      100.0 * static_cast<double>(f.busy_ns) / w);
   if (a)

@@ -4,247 +4,192 @@
 
 #include "common/units.hpp"
 #include "report/compare_report.hpp"
+#include "report/html_page.hpp"
+#include "report/report.hpp"
 
 namespace ioacct {
 namespace {
 
-std::string escape_html(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += ch;
-    }
-  }
-  return out;
+using nlohmann::json;
+
+std::string tile(const std::string& value, const std::string& name, const std::string& note) {
+  return fmt::format("<div class=\"tile\"><div class=\"value\">{}</div><div class=\"name\">{}</div><div class=\"note\">{}</div></div>\n",
+                     escape_html(value), escape_html(name), escape_html(note));
 }
 
-// JSON inside <script>: "</" must not end the element early.
-std::string script_safe(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    out += s[i];
-    if (s[i] == '<' && i + 1 < s.size() && s[i + 1] == '/') out += "\\";
-  }
-  return out;
+const DeviceStat* target_device(const RunResult& r) {
+  if (!r.accounting) return nullptr;
+  for (const auto& d : r.accounting->devices)
+    if (d.role == DeviceRole::Target) return &d;
+  return nullptr;
 }
 
-constexpr const char* kStyle = R"css(
-body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; max-width: 1200px; }
-h1 { font-size: 22px; margin: 0 0 8px; } h2 { font-size: 17px; margin: 28px 0 8px; }
-table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
-td, th { padding: 3px 10px; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }
-td:first-child, th:first-child, td.text { text-align: left; }
-table.context td { text-align: left; white-space: normal; }
-pre { background: #f5f5f5; padding: 8px; white-space: pre-wrap; }
-.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 24px; }
-.chart { position: relative; height: 340px; }
-.note { color: #555; font-size: 13px; }
-)css";
-
-// Builds every chart from the inlined data; sets window.ioacctReady when done
-// (the headless-browser test waits for it).
-constexpr const char* kScript = R"js(
-(function () {
-  const data = JSON.parse(document.getElementById('ioacct-data').textContent);
-  Chart.defaults.animation = false;
-  Chart.defaults.maintainAspectRatio = false;
-  Chart.defaults.plugins.legend.labels.usePointStyle = true;
-  const some = (sets) => sets.filter((d) => d.data.some((x) => x != null && (x.y === undefined || x.y != null)));
-  const palette = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
-  const color = (i) => palette[i % palette.length];
-  const us = (ns) => ns == null ? null : ns / 1000;
-  const charts = document.getElementById('charts');
-  function add(title, note, config) {
-    const div = document.createElement('div');
-    div.innerHTML = '<h2></h2><div class="chart"><canvas></canvas></div><p class="note"></p>';
-    div.querySelector('h2').textContent = title;
-    div.querySelector('.note').textContent = note;
-    charts.appendChild(div);
-    new Chart(div.querySelector('canvas'), config);
+std::string bench_tiles(const JobSpec& job, const RunResult& r) {
+  const ThreadResult& t = r.total;
+  std::string out = "<div class=\"tiles\">\n";
+  out += tile(format_count(per_s(t.ios, r.window_ns)), "IOPS", fmt::format("{} I/Os completed in the window", t.ios));
+  if (engine_traits(job.engine).moves_data)
+    out += tile(format_bandwidth(per_s(t.bytes_read + t.bytes_written, r.window_ns)), "bandwidth",
+                fmt::format("{} per I/O", format_size(job.bs)));
+  if (t.latency->count()) {
+    out += tile(format_duration_ns(static_cast<double>(t.latency->quantile(0.5))), "p50 latency", "submission to reaping");
+    out += tile(format_duration_ns(static_cast<double>(t.latency->quantile(0.99))), "p99 latency", "submission to reaping");
   }
-  const vs = data.variants.filter((v) => v.iops);
-  const names = vs.map((v) => v.name);
-
-  add('IOPS per variant', 'Bars: median of the measured repetitions; whiskers: min to max.', {
-    type: 'bar',
-    data: { labels: names, datasets: [
-      { label: 'median IOPS', data: vs.map((v) => v.iops.median), backgroundColor: vs.map((v, i) => color(i) + '99'), order: 2 },
-      { label: 'min-max', data: vs.map((v) => [v.iops.min, v.iops.max]), backgroundColor: '#222', barPercentage: 0.06,
-        grouped: false, order: 1 } ] },
-    options: { scales: { y: { beginAtZero: true, title: { display: true, text: 'I/Os per second' } } } }
-  });
-
-  const withLat = data.variants.filter((v) => v.latency_percentiles_ns.length);
-  if (withLat.length) {
-    const qs = withLat[0].latency_percentiles_ns.map((p) => 'p' + +(p.q * 100).toPrecision(6));
-    add('Latency percentiles', 'Submission to reaping, every measured repetition merged; log scale.', {
-      type: 'line',
-      data: { labels: qs, datasets: withLat.map((v, i) => ({ label: v.name, data: v.latency_percentiles_ns.map((p) => us(p.ns)),
-        borderColor: color(data.variants.indexOf(v)), backgroundColor: color(data.variants.indexOf(v)), tension: 0.2 })) },
-      options: { scales: { y: { type: 'logarithmic', title: { display: true, text: 'latency (µs)' } },
-                           x: { title: { display: true, text: 'percentile' } } } }
-    });
+  if (r.cpu && t.ios) {
+    const double cpu_s = r.accounting ? r.accounting->cpu.total_s : r.cpu->user_s + r.cpu->sys_s;
+    out += tile(format_duration_ns(cpu_s * 1e9 / static_cast<double>(t.ios)), "CPU per I/O",
+                r.accounting ? "every thread of ioacct (schedstat)" : "user + sys (getrusage)");
   }
-
-  const withCpu = vs.filter((v) => v.cpu_per_io_ns);
-  if (withCpu.length) {
-    const part = (key) => withCpu.map((v) => v.cpu_split_ns[key] ? us(v.cpu_split_ns[key].median) : 0);
-    add('CPU per I/O', 'Every thread of ioacct from schedstat, per I/O (medians of the repetitions): submitter threads, ' +
-        'SQPOLL threads, io-wq workers and the rest (the main thread).', {
-      type: 'bar',
-      data: { labels: withCpu.map((v) => v.name), datasets: [
-        { label: 'submitters', data: part('submitters'), backgroundColor: color(0) },
-        { label: 'SQ thread', data: part('sq_threads'), backgroundColor: color(1) },
-        { label: 'io-wq workers', data: part('io_wq'), backgroundColor: color(2) },
-        { label: 'other', data: part('other'), backgroundColor: color(7) } ] },
-      options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, title: { display: true, text: 'CPU µs per I/O' } } } }
-    });
+  if (const DeviceStat* d = target_device(r)) {
+    if (d->busy_pct)
+      out += tile(fmt::format("{:.1f}%", *d->busy_pct), "device busy",
+                  fmt::format("{}: exact time with I/O in flight (eBPF), every I/O on it", d->row.device));
+    out += tile(fmt::format("{:.1f}%", d->row.util), "%util", fmt::format("{}: the kernel's io_ticks sample", d->row.device));
   }
+  if (r.inflight && r.inflight->window_ns)
+    out += tile(fmt::format("{:.1f}%", 100.0 * static_cast<double>(r.inflight->busy_ns) / static_cast<double>(r.inflight->window_ns)),
+                "in flight (own I/O)", "this run's own I/Os: union of submission-to-reaping intervals");
+  return out + "</div>\n";
+}
 
-  const paced = vs.filter((v) => v.rate_iops != null && (v.util_pct || v.busy_pct));
-  if (paced.length) {
-    const groups = [...new Set(paced.map((v) => v.description.replace(/, paced at .*$/, '')))];
-    const sets = [];
-    groups.forEach((g, gi) => {
-      const of = paced.filter((v) => v.description.replace(/, paced at .*$/, '') === g);
-      sets.push({ label: '%util: ' + g, data: of.filter((v) => v.util_pct).map((v) => ({ x: v.rate_iops, y: v.util_pct.median })),
-                  borderColor: color(2 * gi), backgroundColor: color(2 * gi), showLine: true, borderDash: [6, 4] });
-      sets.push({ label: 'busy%: ' + g, data: of.filter((v) => v.busy_pct).map((v) => ({ x: v.rate_iops, y: v.busy_pct.median })),
-                  borderColor: color(2 * gi + 1), backgroundColor: color(2 * gi + 1), showLine: true });
-    });
-    add('%util vs busy% per pacing rate', 'Dashed: the kernel\'s %util (io_ticks, every I/O on the device); solid: ' +
-        data.context.busy_source + '.', {
-      type: 'scatter', data: { datasets: some(sets) },
-      options: { scales: { x: { type: 'linear', beginAtZero: true, title: { display: true, text: 'paced IOPS' } },
-                           y: { beginAtZero: true, title: { display: true, text: '% of the window' } } } }
-    });
-  }
+std::string latency_table(const Histogram& h) {
+  auto d = [](double ns) { return format_duration_ns(ns); };
+  auto q = [&](double x) { return d(static_cast<double>(h.quantile(x))); };
+  return html_table({{"min", "p50", "p90", "p99", "p99.9", "p99.99", "max", "mean", "I/Os"},
+                     {d(static_cast<double>(h.min())), q(0.5), q(0.9), q(0.99), q(0.999), q(0.9999),
+                      d(static_cast<double>(h.max())), d(h.mean()), std::to_string(h.count())}},
+                    [](size_t) { return false; });
+}
 
-  const series = data.series && data.series.samples && data.series.samples.length ? data.series.samples : null;
-  if (series) {
-    const t = series.map((s) => s.t_s.toFixed(2));
-    add('Time series: IOPS', 'One point per --log-interval, over the interval as measured.', {
-      type: 'line', data: { labels: t, datasets: [{ label: 'IOPS', data: series.map((s) => s.iops), borderColor: color(0) }] },
-      options: { scales: { y: { beginAtZero: true }, x: { title: { display: true, text: 's' } } } }
-    });
-    if (series.some((s) => s.p50_ns != null))
-      add('Time series: latency', 'p50 and p99 per interval; log scale.', {
-        type: 'line', data: { labels: t, datasets: [
-          { label: 'p50', data: series.map((s) => us(s.p50_ns)), borderColor: color(0) },
-          { label: 'p99', data: series.map((s) => us(s.p99_ns)), borderColor: color(3) } ] },
-        options: { scales: { y: { type: 'logarithmic', title: { display: true, text: 'µs' } }, x: { title: { display: true, text: 's' } } } }
-      });
-    add('Time series: busy, %util and CPU', 'busy%: exact in-flight time; %util: the kernel\'s io_ticks; CPU: % of one core.', {
-      type: 'line', data: { labels: t, datasets: some([
-        { label: 'busy%', data: series.map((s) => s.busy_pct), borderColor: color(1) },
-        { label: '%util', data: series.map((s) => s.util_pct), borderColor: color(2), borderDash: [6, 4] },
-        { label: 'CPU %', data: series.map((s) => s.cpu_pct), borderColor: color(4) },
-        { label: 'SQ thread CPU %', data: series.map((s) => s.sq_cpu_pct), borderColor: color(5) } ]) },
-      options: { spanGaps: false, scales: { y: { beginAtZero: true }, x: { title: { display: true, text: 's' } } } }
-    });
+std::string device_table(const Accounting& a) {
+  std::vector<std::vector<std::string>> rows = {
+      {"device", "role", "r/s", "w/s", "rkB/s", "wkB/s", "r_await ms", "w_await ms", "aqu-sz", "areq-sz kB", "%util", "busy%", "dev%"}};
+  auto opt = [](const std::optional<double>& x) { return x ? fmt::format("{:.1f}", *x) : std::string("-"); };
+  for (const auto& d : a.devices) {
+    const auto& x = d.row;
+    rows.push_back({x.device, device_role_name(d.role), fmt::format("{:.1f}", x.r_s), fmt::format("{:.1f}", x.w_s), fmt::format("{:.1f}", x.rkB_s),
+                    fmt::format("{:.1f}", x.wkB_s), fmt::format("{:.2f}", x.r_await), fmt::format("{:.2f}", x.w_await),
+                    fmt::format("{:.2f}", x.aqu_sz), fmt::format("{:.2f}", x.areq_sz), fmt::format("{:.1f}", x.util),
+                    opt(d.busy_pct), opt(d.dev_pct)});
   }
-  window.ioacctReady = true;
-})();
-)js";
+  return html_table(rows, [](size_t j) { return j < 2; });
+}
+
+std::string cpu_table(const RunResult& r) {
+  if (!r.cpu) return "";
+  std::vector<std::vector<std::string>> rows = {{"user", "sys", "% of one CPU", "voluntary switches", "involuntary"}};
+  const double cpu_s = r.cpu->user_s + r.cpu->sys_s;
+  rows.push_back({fmt::format("{:.2f} s", r.cpu->user_s), fmt::format("{:.2f} s", r.cpu->sys_s),
+                  fmt::format("{:.0f}%", r.window_ns ? 100.0 * cpu_s * 1e9 / static_cast<double>(r.window_ns) : 0.0),
+                  std::to_string(r.cpu->vol_ctxsw), std::to_string(r.cpu->invol_ctxsw)});
+  if (r.accounting) {
+    const auto& c = r.accounting->cpu;
+    rows[0].insert(rows[0].end(), {"submitters", "SQ threads", "io-wq", "other"});
+    rows[1].insert(rows[1].end(), {fmt::format("{:.2f} s", c.submitters_s), fmt::format("{:.2f} s", c.sq_threads_s),
+                                   fmt::format("{:.2f} s", c.iowq_s), fmt::format("{:.2f} s", c.other_s)});
+  }
+  return html_table(rows, [](size_t) { return false; });
+}
+
+std::string describe(const JobSpec& job, const RunResult& r) {
+  return fmt::format("{} {} {}, {}, depth {}, {} measured{}", rw_name(job.rw), format_size(job.bs),
+                     job.direct ? "O_DIRECT" : "buffered", engine_name(job.engine), r.total.depth,
+                     format_duration_ns(static_cast<double>(r.window_ns)), r.interrupted ? " (interrupted: partial results)" : "");
+}
+
+// One row per job (over its own window) and one for the whole run: jobs run
+// side by side, not as alternatives, so there is no ratio between them.
+std::string jobs_table(const std::vector<JobSpec>& jobs, const RunResult& r) {
+  std::vector<std::vector<std::string>> rows = {{"job", "workload", "IOPS", "p50", "p99", "CPU per I/O", "window"}};
+  auto lat = [](const ThreadResult& t, double q) {
+    return t.latency && t.latency->count() ? format_duration_ns(static_cast<double>(t.latency->quantile(q))) : std::string("-");
+  };
+  for (size_t i = 0; i < jobs.size() && i < r.jobs.size(); ++i) {
+    const JobResult& j = r.jobs[i];
+    const JobSpec& s = jobs[i];
+    rows.push_back({"job " + j.name,
+                    fmt::format("{} {} {}, {}, depth {}", rw_name(s.rw), format_size(s.bs), s.direct ? "O_DIRECT" : "buffered",
+                                engine_name(s.engine), s.depth_per_thread() * s.threads),
+                    format_count(per_s(j.total.ios, j.window_ns)), lat(j.total, 0.5), lat(j.total, 0.99),
+                    j.cpu && j.total.ios ? format_duration_ns(j.cpu->total_s * 1e9 / static_cast<double>(j.total.ios)) : "-",
+                    format_duration_ns(static_cast<double>(j.window_ns))});
+  }
+  const double cpu_s = r.accounting ? r.accounting->cpu.total_s : (r.cpu ? r.cpu->user_s + r.cpu->sys_s : 0);
+  rows.push_back({fmt::format("all {} jobs", jobs.size()), "the whole run", format_count(per_s(r.total.ios, r.window_ns)),
+                  lat(r.total, 0.5), lat(r.total, 0.99),
+                  r.cpu && r.total.ios ? format_duration_ns(cpu_s * 1e9 / static_cast<double>(r.total.ios)) : "-",
+                  format_duration_ns(static_cast<double>(r.window_ns))});
+  return html_table(rows, [](size_t j) { return j < 2; });
+}
 
 }  // namespace
 
-std::string html_report(const CompareResult& c, const nlohmann::json& data) {
-  const auto& ctx = data.at("context");
-  std::string cmd;
-  for (const auto& w : ctx.value("command_line", std::vector<std::string>{})) cmd += (cmd.empty() ? "" : " ") + w;
-  auto row = [](const std::string& k, const std::string& v) {
-    return fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", escape_html(k), escape_html(v));
-  };
+std::string html_report(const CompareResult& c, json data) {
+  data["kind"] = "compare";
+  data["report_time"] = rfc3339_now();
   std::string targets;
   for (const auto& t : c.targets) targets += (targets.empty() ? "" : "; ") + t.path + (t.device.empty() ? "" : " [" + t.device + "]");
-  std::string context = row("command", cmd) + row("ioacct", ctx.value("ioacct_version", "")) +
-                        row("host", ctx.value("host", "")) + row("kernel", ctx.value("kernel", "")) +
-                        row("CPU", fmt::format("{} ({} CPUs, {} allowed)", ctx.value("cpu_model", ""), ctx.value("cpus", 0),
-                                               ctx.value("cpus_allowed", 0))) +
-                        row("targets", targets) +
-                        row("runs", data.value("kind", "") == "bench"
-                                        ? fmt::format("one run, {:.2f} s measured", c.wall_s)
-                                        : fmt::format("{} variants x {} repetitions, interleaved{}; {:.1f} s in all", c.variants.size(),
-                                                      c.repeat, c.warmup ? fmt::format(", after {} warm-up round{}", c.warmup, c.warmup == 1 ? "" : "s") : "",
-                                                      c.wall_s));
-  std::string table = "<table>\n<tr>";
-  const auto cells = compare_table(c);
-  for (const auto& h : cells.front()) table += "<th>" + escape_html(h) + "</th>";
-  table += "</tr>\n";
-  for (size_t i = 1; i < cells.size(); ++i) {
-    table += "<tr>";
-    for (size_t j = 0; j < cells[i].size(); ++j)
-      table += fmt::format("<td{}>{}</td>", j == 0 || j == 4 ? " class=\"text\"" : "", escape_html(cells[i][j]));
-    table += "</tr>\n";
-  }
-  table += "</table>\n";
-  const std::string kind = data.value("kind", "compare");
-  return fmt::format(
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>ioacct {kind}: {title}</title>\n"
-      "<style>{style}</style>\n</head>\n<body>\n<h1>ioacct {kind}</h1>\n{explanation}"
-      "<table class=\"context\">\n{context}</table>\n<h2>Results</h2>\n{table}<pre class=\"note\">{notes}</pre>\n"
-      "<div id=\"charts\" class=\"charts\"></div>\n"
-      "<p class=\"note\">Charts by Chart.js {chartjs_version} (MIT licence), embedded.</p>\n"
-      "<script type=\"application/json\" id=\"ioacct-data\">{data}</script>\n"
-      "<script>{chartjs}</script>\n<script>{script}</script>\n</body>\n</html>\n",
-      fmt::arg("kind", kind), fmt::arg("title", escape_html(c.preset.empty() ? cmd : "--preset " + c.preset)),
-      fmt::arg("style", kStyle),
-      fmt::arg("explanation", c.explanation.empty() ? "" : "<pre>" + escape_html(c.explanation) + "</pre>\n"),
-      fmt::arg("context", context), fmt::arg("table", table), fmt::arg("notes", escape_html(compare_notes(c))),
-      fmt::arg("chartjs_version", kChartJsVersion), fmt::arg("data", script_safe(data.dump())),
-      fmt::arg("chartjs", kChartJs), fmt::arg("script", kScript));
+  json rows = json::array();
+  if (!targets.empty()) rows.push_back({"targets", targets});
+  const bool saved = !c.variants.empty() && !c.variants[0].sources.empty();
+  if (!saved)
+    rows.push_back({"runs", fmt::format("{} variants x {} repetitions, interleaved{}; {:.1f} s in all{}{}", c.variants.size(), c.repeat,
+                                        c.warmup ? fmt::format(", after {} warm-up round{}", c.warmup, c.warmup == 1 ? "" : "s") : "",
+                                        c.wall_s, c.interrupted ? " (interrupted)" : "",
+                                        c.rounds_note.empty() ? "" : "; --until-resolved: " + c.rounds_note)});
+  else
+    for (const auto& v : c.variants) {
+      std::string files;
+      for (const auto& f : v.sources) {
+        if (!files.empty()) files += ", ";
+        files += f;
+      }
+      rows.push_back({"saved: " + v.name, files});
+    }
+  for (const auto& w : c.warnings) rows.push_back({"warning", w});
+  data["context_rows"] = rows;
+  HtmlPage p;
+  p.kind = "compare";
+  p.title = c.preset.empty() ? fmt::format("ioacct compare: {} variants", c.variants.size())
+                             : fmt::format("ioacct compare --preset {}", c.preset);
+  p.question = c.question;
+  p.headline = c.headline;
+  if (!c.explanation.empty()) p.body += "<p class=\"explanation\">" + escape_html(c.explanation) + "</p>\n";
+  p.body += "<h2>Results</h2>\n" + html_table(compare_table(c), is_text_column, "results") + "<pre class=\"note\">" +
+            escape_html(compare_notes(c)) + "</pre>\n<h2>Charts</h2>\n<div id=\"charts\" class=\"charts\"></div>\n";
+  return render_html(p, data);
 }
 
-std::string html_bench_report(const std::vector<JobSpec>& jobs, const RunResult& r, const nlohmann::json& bench_json) {
-  CompareResult c;
-  c.repeat = 1;
-  c.argv = bench_json["context"].value("command_line", std::vector<std::string>{});
-  c.wall_s = static_cast<double>(r.window_ns) / 1e9;
-  c.targets = r.targets;
-  auto describe = [](const JobSpec& job) {
-    return fmt::format("{} {} {}, {}, depth {}", rw_name(job.rw), format_size(job.bs), job.direct ? "O_DIRECT" : "buffered",
-                       engine_name(job.engine), job.depth_per_thread() * job.threads);
-  };
-  auto rate = [](const JobSpec& job) -> std::optional<double> {
-    if (job.rate_per_thread() > 0) return job.rate_per_thread() * job.threads;
-    return std::nullopt;
-  };
+std::string html_bench_report(const std::vector<JobSpec>& jobs, const RunResult& r, json bench_json) {
+  const JobSpec& job = jobs.front();
   const bool several = jobs.size() > 1 && r.jobs.size() == jobs.size();
-  if (several) {
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      VariantSummary v;
-      v.name = "job " + r.jobs[i].name;
-      v.description = describe(jobs[i]);
-      v.engine_desc = r.jobs[i].engine_desc;
-      v.rate_iops = rate(jobs[i]);
-      v.runs.push_back(measure(r.jobs[i]));
-      c.variants.push_back(std::move(v));
-    }
+  bench_json["kind"] = "bench";
+  bench_json["report_time"] = rfc3339_now();
+  std::string targets;
+  for (const auto& t : r.targets) targets += (targets.empty() ? "" : "; ") + t.path + (t.device.empty() ? "" : " [" + t.device + "]");
+  bench_json["context_rows"] = json::array({json::array({"targets", targets}),
+                                            json::array({"engine", r.engine_desc})});
+  HtmlPage p;
+  p.kind = "bench";
+  p.title = several ? fmt::format("ioacct bench: {} jobs side by side, {} measured", jobs.size(),
+                                  format_duration_ns(static_cast<double>(r.window_ns)))
+                    : "ioacct bench: " + describe(job, r);
+  p.body = "<h2>Headline figures</h2>\n" + bench_tiles(job, r);
+  if (several) p.body += "<h2>Jobs</h2>\n" + jobs_table(jobs, r);
+  if (r.total.latency->count()) p.body += "<h2>Latency percentiles</h2>\n" + latency_table(*r.total.latency);
+  if (r.cpu) p.body += "<h2>CPU</h2>\n" + cpu_table(r);
+  if (r.accounting && !r.accounting->devices.empty()) {
+    p.body += "<h2>Devices</h2>\n" + device_table(*r.accounting);
+    p.body += "<p class=\"note\">iostat -x columns from /proc/diskstats over the window; busy%: the exact time the device "
+              "had a request between block_io_start and block_io_done (eBPF), dev% the same from issue to completion; "
+              "'-': not measured" +
+              escape_html(r.accounting->exact_unavailable ? " (" + *r.accounting->exact_unavailable + ")" : "") + ".</p>\n";
   }
-  VariantSummary all;
-  all.name = several ? fmt::format("all {} jobs", jobs.size())
-                     : fmt::format("{} {}", engine_name(jobs.front().engine), rw_name(jobs.front().rw));
-  all.description = several ? "the whole run" : describe(jobs.front());
-  all.engine_desc = r.engine_desc;
-  if (!several) all.rate_iops = rate(jobs.front());
-  all.runs.push_back(measure(r));
-  c.variants.push_back(std::move(all));
-  summarize(c);
-  // Jobs run side by side, not as alternatives: no ratio or verdict between them.
-  if (several)
-    for (auto& v : c.variants) {
-      v.baseline = false;
-      v.ratio.reset();
-    }
-  nlohmann::json data = compare_json(c, bench_json["context"]);
-  data["kind"] = "bench";
-  data["series"] = bench_json.contains("results") && bench_json["results"].is_object() ? bench_json["results"]["series"] : nullptr;
-  return html_report(c, data);
+  p.body += "<h2>Charts</h2>\n<div id=\"charts\" class=\"charts\"></div>\n";
+  if (!r.series || r.series->samples().empty())
+    p.body += "<p class=\"note\">No time series: it needs --acct full and --log-interval above 0 (default 1s) and a run "
+              "longer than one interval.</p>\n";
+  return render_html(p, bench_json);
 }
 
 }  // namespace ioacct

@@ -1,7 +1,8 @@
 #pragma once
-// The HTML report (`--report FILE.html`): one self-contained file, the
+// The HTML reports (`--report FILE.html`): one self-contained file each, the
 // charting library (Chart.js, embedded in the binary at build time) and the
-// data inlined, so it opens offline and can be mailed as it is.
+// data inlined, so it opens offline, prints to PDF with its charts, and can
+// be mailed as it is. The frame is html_page.hpp; the charts html/report.js.
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -11,17 +12,20 @@
 
 namespace ioacct {
 
-// `data` is compare_json()'s object plus "kind" ("compare" or "bench") and,
-// for bench, "series" (the time series as in bench's JSON).
-std::string html_report(const CompareResult& c, const nlohmann::json& data);
+// `ioacct compare --report`: the question and its answer, the table with
+// verdicts, and charts of the ratios' intervals, every repetition, latency,
+// CPU per I/O (and %util against busy% for paced variants). `data` is
+// compare_json()'s object.
+std::string html_report(const CompareResult& c, nlohmann::json data);
 
-// `ioacct bench --report`: the single run as a one-variant comparison, with
-// the run's time series. With several jobs, one row per job (over its own
-// window; `jobs[i]` is r.jobs[i]'s spec) and a last row for the whole run.
-// `bench_json` is bench's own JSON report.
-std::string html_bench_report(const std::vector<JobSpec>& jobs, const RunResult& r, const nlohmann::json& bench_json);
+// `ioacct bench --report`: the run's headline figures, latency percentiles,
+// time series (IOPS, bandwidth, p50/p99, CPU, device busy) and the device
+// table; with several jobs, also a row per job (over its own window; `jobs[i]`
+// is r.jobs[i]'s spec) and one for the whole run. `bench_json` is bench's own
+// JSON report.
+std::string html_bench_report(const std::vector<JobSpec>& jobs, const RunResult& r, nlohmann::json bench_json);
 
-// Chart.js as shipped (dist/chart.umd.js), from the generated source.
+// Chart.js as Debian ships it (libjs-chart.js), from the generated source.
 extern const char* const kChartJs;
 extern const char* const kChartJsVersion;
 

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/units.hpp"
+#include "acct/device_identity.hpp"
 #include "report/report.hpp"
 
 namespace ioacct {
@@ -172,6 +173,14 @@ json job_options_json(const JobSpec& job) {
 
 }  // namespace
 
+json device_identity_json(const std::string& device) {
+  if (device.empty()) return nullptr;
+  const DeviceIdentity id = device_identity(device);
+  return {{"disk", id.disk.empty() ? json(nullptr) : json(id.disk)},
+          {"model", id.model ? json(*id.model) : json(nullptr)},
+          {"firmware", id.firmware ? json(*id.firmware) : json(nullptr)}};
+}
+
 const char* stop_reason_name(StopReason r) noexcept {
   switch (r) {
     case StopReason::Runtime: return "runtime";
@@ -242,6 +251,7 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
   for (const auto& t : r->targets)
     targets.push_back({{"path", t.path},
                        {"device", t.device.empty() ? json(nullptr) : json(t.device)},
+                       {"device_identity", device_identity_json(t.device)},
                        {"block_device", t.is_block},
                        {"temporary", t.is_temp},
                        {"offset", t.base},
@@ -326,9 +336,15 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
       by.push_back({{"min", lo}, {"max", b <= 1 ? json(lo) : b == InflightResult::kBuckets - 1 ? json(nullptr) : json(2 * lo - 1)},
                     {"s", static_cast<double>(f.by_depth_ns[b]) / 1e9}});
     }
+    // "busy" is the device's figure (devices[].busy_pct); this is ioacct's own
+    // I/O in flight. busy_s/busy_pct are its old names, kept for schema 2 only.
+    const double own_s = static_cast<double>(f.busy_ns) / 1e9;
+    const double own_pct = 100.0 * static_cast<double>(f.busy_ns) / static_cast<double>(f.window_ns);
     results["inflight"] = {{"window_s", static_cast<double>(f.window_ns) / 1e9},
-                           {"busy_s", static_cast<double>(f.busy_ns) / 1e9},
-                           {"busy_pct", 100.0 * static_cast<double>(f.busy_ns) / static_cast<double>(f.window_ns)},
+                           {"own_inflight_s", own_s},
+                           {"own_inflight_pct", own_pct},
+                           {"busy_s", own_s},
+                           {"busy_pct", own_pct},
                            {"mean", static_cast<double>(f.inflight_ns) / static_cast<double>(f.window_ns)},
                            {"by_depth", by},
                            {"log_waits", f.log_waits}};
@@ -342,7 +358,8 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
       samples.push_back({{"t_s", x.t_s}, {"dur_s", x.dur_s}, {"iops", x.iops},
                          {"bytes_per_s", moves_data ? json(x.bytes_per_s) : json(nullptr)},
                          {"p50_ns", opt(x.p50_ns)}, {"p99_ns", opt(x.p99_ns)}, {"inflight", x.inflight},
-                         {"busy_pct", opt(x.busy_pct)}, {"cpu_pct", opt(x.cpu_pct)}, {"sq_cpu_pct", opt(x.sq_cpu_pct)},
+                         {"own_inflight_pct", opt(x.own_inflight_pct)}, {"busy_pct", opt(x.own_inflight_pct)},
+                         {"device_busy_pct", opt(x.device_busy_pct)}, {"cpu_pct", opt(x.cpu_pct)}, {"sq_cpu_pct", opt(x.sq_cpu_pct)},
                          {"sq_work_pct", opt(x.sq_work_pct)}, {"util_pct", opt(x.util_pct)}});
     results["series"] = {{"interval_s", static_cast<double>(job.log_interval.count()) / 1e9},
                          {"keep_every", r->series->keep_every()},

@@ -12,6 +12,9 @@ namespace ioacct {
 
 // 2: jobs[] (several jobs), per-job results and CPU, slat/clat, stdev, trims
 // and syncs; every field of 1 is kept, with the same meaning for one job.
+// 2: ioacct's own in-flight time is own_inflight_s/own_inflight_pct (results.inflight,
+// series samples); the old busy_s/busy_pct there remain for this version only.
+// context.targets[].device_identity.
 inline constexpr int kSchemaVersion = 2;
 
 // One job: the run's figures. Several (`jobs[i]` is r.jobs[i]'s): each
@@ -25,6 +28,10 @@ nlohmann::json to_json(const JobSpec& job, const RunResult* r, const std::vector
 nlohmann::json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::vector<std::string>& argv);
 // The start-up line (stderr): effective configuration and obtained ring
 // flags; one more line per job when there are several.
+// A device's model and firmware (sysfs) for a JSON context: {disk, model,
+// firmware}, null for "" (no block device).
+nlohmann::json device_identity_json(const std::string& device);
+// The start-up line (stderr): effective configuration and obtained ring flags.
 std::string format_start_line(const JobSpec& job, const RunResult& context);
 std::string format_start_line(const std::vector<JobSpec>& jobs, const RunResult& context);
 

@@ -120,7 +120,11 @@ struct Control {
   SystemSample sys_a, sys_b;
   // The exact device busy time (--acct full), read right after diskstats at
   // the same edges; empty if the tracker is not attached or a read failed.
+  // The series collector reads it each interval too: tracker_mu keeps the
+  // reads one at a time, as BusyTracker::read() asks (a few per run, never
+  // on the hot path).
   const BusyTracker* tracker = nullptr;
+  std::mutex tracker_mu;
   std::vector<BusyCounters> busy_a, busy_b;
   std::mutex first_error_mu;
   std::string first_error;

@@ -301,8 +301,14 @@ RunResult run_jobs(const std::vector<JobSpec>& jobs, const std::vector<const Tar
   std::optional<SeriesCollector> series;
   JobSpec series_view = run;  // the run as the time series sees it: SQ threads if any job has them
   series_view.uring.sqpoll = ctl.any_sqpoll;
-  if (!logs.empty() && run.log_interval.count())
-    series.emplace(series_view, ctl, pub.get(), workers, merger, devices.targets.empty() ? std::string() : devices.targets[0]);
+  if (!logs.empty() && run.log_interval.count()) {
+    const std::string disk = devices.targets.empty() ? std::string() : devices.targets[0];
+    std::optional<size_t> busy_index;  // the disk's place in the tracker's reads, when traced
+    if (ctl.tracker && exact)
+      for (size_t i = 0; i < exact->names.size(); ++i)
+        if (exact->names[i] == disk) busy_index = i;
+    series.emplace(series_view, ctl, pub.get(), workers, merger, disk, busy_index);
+  }
   ctl.go.store(true, std::memory_order_release);
 
   // Supervise: progress once a second, stop on a signal.

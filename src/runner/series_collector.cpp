@@ -48,6 +48,15 @@ SeriesCollector::Snap SeriesCollector::snap(Nanos now) {
   s.cpu = sample_cpu();
   s.sys = sample_system(disk_.empty() ? std::vector<std::string>{} : std::vector<std::string>{disk_},
                         job_.uring.sqpoll ? ctl_.ring_fds : std::vector<int>{}, job_.uring.sqpoll, false);
+  if (ctl_.tracker && busy_index_) {
+    try {
+      const std::lock_guard<std::mutex> lock(ctl_.tracker_mu);
+      auto all = ctl_.tracker->read();
+      if (*busy_index_ < all.size()) s.busy = std::move(all[*busy_index_]);
+    } catch (const std::exception&) {
+      // Not measured for this interval: the sample says so with a null.
+    }
+  }
   return s;
 }
 
@@ -70,7 +79,10 @@ void SeriesCollector::emit(const Pending& p, std::optional<uint64_t> busy_ns) {
     x.p50_ns = merged.quantile(0.5);
     x.p99_ns = merged.quantile(0.99);
   }
-  if (busy_ns) x.busy_pct = 100.0 * static_cast<double>(*busy_ns) / (dur * 1e9);
+  if (busy_ns) x.own_inflight_pct = 100.0 * static_cast<double>(*busy_ns) / (dur * 1e9);
+  if (p.a.busy && p.b.busy && p.b.busy->stamp_ns > p.a.busy->stamp_ns)
+    x.device_busy_pct = 100.0 * static_cast<double>(p.b.busy->busy_ns - p.a.busy->busy_ns) /
+                        static_cast<double>(p.b.busy->stamp_ns - p.a.busy->stamp_ns);
   if (p.a.cpu.valid && p.b.cpu.valid) {
     const CpuUsage c = cpu_delta(p.a.cpu, p.b.cpu);
     x.cpu_pct = 100.0 * (c.user_s + c.sys_s) / dur;

@@ -25,11 +25,12 @@ namespace ioacct {
 class SeriesCollector {
  public:
   // `pub` holds one Published per worker; `disk` is the first target device
-  // ("" if none), whose %util the series shows.
+  // ("" if none), whose %util the series shows, and `busy_index` its place
+  // in ctl.tracker's reads (none: no exact busy time for it).
   SeriesCollector(const JobSpec& job, Control& ctl, Published* pub, std::vector<std::unique_ptr<Worker>>& workers,
-                  InflightMerger& merger, std::string disk)
+                  InflightMerger& merger, std::string disk, std::optional<size_t> busy_index)
       : job_(job), ctl_(ctl), pub_(pub), workers_(workers), merger_(merger), disk_(std::move(disk)),
-        interval_(static_cast<Nanos>(job.log_interval.count())), next_(ctl.measure_start) {}
+        busy_index_(busy_index), interval_(static_cast<Nanos>(job.log_interval.count())), next_(ctl.measure_start) {}
 
   // Ends an interval if one is due and every worker has switched epochs.
   void tick(Nanos now);
@@ -46,6 +47,7 @@ class SeriesCollector {
     uint64_t ios = 0, bytes = 0, inflight = 0;
     CpuSample cpu;
     SystemSample sys;
+    std::optional<BusyCounters> busy;  // the target device's, from ctl.tracker
   };
   struct Pending {
     Snap a, b;
@@ -63,6 +65,7 @@ class SeriesCollector {
   std::vector<std::unique_ptr<Worker>>& workers_;
   InflightMerger& merger_;
   std::string disk_;
+  std::optional<size_t> busy_index_;
   Nanos interval_;
   Nanos next_;
   Snap prev_;

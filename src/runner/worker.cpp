@@ -398,11 +398,12 @@ const char* Worker::error_hint(int key, IoOp op) {
   }
 }
 
-// The two edges are taken by one thread each, one after the other, so the
-// tracker is never read from two threads at once.
+// The two edges are taken by one thread each, one after the other; the
+// series collector may read between them, hence the lock.
 void Worker::read_busy(std::vector<BusyCounters>& into) noexcept {
   if (!ctl_.tracker) return;
   try {
+    const std::lock_guard<std::mutex> lock(ctl_.tracker_mu);
     into = ctl_.tracker->read();
   } catch (const std::exception&) {
     into.clear();  // reported as not measured

@@ -225,7 +225,9 @@ TEST(BenchInflight, AtDepthOneBusyTimeIsTheSumOfLatencies) {
   const json& f = j["results"]["inflight"];
   const json& lat = j["results"]["latency_ns"];
   const double sum_s = lat["mean"].get<double>() * lat["count"].get<double>() / 1e9;
-  EXPECT_NEAR(f["busy_s"].get<double>(), sum_s, 0.01 * sum_s) << "one I/O at a time: the union is the sum";
+  EXPECT_NEAR(f["own_inflight_s"].get<double>(), sum_s, 0.01 * sum_s) << "one I/O at a time: the union is the sum";
+  EXPECT_EQ(f["busy_s"], f["own_inflight_s"]) << "the old name stays for schema 2";
+  EXPECT_EQ(f["busy_pct"], f["own_inflight_pct"]);
   EXPECT_NEAR(by_depth_total(f), f["window_s"].get<double>(), 0.01 * f["window_s"].get<double>());
   EXPECT_EQ(f["by_depth"][2]["s"], 0.0) << "never 2 in flight at depth 1";
 }
@@ -274,7 +276,7 @@ TEST(BenchInflight, TwoThreadsMatchTheUnionOfEveryInterval) {
     }
   }
   union_ns += cur_b - cur_a;
-  const double busy = f["busy_s"].get<double>() * 1e9;
+  const double busy = f["own_inflight_s"].get<double>() * 1e9;
   EXPECT_LE(busy, static_cast<double>(sum) * 1.0001);
   EXPECT_GE(busy, static_cast<double>(longest));
   EXPECT_NEAR(busy, static_cast<double>(union_ns), 1e-4 * static_cast<double>(union_ns) + 1000)
@@ -308,14 +310,44 @@ TEST(BenchSeries, IntervalsAddUpToTheRun) {
     ios += x["iops"].get<double>() * x["dur_s"].get<double>();
     ASSERT_FALSE(x["p50_ns"].is_null());
     EXPECT_LE(x["p50_ns"].get<uint64_t>(), x["p99_ns"].get<uint64_t>());
-    EXPECT_GE(x["busy_pct"].get<double>(), 0.0);
-    EXPECT_LE(x["busy_pct"].get<double>(), 100.0);
+    EXPECT_GE(x["own_inflight_pct"].get<double>(), 0.0);
+    EXPECT_LE(x["own_inflight_pct"].get<double>(), 100.0);
+    EXPECT_EQ(x["busy_pct"], x["own_inflight_pct"]) << "the old name stays for schema 2";
     EXPECT_FALSE(x["cpu_pct"].is_null());
   }
   // The samples cover the window but its last partial interval.
   const double total = j["results"]["ios"].get<double>();
   EXPECT_GT(ios, 0.75 * total);
   EXPECT_LE(ios, 1.01 * total);
+}
+
+// The device's exact busy time per interval is the same counter as the
+// window's devices[].busy_pct, read at every interval's edge: over the
+// intervals it must add up to the window's, but for the uncovered tail.
+TEST(BenchSeries, DeviceBusyPerIntervalAddsUpToTheWindows) {
+  TempDir dir;
+  auto o = run_ioacct({"bench", "--format", "json", "--size", "32m", "--runtime", "3s", "--log-interval", "500ms",
+                       "--iodepth", "4"},
+                      {.env = {"TMPDIR=" + dir.path()}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  json j = json::parse(o.out);
+  const json* target = nullptr;
+  for (const auto& d : j["results"]["devices"])
+    if (d["role"] == "target") target = &d;
+  ASSERT_NE(target, nullptr) << "the temporary file sits on a block device here";
+  if ((*target)["busy_pct"].is_null()) GTEST_SKIP() << "no exact busy time: " << j["results"]["exact_busy"]["unavailable"];
+  double covered = 0, busy_s = 0;
+  for (const auto& x : j["results"]["series"]["samples"]) {
+    ASSERT_FALSE(x["device_busy_pct"].is_null()) << x;
+    EXPECT_GE(x["device_busy_pct"].get<double>(), 0.0);
+    EXPECT_LE(x["device_busy_pct"].get<double>(), 100.0 + 1e-6);
+    covered += x["dur_s"].get<double>();
+    busy_s += x["device_busy_pct"].get<double>() / 100 * x["dur_s"].get<double>();
+  }
+  const double window = j["results"]["window_s"].get<double>(), window_busy = (*target)["busy_pct"].get<double>() / 100 * window;
+  ASSERT_GT(covered, 0.75 * window);
+  EXPECT_LE(busy_s, window_busy + 0.01 * window) << "the intervals are inside the window";
+  EXPECT_GE(busy_s, window_busy - (window - covered) - 0.01 * window) << "only the uncovered tail may hold the rest";
 }
 
 TEST(BenchSeries, ALongSeriesIsDecimatedNotUnbounded) {

@@ -70,6 +70,11 @@ TEST(BenchRun, JsonCountsAgree) {
   json j = parse_json(o);
   EXPECT_EQ(j["context"]["schema_version"], 2);
   EXPECT_EQ(j["context"]["options"]["bs"], 8192);
+  // The device the temporary file sits on, named from sysfs for the report's header.
+  const json& id = j["context"]["targets"][0]["device_identity"];
+  ASSERT_TRUE(id.is_object()) << j["context"]["targets"];
+  EXPECT_FALSE(id["disk"].is_null());
+  EXPECT_TRUE(id["model"].is_string() || id["model"].is_null());
   EXPECT_TRUE(j["context"]["setup_flags"].is_array());
   EXPECT_EQ(j["context"]["targets"][0]["temporary"], true);
   EXPECT_EQ(j["interrupted"], false);

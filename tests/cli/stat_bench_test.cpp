@@ -58,7 +58,7 @@ TEST(StatBench, DeviceBusyStaysInsideTheRunsInFlightUnion) {
   // The device's busy time cannot exceed ioacct's own in-flight union by much:
   // every request of this run is in flight from ioacct's view as well.
   const double busy = (*d)["busy_pct"].get<double>();
-  const double inflight = j["results"]["inflight"]["busy_pct"].get<double>();
+  const double inflight = j["results"]["inflight"]["own_inflight_pct"].get<double>();
   EXPECT_LE(busy, inflight * 1.05 + 0.5) << "device busy inside the submission-to-reaping union";
   const double unsure = (*d)["busy_unsure_pct"].get<double>();
   EXPECT_GE(unsure, 0.0);

@@ -1,5 +1,6 @@
 // ioacct compare's pure parts on fixed inputs: matrix expansion, the
-// interleaved order, and the statistics (median, MAD, outliers, overlap).
+// interleaved order, the statistics of one variant (median, MAD, outliers).
+// Verdicts are in compare_verdict_test.cpp, saved runs in compare_saved_test.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -119,44 +120,6 @@ TEST(Stats, OutliersByScaledMad) {
   // A tiny MAD (paced runs): within 1% of the median is never an outlier.
   EXPECT_TRUE(outliers({99.98, 100.0, 100.01, 99.99, 99.5}).empty());
   EXPECT_EQ(outliers({99.98, 100.0, 100.01, 99.99, 98.9}), (std::vector<size_t>{4}));
-}
-
-TEST(Stats, OverlapOfMinMaxRanges) {
-  EXPECT_TRUE(overlaps({10, 9, 11, {}}, {12, 11, 13, {}}));   // touching counts
-  EXPECT_FALSE(overlaps({10, 9, 11, {}}, {12, 11.5, 13, {}}));
-  EXPECT_TRUE(overlaps({10, 5, 20, {}}, {12, 11, 13, {}}));   // one inside the other
-  EXPECT_TRUE(clearly_different({10, 9, 11, {}}, {12, 11.5, 13, {}}));
-  // Apart, but the medians differ by less than 1%: not a clear difference.
-  EXPECT_FALSE(clearly_different({100, 99.9, 99.95, {}}, {100.5, 100.0, 100.6, {}}));
-}
-
-TEST(Summary, RatiosVerdictsAndOutliersFromFixedRuns) {
-  CompareResult c;
-  auto variant = [](std::string name, std::vector<double> iops) {
-    VariantSummary v;
-    v.name = std::move(name);
-    for (double x : iops) {
-      RunMetrics m;
-      m.iops = x;
-      v.runs.push_back(m);
-    }
-    return v;
-  };
-  c.variants = {variant("a", {100, 110, 90}), variant("b", {200, 210, 190}), variant("c", {105, 95, 112}),
-                variant("d", {100, 101, 99, 100, 140})};
-  c.baseline = 0;
-  summarize(c);
-  EXPECT_TRUE(c.variants[0].baseline);
-  EXPECT_DOUBLE_EQ(*c.variants[1].ratio, 2.0);
-  EXPECT_TRUE(c.variants[1].clear_difference);
-  EXPECT_DOUBLE_EQ(*c.variants[2].ratio, 1.05);
-  EXPECT_FALSE(c.variants[2].clear_difference);  // 95-112 overlaps 90-110
-  EXPECT_EQ(c.variants[3].outliers, (std::vector<size_t>{4}));
-  EXPECT_FALSE(c.variants[0].cpu_per_io_ns.s.has_value());  // never measured: no figure, not 0
-  c.baseline = 1;
-  summarize(c);
-  EXPECT_DOUBLE_EQ(*c.variants[0].ratio, 0.5);
-  EXPECT_TRUE(c.variants[0].clear_difference);
 }
 
 // One job of a run with several: over its own window, with its own CPU, and

@@ -158,6 +158,15 @@ TEST(ParseCount, SiSuffixes) {
   for (const auto& c : cases) EXPECT_EQ(parse_count("--number", c.text), c.want) << c.text;
 }
 
+TEST(ParsePercent, WithOrWithoutTheSignStrictlyBetweenZeroAndHundred) {
+  EXPECT_DOUBLE_EQ(parse_percent("--margin", "5%"), 0.05);
+  EXPECT_DOUBLE_EQ(parse_percent("--margin", "5"), 0.05);
+  EXPECT_DOUBLE_EQ(parse_percent("--margin", "2.5%"), 0.025);
+  EXPECT_DOUBLE_EQ(parse_percent("--margin", "99.9%"), 0.999);
+  for (const char* text : {"", "0", "0%", "100%", "150", "-5%", "5 %", "5%%", "0.05x", "five", "5pc"})
+    expect_refused([&] { parse_percent("--margin", text); }, "--margin", text);
+}
+
 TEST(ParseCount, CountsAreNotIec) {
   EXPECT_NE(parse_count("--number", "1k"), 1024u);
   EXPECT_NE(parse_count("--number", "1M"), MiB);

@@ -1,0 +1,187 @@
+#include "compare/headline.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace ioacct {
+namespace {
+
+const VariantSummary* find(const CompareResult& c, const std::string& name) {
+  for (const auto& v : c.variants)
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+bool has_arg(const VariantSummary& v, const std::string& w) {
+  return std::find(v.args.begin(), v.args.end(), w) != v.args.end();
+}
+
+// a against b, and again without their outliers when either has any.
+struct Verdicts {
+  Verdict all;
+  std::optional<Verdict> without;
+};
+Verdicts against(const VariantSummary& a, const VariantSummary& b, const VerdictRule& rule) {
+  Verdicts v{decide(iops_of(a), iops_of(b), rule), std::nullopt};
+  if (!a.outliers.empty() || !b.outliers.empty()) v.without = decide(iops_of(a, true), iops_of(b, true), rule);
+  return v;
+}
+
+std::string claim(const std::string& subject, const std::string& object, const Verdicts& v, const VerdictRule& rule) {
+  return claim(subject, object, v.all, rule, v.without ? &*v.without : nullptr);
+}
+
+// "NAME (DETAIL, 1.5x the CPU per I/O OF)": a subject with its price, when
+// both measured it.
+std::string priced(const std::string& name, const std::string& detail, const VariantSummary& a, const VariantSummary& b,
+                   const std::string& of) {
+  std::string in = detail;
+  if (a.cpu_per_io_ns.s && b.cpu_per_io_ns.s && b.cpu_per_io_ns.s->median > 0)
+    in += fmt::format("{}{} the CPU per I/O{}", in.empty() ? "" : ", ",
+                      format_ratio(a.cpu_per_io_ns.s->median / b.cpu_per_io_ns.s->median), of);
+  return in.empty() ? name : fmt::format("{} ({})", name, in);
+}
+
+std::string ci(const Verdict& v, const VerdictRule& rule) {
+  return fmt::format("{:g}% CI {}", 100 * rule.level, format_interval(v));
+}
+
+std::string claim_of(const std::string& subject, const std::string& object, const Verdict& v, const VerdictRule& rule) {
+  if (v.no_io) return fmt::format("{} against {} has no ratio: a repetition completed no I/O", subject, object);
+  if (v.kind == VerdictKind::NotMeasured || !v.ratio) return fmt::format("{} against {} was not measured", subject, object);
+  const std::string est = format_ratio(v.ratio->estimate);
+  const std::string again = fmt::format("run with --repeat {}{}", v.repeat_needed, v.capped ? " or more" : "");
+  switch (v.kind) {
+    case VerdictKind::Faster:
+    case VerdictKind::Slower:
+      return fmt::format("{} completes {} the I/Os of {} ({})", subject, est, object, ci(v, rule));
+    case VerdictKind::NoDifference:
+      return fmt::format("{} completes as many I/Os as {} ({}, {}, within ±{:g}%)", subject, object, est, ci(v, rule),
+                         100 * rule.margin);
+    default: break;
+  }
+  if (!v.ratio->low)
+    return fmt::format("{} against {} is not resolved: {} repetition{} against {} cannot give a {:g}% interval ({}): {}",
+                       subject, object, v.ratio->n, v.ratio->n == 1 ? "" : "s", v.ratio->m, 100 * rule.level, est, again);
+  return fmt::format("{} against {} is not resolved at this noise ({}, {}): {}", subject, object, est, ci(v, rule), again);
+}
+
+
+std::string qd1(const CompareResult& c) {
+  const VariantSummary *ps = find(c, "psync"), *sleep = find(c, "uring-sleep"), *spin = find(c, "uring-spin");
+  if (!ps || !sleep) return "";
+  std::string s = "On this machine, at depth 1, " + claim("io_uring (sleep)", "pread", against(*sleep, *ps, c.rule), c.rule);
+  if (spin) {
+    s += "; " + claim(priced("busy-polling", "spin", *spin, *sleep, " of sleeping"), "pread", against(*spin, *ps, c.rule), c.rule);
+  }
+  return s + ".";
+}
+
+std::string sqpoll(const CompareResult& c) {
+  const VariantSummary *q1 = find(c, "qd1"), *q1s = find(c, "qd1-sqpoll"), *q32 = find(c, "qd32"),
+                       *q32s = find(c, "qd32-sqpoll"), *off = find(c, "qd32-acct-off");
+  if (!q1 || !q1s || !q32 || !q32s) return "";
+  std::string s = "On this machine, " +
+                  claim(priced("SQPOLL at depth 1", "", *q1s, *q1, ""), "a ring without it", against(*q1s, *q1, c.rule), c.rule) + "; " +
+                  claim(priced("at depth 32 SQPOLL", "", *q32s, *q32, ""), "a ring without it", against(*q32s, *q32, c.rule), c.rule);
+  if (off) {
+    // The accounting level qd32 ran at, from its job: the default may change,
+    // and the sentence names what was measured.
+    std::string level = "accounting";
+    if (q32->options && q32->options->contains("acct") && (*q32->options)["acct"].is_string())
+      level = "--acct " + (*q32->options)["acct"].get<std::string>();
+    const Verdicts vs = against(*q32, *off, c.rule);
+    const Verdict& v = vs.all;
+    s += "; ";
+    // Accounting's cost is asked for at well under the margin (2%), so an
+    // interval wholly below 1 is a cost, said with its interval, even where
+    // the verdict calls it no difference.
+    if (v.ratio && v.ratio->high && *v.ratio->high < 1 && !(vs.without && vs.without->kind != v.kind)) {
+      // The cost is what accounting takes away: 1 - ratio, its interval flipped.
+      s += fmt::format("at depth 32, {} costs {:.1f}% of the IOPS ({:g}% CI {:.1f}-{:.1f}%)", level,
+                       100 * (1 - v.ratio->estimate), 100 * c.rule.level, 100 * (1 - *v.ratio->high),
+                       100 * (1 - *v.ratio->low));
+    } else {
+      s += claim("at depth 32, " + level, "--acct off", vs, c.rule);
+    }
+  }
+  return s + ".";
+}
+
+std::string util(const CompareResult& c) {
+  struct Group {
+    std::string label;
+    double lo = 1e300, hi = 0, rate_lo = 1e300, rate_hi = 0;
+    bool any = false;
+  };
+  Group reads{"random reads"}, writes{"O_DSYNC writes"};
+  bool missing = false;
+  for (const auto& v : c.variants) {
+    if (!v.rate_iops) continue;
+    if (!v.util_pct.s || !v.busy_pct.s || v.busy_pct.s->median <= 0) {
+      missing = true;
+      continue;
+    }
+    Group& g = has_arg(v, "--dsync") ? writes : reads;
+    const double r = v.util_pct.s->median / v.busy_pct.s->median;
+    g.lo = std::min(g.lo, r);
+    g.hi = std::max(g.hi, r);
+    g.rate_lo = std::min(g.rate_lo, *v.rate_iops);
+    g.rate_hi = std::max(g.rate_hi, *v.rate_iops);
+    g.any = true;
+  }
+  if (!reads.any && !writes.any)
+    return "Not answered here: busy% (the device's exact busy time) was not measured; it needs root (BPF), "
+           "--acct full and a block device under the target.";
+  auto part = [&](const Group& g) {
+    return fmt::format("{} the exact busy time for {} paced at {:.0f}-{:.0f} IOPS", format_ratio_range(g.lo, g.hi), g.label, g.rate_lo,
+                       g.rate_hi);
+  };
+  const bool truthful = [&] {
+    for (const Group* g : {&reads, &writes})
+      if (g->any && (g->lo < 0.9 || g->hi > 1.1)) return false;
+    return true;
+  }();
+  std::string s = truthful ? "Yes, within 10% here: %util reads " : "No: on this machine %util reads ";
+  if (reads.any) s += part(reads);
+  if (reads.any && writes.any) s += ", and ";
+  if (writes.any) s += part(writes);
+  if (missing) s += " (some variants did not measure busy%)";
+  return s + ".";
+}
+
+std::string generic(const CompareResult& c) {
+  if (c.variants.size() < 2) return "";
+  const VariantSummary& b = c.variants[c.baseline];
+  std::vector<std::string> parts;
+  for (const auto& v : c.variants)
+    if (!v.baseline)
+      parts.push_back(claim(fmt::format("'{}'", v.name), fmt::format("'{}'", b.name), v.verdict, c.rule,
+                            v.without_outliers ? &*v.without_outliers : nullptr));
+  std::string s;
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? "; " : "") + parts[i];
+  s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+  return s + ".";
+}
+
+}  // namespace
+
+std::string claim(const std::string& subject, const std::string& object, const Verdict& v, const VerdictRule& rule,
+                  const Verdict* without_outliers) {
+  std::string s = claim_of(subject, object, v, rule);
+  if (without_outliers && without_outliers->kind != v.kind)
+    s += " (without the outlying repetitions: " + verdict_text(*without_outliers, rule) + ")";
+  return s;
+}
+
+
+std::string headline(const CompareResult& c) {
+  std::string s;
+  if (c.preset == "qd1") s = qd1(c);
+  else if (c.preset == "sqpoll") s = sqpoll(c);
+  else if (c.preset == "util") s = util(c);
+  return s.empty() ? generic(c) : s;
+}
+
+}  // namespace ioacct
