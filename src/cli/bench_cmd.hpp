@@ -17,7 +17,7 @@ struct BenchArgs {
   std::string dir, format = "console", output, report, verify_delay, inject_faults;
   std::string sq_cpu, sq_idle, wait = "sleep", acct = "full", dump_intervals, log_interval = "1s";
   bool direct = false, buffered = false, progress = false, destroy_data = false, dsync = false;
-  bool verify = false, verify_during = false;
+  bool verify = false, verify_during = false, anatomy = false;
   bool sqpoll = false, sq_shared = false, iopoll = false, fixed_files = false, fixed_bufs = false;
   bool register_ring = false, vectored = false, nowait = false, force_async = false, no_iowait = false;
   bool single_issuer = false, no_single_issuer = false, defer_taskrun = false, no_defer_taskrun = false;

@@ -185,6 +185,7 @@ std::string format_console(const JobSpec& job, const RunResult& r) {
   if (t.short_resubmits || t.eagain_retries)
     out += fmt::format("  retries    {} short transfers finished by resubmitting, {} EAGAIN retried\n",
                        t.short_resubmits, t.eagain_retries);
+  if (r.anatomy) out += format_anatomy(*r.anatomy);
   if (r.threads.size() > 1) {
     for (const auto& th : r.threads) {
       out += fmt::format("  thread {:<3} {}depth {}  IOPS {}  p50 {}  p99 {}  max {}{}\n", th.index,

@@ -53,15 +53,6 @@ int cpus_allowed() {
   return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
 }
 
-json latency_json(const Histogram& h) {
-  if (!h.count()) return nullptr;
-  return {{"count", h.count()},           {"min", h.min()},
-          {"mean", h.mean()},             {"p50", h.quantile(0.5)},
-          {"p90", h.quantile(0.9)},       {"p99", h.quantile(0.99)},
-          {"p99.9", h.quantile(0.999)},   {"p99.99", h.quantile(0.9999)},
-          {"max", h.max()}};
-}
-
 json errors_json(const std::map<int, uint64_t>& errors) {
   json e = json::object();
   for (const auto& [k, v] : errors) e[error_key_name(k)] = v;
@@ -105,6 +96,15 @@ json setup_flags_json(uint32_t flags) {
 }
 
 }  // namespace
+
+json latency_json(const Histogram& h) {
+  if (!h.count()) return nullptr;
+  return {{"count", h.count()},           {"min", h.min()},
+          {"mean", h.mean()},             {"p50", h.quantile(0.5)},
+          {"p90", h.quantile(0.9)},       {"p99", h.quantile(0.99)},
+          {"p99.9", h.quantile(0.999)},   {"p99.99", h.quantile(0.9999)},
+          {"max", h.max()}};
+}
 
 const char* stop_reason_name(StopReason r) noexcept {
   switch (r) {
@@ -288,6 +288,7 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
     results["series"] = nullptr;
   }
   results["first_error"] = r->first_error.empty() ? json(nullptr) : json(r->first_error);
+  results["anatomy"] = r->anatomy ? anatomy_json(*r->anatomy) : json(nullptr);
   json hist = json::array();
   for (const auto& b : r->total.latency->buckets()) hist.push_back({b.lo, b.hi, b.count});
   results["latency_histogram_ns"] = hist;

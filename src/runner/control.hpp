@@ -5,7 +5,7 @@
 // The memory-ordering contract:
 // - `go` (release by the main thread, acquire by the workers) publishes
 //   everything set before it: measure_start, deadline, max_errors,
-//   sample_system, disks, ring_fds, tracker. They are read-only after it.
+//   sample_system, disks, ring_fds, tracker, anatomy. They are read-only after it.
 // - `ready` (release by each worker, acquire by the main thread) publishes a
 //   worker's set-up: its engine, or its setup error.
 // - `shared_wq_fd` (release by thread 0, acquire by the others): --sq-shared's
@@ -33,6 +33,7 @@
 #include "acct/clock.hpp"
 #include "acct/cpu.hpp"
 #include "acct/system.hpp"
+#include "monitor/anatomy.hpp"
 #include "monitor/bpf/busy_tracker.hpp"
 
 namespace ioacct {
@@ -82,6 +83,8 @@ struct Control {
   // the same edges; empty if the tracker is not attached or a read failed.
   const BusyTracker* tracker = nullptr;
   std::vector<BusyCounters> busy_a, busy_b;
+  // --anatomy: each worker records its I/Os in its own AnatomyThread.
+  AnatomyTracer* anatomy = nullptr;
   std::mutex first_error_mu;
   std::string first_error;
 };

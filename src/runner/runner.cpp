@@ -1,5 +1,7 @@
 #include "runner/runner.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -175,6 +177,19 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
     }
   }
   result.engine_desc = workers[0]->engine()->describe();
+  // --anatomy: its programs follow the workers, whose tids are known now.
+  AnatomyAttach anatomy;
+  if (job.anatomy) {
+    std::vector<int> tids;
+    for (const auto& t : result.threads) tids.push_back(t.tid);
+    anatomy = attach_anatomy({.tgid = static_cast<int>(getpid()),
+                              .threads = T,
+                              .stride = job.depth_per_thread(),
+                              .flavor = job.engine == EngineKind::Psync ? AnatomyFlavor::Syscall : AnatomyFlavor::Uring,
+                              .link_block = job.depth_per_thread() == 1},
+                             tids);
+    ctl.anatomy = anatomy.tracer.get();
+  }
   RunDevices devices;
   if (job.acct != AcctLevel::Off) {
     ctl.sample_system = true;
@@ -255,6 +270,11 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
       if (exact.tracker) result.accounting->exact_source = exact.tracker->source();
       add_exact_busy(*result.accounting, busy_names, exact_samples(ctl.busy_a), exact_samples(ctl.busy_b));
     }
+  }
+  if (job.anatomy) {
+    result.anatomy = anatomy.tracer ? anatomy.tracer->result() : AnatomyResult{};
+    result.anatomy->flavor = job.engine == EngineKind::Psync ? AnatomyFlavor::Syscall : AnatomyFlavor::Uring;
+    result.anatomy->unavailable = anatomy.unavailable;
   }
   result.first_error = ctl.first_error;
   const int stop = ctl.stop.load();

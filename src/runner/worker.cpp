@@ -284,6 +284,7 @@ void Worker::loop() noexcept {
   const Nanos interval = rate > 0 ? std::max<Nanos>(1, static_cast<Nanos>(1e9 / rate)) : 0;
   const uint64_t quota = plan_.quota;
   Histogram& lat = *out_.latency;
+  AnatomyThread* anat = ctl_.anatomy ? &ctl_.anatomy->thread(plan_.index) : nullptr;
 
   Nanos now = now_ns();
   // Pacing: the k-th I/O since `pace_start` is due at pace_start + k*period,
@@ -400,6 +401,7 @@ void Worker::loop() noexcept {
           if (s.op == IoOp::Read) { ++out_.reads; out_.bytes_read += moved; }
           else { ++out_.writes; out_.bytes_written += moved; }
           if (dump_) out_.intervals.emplace_back(s.t_submit, now);
+          if (anat) anat->reap(c.tag, s.t_submit, now, s.left != s.len || s.eagains);
           if (acct_full_) {
             const uint64_t l = now - s.t_submit;
             if (l == run_lat) {
