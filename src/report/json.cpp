@@ -153,6 +153,7 @@ json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::stri
       {"log_interval_s", static_cast<double>(job.log_interval.count()) / 1e9},
       {"acct", job.acct == AcctLevel::Off ? "off" : job.acct == AcctLevel::Basic ? "basic" : "full"},
       {"verify", job.verify},
+      {"anatomy", job.anatomy},
       {"verify_during", job.verify_during},
   };
   json context = {
