@@ -13,7 +13,9 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
+#include <sstream>
 
 #include "cli/run_binary.hpp"
 #include "cli/stage_trace.hpp"
@@ -73,16 +75,47 @@ std::map<std::string, std::vector<uint64_t>> witness_stages(const std::vector<St
   return st;
 }
 
-void check_against_witness(const std::string& engine) {
+// The file's extents on its disk, as a tracefs filter on the block events'
+// sector (filefrag: "0:  0.. 65535:  107544576.. 107610111:  65536: ...").
+std::string fmt_range(unsigned long long a, unsigned long long b) {
+  return "(sector >= " + std::to_string(a) + " && sector <= " + std::to_string(b) + ")";
+}
+
+std::string sector_filter(const std::string& file) {
+  std::istringstream in(sh("filefrag -v -b512 " + file));
+  std::string filter;
+  for (std::string line; std::getline(in, line);) {
+    unsigned long long l0 = 0, l1 = 0, p0 = 0, p1 = 0;
+    if (std::sscanf(line.c_str(), " %*u: %llu.. %llu: %llu.. %llu:", &l0, &l1, &p0, &p1) != 4) continue;
+    filter += (filter.empty() ? "" : " || ") + fmt_range(p0, p1);
+  }
+  EXPECT_FALSE(filter.empty()) << "no extents for " << file;
+  return filter;
+}
+
+// Depth 1 on a loop device of the test's own, or (`on_vda`) on a file of the
+// root file system's disk, which other processes use too.
+void check_against_witness(const std::string& engine, bool on_vda = false) {
   TempDir dir;
-  LoopDevice loop(dir.path(), {.random_data = true});
+  std::optional<LoopDevice> loop;
+  std::string target, sectors;
+  if (on_vda) {
+    target = dir.path() + "/data";
+    sh("dd if=/dev/urandom of=" + target + " bs=1M count=32 conv=fsync status=none");
+    sh("dd if=" + target + " of=/dev/null bs=1M iflag=direct status=none");  // the host's cache behind vda
+    sectors = sector_filter(target);
+  } else {
+    loop.emplace(dir.path(), LoopOptions{.random_data = true});
+    target = loop->path();
+  }
   struct stat sb {};
-  ASSERT_EQ(::stat(loop.path().c_str(), &sb), 0);
+  ASSERT_EQ(::stat(target.c_str(), &sb), 0);
+  const dev_t dev = on_vda ? sb.st_dev : sb.st_rdev;
   const std::string dump = dir.path() + "/intervals";
   const bool psync = engine == "psync";
-  StageTrace trace(major(sb.st_rdev), minor(sb.st_rdev), psync);
+  StageTrace trace(major(dev), minor(dev), psync, sectors);
   auto o = run_ioacct({"bench", "--format", "json", "--engine", engine, "--iodepth", "1", "--ios", "3000", "--anatomy",
-                       "--dump-intervals", dump, loop.path()});
+                       "--dump-intervals", dump, target});
   const auto events = trace.stop();
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const json a = json::parse(o.out)["results"]["anatomy"];
@@ -100,13 +133,19 @@ void check_against_witness(const std::string& engine) {
   std::set<std::string> seen;
   for (const auto& s : a["stages"]) {
     const std::string name = s["stage"];
+    if (name == "in kernel") {
+      // An I/O whose first block request was not its data (the file
+      // system reading its extent tree on vda): not linked per I/O.
+      EXPECT_LE(s["ios"].get<uint64_t>(), 30u) << "I/Os without linked block stages";
+      continue;
+    }
     seen.insert(name);
     ASSERT_TRUE(w.count(name)) << "a stage the witness does not have: " << name;
     EXPECT_GE(s["ios"].get<uint64_t>(), 2970u) << name << ": linked per I/O for (nearly) every I/O";
     const double ours = s["latency_ns"]["p50"].get<double>();
     const double theirs = static_cast<double>(median(w.at(name)));
     const double tol = std::max(0.02 * theirs, 2000.0);
-    std::printf("%s %-14s ours %9.0f ns  witness %9.0f ns  (%zu I/Os)\n", engine.c_str(), name.c_str(), ours, theirs, w.at(name).size());
+    std::printf("%s%s %-14s ours %9.0f ns  witness %9.0f ns  (%zu I/Os)\n", engine.c_str(), on_vda ? " vda" : "", name.c_str(), ours, theirs, w.at(name).size());
     EXPECT_NEAR(ours, theirs, tol) << engine << " " << name << ": median " << ours << " ns, the witness's " << theirs
                                    << " ns (" << w.at(name).size() << " I/Os)";
   }
@@ -116,6 +155,30 @@ void check_against_witness(const std::string& engine) {
 TEST(BenchAnatomy, UringStagesAtDepthOneMatchTheTracefsWitness) { check_against_witness("uring"); }
 
 TEST(BenchAnatomy, PsyncStagesAtDepthOneMatchTheTracefsWitness) { check_against_witness("psync"); }
+
+TEST(BenchAnatomy, UringStagesOnVdaMatchTheTracefsWitness) { check_against_witness("uring", true); }
+
+TEST(BenchAnatomy, PsyncStagesOnVdaMatchTheTracefsWitness) { check_against_witness("psync", true); }
+
+TEST(BenchAnatomy, DeeperThanOnePerThreadGivesBlockStagesPerRequestOnly) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.random_data = true});
+  auto o = run_ioacct({"bench", "--format", "json", "--iodepth", "8", "--ios", "4000", "--anatomy", loop.path()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json a = json::parse(o.out)["results"]["anatomy"];
+  ASSERT_TRUE(a["available"].get<bool>()) << a;
+  EXPECT_EQ(a["linking"]["block"], "per_request");
+  std::vector<std::string> names;
+  for (const auto& s : a["stages"]) names.push_back(s["stage"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"submit", "in kernel", "reaping"}));
+  ASSERT_TRUE(a["per_request"].is_object()) << a;
+  EXPECT_GE(a["per_request"]["device"]["ios"].get<uint64_t>(), 3900u);
+  EXPECT_TRUE(a["wakeup"].is_null()) << "a wake-up belongs to no single I/O when several are in flight";
+  EXPECT_EQ(a["residual"]["over_1us"], 0);
+  auto c = run_ioacct({"bench", "--iodepth", "8", "--ios", "2000", "--anatomy", loop.path()});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("per request only, not linked to I/Os"), std::string::npos) << c.out;
+}
 
 TEST(BenchAnatomy, NopHasOnlyIoUringStages) {
   auto o = run_ioacct({"bench", "--format", "json", "--engine", "nop", "--iodepth", "1", "--ios", "20000", "--anatomy"});

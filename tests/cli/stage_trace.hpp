@@ -29,8 +29,10 @@ class StageTrace {
   };
 
   // `psync`: the submission and completion are pread64's entry and exit,
-  // else io_uring_submit_req and io_uring_complete.
-  StageTrace(unsigned major, unsigned minor, bool psync) : psync_(psync) {
+  // else io_uring_submit_req and io_uring_complete. `sectors`: a tracefs
+  // filter that narrows the block events further (a file's extents on a disk
+  // other processes use too).
+  StageTrace(unsigned major, unsigned minor, bool psync, const std::string& sectors = "") : psync_(psync) {
     sh("mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing");
     const std::string base = "/sys/kernel/tracing/instances/ioacct-anatomy-" + std::to_string(getpid());
     task_ = base + "-task";
@@ -43,7 +45,8 @@ class StageTrace {
     write(task_, "options/event-fork", "1");
     write(task_, "set_event_pid", std::to_string(getpid()));
     for (const char* ev : psync ? kSyscallEvents : kUringEvents) write(task_, std::string("events/") + ev + "/enable", "1");
-    const std::string filter = "dev == " + std::to_string((major << 20) | minor);
+    const std::string filter =
+        "dev == " + std::to_string((major << 20) | minor) + (sectors.empty() ? "" : " && (" + sectors + ")");
     for (const char* ev : {"block_io_start", "block_rq_issue", "block_rq_complete"}) {
       write(block_, std::string("events/block/") + ev + "/filter", filter);
       write(block_, std::string("events/block/") + ev + "/enable", "1");
