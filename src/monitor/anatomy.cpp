@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "common/errors.hpp"
+#include "common/files.hpp"
 #include "monitor/bpf/anatomy.skel.h"
 #include "monitor/bpf/anatomy_shared.h"
 
@@ -95,6 +96,9 @@ void AnatomyResult::merge(const AnatomyResult& o) {
   block_linked += o.block_linked;
   residual_max = std::max(residual_max, o.residual_max);
   residual_over_1us += o.residual_over_1us;
+  foreign_requests += o.foreign_requests;
+  if (o.bpf_run_ns) bpf_run_ns = bpf_run_ns.value_or(0) + *o.bpf_run_ns;
+  bpf_runs += o.bpf_runs;
 }
 
 void AnatomyThread::reap(uint32_t tag, uint64_t user_submit, uint64_t user_reap, bool retried) noexcept {
@@ -213,6 +217,23 @@ AnatomyResult AnatomyTracer::result() const {
   r.link_block = opt_.link_block;
   for (const AnatomyThread& t : threads_) r.merge(t.result());
   r.foreign_requests = impl_->skel->bss->foreign_requests;
+  uint64_t ns = 0, runs = 0;
+  bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, impl_->skel->obj) {
+    const int fd = bpf_program__fd(prog);
+    if (fd < 0) continue;  // not loaded (the other flavor's)
+    bpf_prog_info info{};
+    uint32_t len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0) continue;
+    ns += info.run_time_ns;
+    runs += info.run_cnt;
+  }
+  // Run times are kept only while the kernel's statistics are on: then even
+  // 0 is a measurement.
+  if (runs > 0 || read_first_line("/proc/sys/kernel/bpf_stats_enabled") == "1") {
+    r.bpf_run_ns = ns;
+    r.bpf_runs = runs;
+  }
   r.cpuidle = cpuidle_words();
   return r;
 }

@@ -45,6 +45,11 @@ struct AnatomyResult {
   uint64_t residual_over_1us = 0;          // linked I/Os whose stages miss end to end by more than 1 us
   uint64_t foreign_requests = 0;           // block requests of the bench started outside its submissions (io-wq)
   std::optional<std::string> cpuidle;      // the idle-state figure's absence, said in words
+  // The programs' own run time over the whole attach (every run, for every
+  // task on the machine: the filtering is part of the price), when the
+  // kernel's BPF statistics were on (sysctl kernel.bpf_stats_enabled=1).
+  std::optional<uint64_t> bpf_run_ns;
+  uint64_t bpf_runs = 0;
 
   void merge(const AnatomyResult& o);
 };

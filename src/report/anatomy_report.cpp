@@ -80,6 +80,14 @@ std::string format_anatomy(const AnatomyResult& a) {
   out += fmt::format("             stages sum to end to end within 1 us for {} of {} linked I/Os "
                      "(largest residual {} ns)\n", a.linked - a.residual_over_1us, a.linked, a.residual_max);
   out += fmt::format("             CPU idle state at wake-up: {}\n", a.cpuidle.value_or("not available"));
+  if (a.bpf_run_ns && a.ios)
+    out += fmt::format("             cost: the programs ran {} per measured I/O ({:.1f} runs each, every task's "
+                       "tracepoint hits included; bpf_stats)\n",
+                       dur(static_cast<double>(*a.bpf_run_ns) / static_cast<double>(a.ios)),
+                       static_cast<double>(a.bpf_runs) / static_cast<double>(a.ios));
+  else
+    out += "             cost: the programs' run time is not measured (sysctl kernel.bpf_stats_enabled=1 measures "
+           "it); bench/anatomy_cost.sh measures the whole price\n";
   return out;
 }
 
@@ -90,7 +98,8 @@ json anatomy_json(const AnatomyResult& a) {
   j["flavor"] = a.flavor == AnatomyFlavor::Uring ? "io_uring" : "syscall";
   if (a.unavailable) {
     for (const char* k : {"ios", "linked", "unlinked", "linking", "stages", "end_to_end", "wakeup", "per_request",
-                          "block_stages", "residual", "foreign_block_requests", "cpuidle"})
+                          "block_stages", "residual", "foreign_block_requests", "cpuidle", "bpf_run_ns_per_io",
+                          "bpf_runs_per_io"})
       j[k] = nullptr;
     return j;
   }
@@ -125,6 +134,9 @@ json anatomy_json(const AnatomyResult& a) {
   j["residual"] = {{"max_ns", a.residual_max}, {"over_1us", a.residual_over_1us}};
   j["foreign_block_requests"] = a.foreign_requests;
   j["cpuidle"] = a.cpuidle ? json(*a.cpuidle) : json(nullptr);
+  const bool cost = a.bpf_run_ns && a.ios;
+  j["bpf_run_ns_per_io"] = cost ? json(static_cast<double>(*a.bpf_run_ns) / static_cast<double>(a.ios)) : json(nullptr);
+  j["bpf_runs_per_io"] = cost ? json(static_cast<double>(a.bpf_runs) / static_cast<double>(a.ios)) : json(nullptr);
   return j;
 }
 

@@ -104,8 +104,14 @@ int BPF_PROG(on_submit_req, struct io_kiocb *req) {
   if (!idx) return 0;
   __u64 t = bpf_ktime_get_ns();
   __u32 i = *idx;
+  /* The ring's entry in the rings map, made once: the thread's record says
+   * which ring it has entered (an array lookup, where the map is a hash). */
   __u64 ring = (__u64)req->ctx;
-  if (!bpf_map_lookup_elem(&rings, &ring)) bpf_map_update_elem(&rings, &ring, &i, BPF_ANY);
+  struct ioacct_anat_thread *th = bpf_map_lookup_elem(&threads, &i);
+  if (th && th->ring != ring) {
+    bpf_map_update_elem(&rings, &ring, &i, BPF_ANY);
+    th->ring = ring;
+  }
   begin(i, (__u32)req->cqe.user_data, t);
   return 0;
 }

@@ -42,7 +42,8 @@ struct ioacct_anat_thread {
   __u64 run;      /* sched:sched_switch onto a CPU, the latest */
   __u32 cur_slot; /* the slot being submitted (block requests started now are its), or IOACCT_ANAT_NONE */
   __u32 in_sys;   /* psync: inside a pread/pwrite */
-  __u64 pad[5];
+  __u64 ring;     /* the ring (struct io_ring_ctx *) last entered in the rings map for this thread */
+  __u64 pad[4];
 };
 
 #endif
