@@ -22,10 +22,13 @@ const char* block_link(const AnatomyResult& a) {
                       : "per request only, not linked to I/Os (more than one I/O in flight per thread)";
 }
 
+// Why the table has no block stages, when it has none.
 std::optional<std::string> no_block_words(const AnatomyResult& a) {
-  if (a.linked && !a.with_request)
-    return std::string("no block stages: none of the I/Os started a block request (page-cache hits, or no data moved)");
-  return std::nullopt;
+  if (!a.linked || a.with_request) return std::nullopt;
+  if (a.foreign_requests)
+    return std::string("no block stages linked: the block requests were started outside the bench threads' "
+                       "submissions (io-wq workers)");
+  return std::string("no block stages: none of the I/Os started a block request (page-cache hits, or no data moved)");
 }
 
 json hist_json(const Histogram& h) {

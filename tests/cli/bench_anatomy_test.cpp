@@ -180,6 +180,20 @@ TEST(BenchAnatomy, DeeperThanOnePerThreadGivesBlockStagesPerRequestOnly) {
   EXPECT_NE(c.out.find("per request only, not linked to I/Os"), std::string::npos) << c.out;
 }
 
+TEST(BenchAnatomy, RequestsAnIoWqWorkerStartsAreNotLinkedAndSaidSo) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.random_data = true});
+  auto o = run_ioacct(
+      {"bench", "--format", "json", "--iodepth", "1", "--ios", "2000", "--force-async", "--anatomy", loop.path()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json a = json::parse(o.out)["results"]["anatomy"];
+  ASSERT_TRUE(a["available"].get<bool>()) << a;
+  EXPECT_GE(a["foreign_block_requests"].get<uint64_t>(), 2000u);
+  ASSERT_TRUE(a["block_stages"].is_string()) << a;
+  EXPECT_NE(a["block_stages"].get<std::string>().find("io-wq"), std::string::npos) << a["block_stages"];
+  for (const auto& s : a["stages"]) EXPECT_NE(s["stage"], "device");
+}
+
 TEST(BenchAnatomy, NopHasOnlyIoUringStages) {
   auto o = run_ioacct({"bench", "--format", "json", "--engine", "nop", "--iodepth", "1", "--ios", "20000", "--anatomy"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
