@@ -23,6 +23,9 @@ nlohmann::json compare_json(const CompareResult& c, nlohmann::json context);
 // The table as text: a header row, then one row per variant (the console,
 // Markdown and HTML tables are all this). Columns 0 and 4 are words, the rest figures.
 std::vector<std::vector<std::string>> compare_table(const CompareResult& c);
+// With --anatomy: the stages' time per I/O, variants across, and for each
+// variant the stage that differs most from the baseline ("" without).
+std::string format_compare_anatomy(const CompareResult& c);
 // What the columns mean, and each outlier, one line each.
 std::string compare_notes(const CompareResult& c);
 

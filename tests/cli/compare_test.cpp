@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -194,6 +195,52 @@ TEST(Compare, UsageErrorsNameTheFlagOrVariantBeforeAnythingRuns) {
     EXPECT_EQ(o.err.rfind(c.message, 0), 0u) << "want: " << c.message << "got: " << o.err;
     EXPECT_EQ(o.out, "");
   }
+}
+
+}  // namespace
+}  // namespace ioacct::test
+
+namespace ioacct::test {
+namespace {
+
+// compare --anatomy: every variant's stages side by side, and the stage that
+// differs most from the baseline, the same in the console and the JSON.
+TEST(Compare, AnatomyPutsTheStagesOfEveryVariantSideBySide) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.random_data = true});
+  const std::string out = dir.path() + "/c.json";
+  auto o = run_ioacct({"compare", "--engine", "psync,uring", "--iodepth", "1", "--repeat", "1", "--runtime", "500ms",
+                       "--anatomy", "--format", "json", "-o", out, loop.path()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json j = json::parse(read_file(out));
+  ASSERT_EQ(j["variants"].size(), 2u);
+  std::vector<std::string> psync, uring;
+  for (const auto& s : j["variants"][0]["anatomy"]["stages"]) psync.push_back(s["stage"]);
+  for (const auto& s : j["variants"][1]["anatomy"]["stages"]) uring.push_back(s["stage"]);
+  EXPECT_EQ(psync, (std::vector<std::string>{"syscall entry", "issue", "queue", "device", "completion", "return"}));
+  EXPECT_EQ(uring, (std::vector<std::string>{"submit", "issue", "queue", "device", "completion", "reaping"}));
+  EXPECT_TRUE(j["variants"][0]["anatomy"]["differs_most_from_baseline"].is_null()) << "the baseline";
+  const json d = j["variants"][1]["anatomy"]["differs_most_from_baseline"];
+  ASSERT_TRUE(d.is_object()) << j["variants"][1]["anatomy"];
+  // The named stage is the one whose medians are furthest apart.
+  double best = -1;
+  std::string best_stage;
+  for (size_t i = 0; i < uring.size(); ++i) {
+    const double diff = std::abs(j["variants"][1]["anatomy"]["stages"][i]["per_io_ns"]["median"].get<double>() -
+                                 j["variants"][0]["anatomy"]["stages"][i]["per_io_ns"]["median"].get<double>());
+    if (diff > best) {
+      best = diff;
+      best_stage = uring[i];
+    }
+  }
+  EXPECT_EQ(d["stage"], best_stage);
+  EXPECT_NEAR(std::abs(d["by_ns"].get<double>()), best, 1e-6);
+
+  auto c = run_ioacct({"compare", "--engine", "psync,uring", "--iodepth", "1", "--repeat", "1", "--runtime", "300ms",
+                       "--anatomy", loop.path()});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("'engine=uring' against 'engine=psync': the stage that differs most is "), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("submit / syscall entry"), std::string::npos) << c.out;
 }
 
 }  // namespace
