@@ -105,6 +105,29 @@ constexpr const char* kScript = R"js(
     });
   }
 
+  // --anatomy: one stacked bar per variant; psync's and io_uring's stages
+  // bound the same points and share a colour (matched by position).
+  const withAnat = vs.filter((v) => v.anatomy && v.anatomy.stages);
+  if (withAnat.length) {
+    const order = ['submit', 'issue', 'queue', 'device', 'completion', 'in kernel', 'reaping'];
+    const alias = { 'syscall entry': 'submit', 'return': 'reaping' };
+    const key = (s) => alias[s] || s;
+    const present = order.filter((k) => withAnat.some((v) => v.anatomy.stages.some((s) => key(s.stage) === k)));
+    const label = (k) => {
+      const names = [...new Set(withAnat.flatMap((v) => v.anatomy.stages.filter((s) => key(s.stage) === k).map((s) => s.stage)))];
+      return names.join(' / ');
+    };
+    add('Where the time goes (--anatomy)', 'Each stage\'s time per I/O (median of the repetitions) between the ' +
+        'kernel\'s tracepoints; a bar adds up to the end-to-end mean.', {
+      type: 'bar',
+      data: { labels: withAnat.map((v) => v.name), datasets: present.map((k, i) => ({ label: label(k),
+        data: withAnat.map((v) => { const s = v.anatomy.stages.find((x) => key(x.stage) === k); return s ? us(s.per_io_ns.median) : 0; }),
+        backgroundColor: color(i) })) },
+      options: { indexAxis: 'y', scales: { x: { stacked: true, beginAtZero: true, title: { display: true, text: 'µs per I/O' } },
+                                           y: { stacked: true } } }
+    });
+  }
+
   const paced = vs.filter((v) => v.rate_iops != null && (v.util_pct || v.busy_pct));
   if (paced.length) {
     const groups = [...new Set(paced.map((v) => v.description.replace(/, paced at .*$/, '')))];
@@ -153,6 +176,18 @@ constexpr const char* kScript = R"js(
 
 }  // namespace
 
+namespace {
+
+// compare --anatomy's stage table and verdicts, above the notes (without the
+// blank line that parts them from the table in the console).
+std::string anatomy_notes(const CompareResult& c) {
+  std::string a = format_compare_anatomy(c);
+  if (!a.empty() && a.front() == '\n') a.erase(0, 1);
+  return a.empty() ? a : a + "\n";
+}
+
+}  // namespace
+
 std::string html_report(const CompareResult& c, const nlohmann::json& data) {
   const auto& ctx = data.at("context");
   std::string cmd;
@@ -195,7 +230,7 @@ std::string html_report(const CompareResult& c, const nlohmann::json& data) {
       fmt::arg("kind", kind), fmt::arg("title", escape_html(c.preset.empty() ? cmd : "--preset " + c.preset)),
       fmt::arg("style", kStyle),
       fmt::arg("explanation", c.explanation.empty() ? "" : "<pre>" + escape_html(c.explanation) + "</pre>\n"),
-      fmt::arg("context", context), fmt::arg("table", table), fmt::arg("notes", escape_html(compare_notes(c))),
+      fmt::arg("context", context), fmt::arg("table", table), fmt::arg("notes", escape_html(anatomy_notes(c) + compare_notes(c))),
       fmt::arg("chartjs_version", kChartJsVersion), fmt::arg("data", script_safe(data.dump())),
       fmt::arg("chartjs", kChartJs), fmt::arg("script", kScript));
 }

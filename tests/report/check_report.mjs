@@ -27,8 +27,12 @@ function ioacct(args) {
 // chart included) and one bench run with its time series.
 const compareHtml = join(out, 'compare-util.html');
 const benchHtml = join(out, 'bench.html');
+const anatomyHtml = join(out, 'compare-anatomy.html');
 ioacct(['compare', '--preset', 'util', '--repeat', '2', '--runtime', '300ms', '--size', '16m', '--report', compareHtml]);
 ioacct(['bench', '--runtime', '1s', '--log-interval', '100ms', '--iodepth', '4', '--size', '16m', '--report', benchHtml]);
+// --anatomy's stacked bars (IOPS, latency, CPU and the anatomy chart).
+ioacct(['compare', '--engine', 'psync,uring', '--iodepth', '1', '--repeat', '1', '--runtime', '300ms', '--size', '16m',
+        '--anatomy', '--report', anatomyHtml]);
 
 const failures = [];
 const browser = await puppeteer.launch({
@@ -37,7 +41,7 @@ const browser = await puppeteer.launch({
   args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
 });
 try {
-  for (const [file, charts] of [[compareHtml, 4], [benchHtml, 6]]) {
+  for (const [file, charts] of [[compareHtml, 4], [benchHtml, 6], [anatomyHtml, 4]]) {
     const name = file.split('/').pop();
     const page = await browser.newPage();
     await page.setViewport({ width: 1280, height: 900 });
