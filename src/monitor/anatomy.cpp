@@ -99,9 +99,11 @@ void AnatomyResult::merge(const AnatomyResult& o) {
   foreign_requests += o.foreign_requests;
   if (o.bpf_run_ns) bpf_run_ns = bpf_run_ns.value_or(0) + *o.bpf_run_ns;
   bpf_runs += o.bpf_runs;
+  reap_timed += o.reap_timed;
+  reap_timed_ns += o.reap_timed_ns;
 }
 
-void AnatomyThread::reap(uint32_t tag, uint64_t user_submit, uint64_t user_reap, bool retried) noexcept {
+void AnatomyThread::record(uint32_t tag, uint64_t user_submit, uint64_t user_reap, bool retried) noexcept {
   ++r_.ios;
   if (retried || tag >= stride_) {
     ++r_.unlinked[static_cast<int>(AnatomyUnlinked::Retried)];
