@@ -178,16 +178,16 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
   }
   result.engine_desc = workers[0]->engine()->describe();
   // --anatomy: its programs follow the workers, whose tids are known now.
+  const AnatomyOptions anatomy_opt{.tgid = static_cast<int>(getpid()),
+                                    .threads = T,
+                                    .stride = job.depth_per_thread(),
+                                    .flavor = job.engine == EngineKind::Psync ? AnatomyFlavor::Syscall : AnatomyFlavor::Uring,
+                                    .link_block = job.depth_per_thread() == 1};
   AnatomyAttach anatomy;
   if (job.anatomy) {
     std::vector<int> tids;
     for (const auto& t : result.threads) tids.push_back(t.tid);
-    anatomy = attach_anatomy({.tgid = static_cast<int>(getpid()),
-                              .threads = T,
-                              .stride = job.depth_per_thread(),
-                              .flavor = job.engine == EngineKind::Psync ? AnatomyFlavor::Syscall : AnatomyFlavor::Uring,
-                              .link_block = job.depth_per_thread() == 1},
-                             tids);
+    anatomy = attach_anatomy(anatomy_opt, tids);
     ctl.anatomy = anatomy.tracer.get();
   }
   RunDevices devices;
@@ -273,7 +273,8 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
   }
   if (job.anatomy) {
     result.anatomy = anatomy.tracer ? anatomy.tracer->result() : AnatomyResult{};
-    result.anatomy->flavor = job.engine == EngineKind::Psync ? AnatomyFlavor::Syscall : AnatomyFlavor::Uring;
+    result.anatomy->flavor = anatomy_opt.flavor;
+    result.anatomy->link_block = anatomy_opt.link_block;
     result.anatomy->unavailable = anatomy.unavailable;
   }
   result.first_error = ctl.first_error;
