@@ -35,9 +35,14 @@ make_test_file anatomy "$DIRECT_MIB"
 FILE=$TEST_FILE
 warm_direct "$FILE"
 
+# Used through `declare -n args=H$s` below.
+# shellcheck disable=SC2034
 H1=(--engine nop --iodepth 1 --runtime "$RUNTIME")
+# shellcheck disable=SC2034
 H2=(--direct --rw randread --bs 4k --iodepth 1 --runtime "$RUNTIME" "$FILE")
+# shellcheck disable=SC2034
 H3=(--direct --rw randread --bs 4k --iodepth 32 --runtime "$RUNTIME" "$FILE")
+# shellcheck disable=SC2034
 H4=(--buffered --rw randread --bs 4k --iodepth 1 --runtime "$RUNTIME" "$FILE")
 echo
 echo "== h) --anatomy cost: with against without, interleaved"
@@ -51,9 +56,9 @@ for rep in $(seq 1 "$REPS"); do
     declare -n args="H$s"
     [ "$s" = 4 ] && warm_cached "$FILE"
     for mode in "${order[@]}"; do
-      extra=()
-      [ "$mode" = on ] && extra=(--anatomy)
-      run_ioacct "$OUT_DIR/h$s.$mode.$rep.json" "${args[@]}" "${extra[@]}"
+      flag=()
+      [ "$mode" = on ] && flag=(--anatomy)
+      run_ioacct "$OUT_DIR/h$s.$mode.$rep.json" "${args[@]}" "${flag[@]}"
       add_row "$ROWS" "h$s" "anatomy-$mode" "$rep" ioacct "$OUT_DIR/h$s.$mode.$rep.json"
     done
   done
@@ -66,8 +71,8 @@ for s in 1 2 3 4; do
   declare -n args="H$s"
   [ "$s" = 4 ] && warm_cached "$FILE"
   run_ioacct "$OUT_DIR/h$s.stats.json" "${args[@]}" --anatomy
-  BPF_NS[$s]=$($BL get "$OUT_DIR/h$s.stats.json" results.anatomy.bpf_run_ns_per_io)
-  RUNS[$s]=$($BL get "$OUT_DIR/h$s.stats.json" results.anatomy.bpf_runs_per_io)
+  BPF_NS[s]=$($BL get "$OUT_DIR/h$s.stats.json" results.anatomy.bpf_run_ns_per_io)
+  RUNS[s]=$($BL get "$OUT_DIR/h$s.stats.json" results.anatomy.bpf_runs_per_io)
 done
 restore_stats
 
@@ -82,10 +87,10 @@ for s in 1 2 3 4; do
   r=$($BL ratio "$ROWS" "h$s" iops anatomy-on anatomy-off)
   on=$($BL median "$ROWS" "h$s" anatomy-on cpu_us)
   off=$($BL median "$ROWS" "h$s" anatomy-off cpu_us)
-  extra=$($PY -c "print($on - $off)")
+  delta=$($PY -c "print($on - $off)")
   if [ "$s" = 1 ] || [ "$s" = 2 ] || [ "$s" = 4 ]; then
-    $BL check "h$s extra CPU per I/O with --anatomy (us), depth 1" "$extra" "<=" 1.0 "IOPS on/off $($BL fmt "$r")"
+    $BL check "h$s extra CPU per I/O with --anatomy (us), depth 1" "$delta" "<=" 1.0 "IOPS on/off $($BL fmt "$r")"
   else
-    echo "INFO  h$s extra CPU per I/O with --anatomy (us), depth 32: $($BL fmt "$extra")  IOPS on/off $($BL fmt "$r")"
+    echo "INFO  h$s extra CPU per I/O with --anatomy (us), depth 32: $($BL fmt "$delta")  IOPS on/off $($BL fmt "$r")"
   fi
 done
