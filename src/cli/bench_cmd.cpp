@@ -1,5 +1,6 @@
 #include "cli/bench_cmd.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -101,6 +102,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_flag("--no-iowait", a.no_iowait, "Waiting is not iowait (IORING_ENTER_NO_IOWAIT, 6.15+)");
   b->add_flag("--nowait", a.nowait, "RWF_NOWAIT: fail instead of blocking inline");
   b->add_flag("--force-async", a.force_async, "IOSQE_ASYNC: always through the io-wq workers");
+  b->add_flag("--anatomy", a.anatomy, "Split each I/O's latency into stages at the kernel's tracepoints (eBPF)");
   b->add_option("--log-interval", a.log_interval, "Time series interval, in the JSON (default 1s; 0s: none)")->type_name("DURATION");
   b->add_option("--acct", a.acct, "off (completions only), basic (+ CPU, SQ threads, devices at the window's edges), latency (+ per-I/O latency, in flight, time series; default) or full (+ the devices' exact busy time and depth, eBPF)")->type_name("LEVEL");
   b->add_flag("--destroy-data", a.destroy_data, "Allow writes to block devices (destroys their contents)");
@@ -232,6 +234,11 @@ JobSpec to_job(const BenchArgs& a) {
     throw UsageError(fmt::format("--wait: '{}' is not sleep, spin or hybrid:DURATION", a.wait));
   }
   j.dump_intervals = a.dump_intervals;
+  // The anatomy follows the submitting thread into the kernel; an SQ thread
+  // submits in its place, and its requests are not linked.
+  if (a.anatomy && (a.sqpoll || a.sq_shared))
+    throw UsageError("--anatomy: cannot follow I/Os submitted by an SQ thread; leave out --sqpoll/--sq-shared");
+  j.anatomy = a.anatomy;
   j.log_interval = parse_duration("--log-interval", a.log_interval);
   if (j.log_interval.count() && j.log_interval < std::chrono::milliseconds(10))
     throw UsageError(fmt::format("--log-interval: {} is too short; at least 10ms (or 0s for no time series)", a.log_interval));
@@ -269,6 +276,9 @@ void resolve_one_pass(JobSpec& job, const Targets& targets) {
 int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) {
   std::vector<JobSpec> jobs = to_jobs(a);
   const JobSpec& first = jobs.front();
+  // Its per-I/O slots are laid out for one job's threads and depth.
+  if (jobs.size() > 1 && std::any_of(jobs.begin(), jobs.end(), [](const JobSpec& j) { return j.anatomy; }))
+    throw UsageError("--anatomy: takes one job; run it without --job/--fio, or on one job alone");
   const bool json_out = a.format == "json";
   if (jobs.size() == 1 && first.engine == EngineKind::Psync && a.iodepth_given && first.iodepth > first.threads)
     fmt::print(stderr, "warning: --engine psync does one I/O at a time per thread, so --iodepth {} "
@@ -331,6 +341,9 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
       for (const auto& [a0, b0] : t.intervals) text += fmt::format("{} {}\n", a0, b0);
     write_atomically(first.dump_intervals, text);
   }
+
+  if (r.anatomy && r.anatomy->unavailable)
+    fmt::print(stderr, "warning: --anatomy: {}; the anatomy is left out (null in the JSON)\n", *r.anatomy->unavailable);
 
   if (r.interrupted) {
     fmt::print(stderr, "ioacct: interrupted; the results above cover the time until the stop\n");

@@ -19,7 +19,7 @@ struct BenchArgs {
   std::string rwmix_trim, random_distribution, fsync, fdatasync, startdelay, fio;
   std::vector<std::string> jobs;  // --job NAME:OPTIONS, in order
   bool direct = false, buffered = false, progress = false, destroy_data = false, dsync = false;
-  bool verify = false, verify_during = false, stonewall = false, split_submit = false, one_pass = false;
+  bool verify = false, verify_during = false, stonewall = false, split_submit = false, one_pass = false, anatomy = false;
   bool sqpoll = false, sq_shared = false, iopoll = false, fixed_files = false, fixed_bufs = false;
   bool register_ring = false, vectored = false, nowait = false, force_async = false, no_iowait = false;
   bool single_issuer = false, no_single_issuer = false, defer_taskrun = false, no_defer_taskrun = false;

@@ -1,6 +1,7 @@
 #include "compare/summary.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "compare/headline.hpp"
@@ -50,6 +51,19 @@ RunMetrics measure(const RunResult& r) {
     m.latency = t.latency;
   }
   m.busy_pct = busy_pct(r);
+  if (r.anatomy) {
+    const AnatomyResult& a = *r.anatomy;
+    AnatomyFigures f;
+    f.flavor = a.flavor;
+    f.unavailable = a.unavailable;
+    if (!a.unavailable && a.linked) {
+      const double n = static_cast<double>(a.linked);
+      for (int i = 0; i < kAnatomyStages; ++i)
+        if (a.stages[i].count()) f.stage_ns[i] = a.stages[i].mean() * static_cast<double>(a.stages[i].count()) / n;
+      if (a.wakeup.count()) f.wakeup_ns = a.wakeup.mean() * static_cast<double>(a.wakeup.count()) / n;
+    }
+    m.anatomy = f;
+  }
   return m;
 }
 
@@ -83,6 +97,26 @@ Figure figure(const std::vector<RunMetrics>& runs, const std::function<std::opti
   return {spread(v)};
 }
 
+void summarize_anatomy(VariantSummary& v) {
+  v.anatomy = false;
+  v.anatomy_unavailable.reset();
+  for (const auto& r : v.runs) {
+    if (!r.anatomy) continue;
+    v.anatomy_flavor = r.anatomy->flavor;
+    if (r.anatomy->unavailable) {
+      if (!v.anatomy_unavailable) v.anatomy_unavailable = r.anatomy->unavailable;
+    } else {
+      v.anatomy = true;
+    }
+  }
+  if (v.anatomy) v.anatomy_unavailable.reset();
+  for (int s = 0; s < kAnatomyStages; ++s)
+    v.stage_ns[s] = figure(v.runs, [s](const RunMetrics& r) {
+      return r.anatomy ? r.anatomy->stage_ns[s] : std::nullopt;
+    });
+  v.wakeup_ns = figure(v.runs, [](const RunMetrics& r) { return r.anatomy ? r.anatomy->wakeup_ns : std::nullopt; });
+}
+
 }  // namespace
 
 std::vector<double> iops_of(const VariantSummary& v, bool without_outliers) {
@@ -111,12 +145,28 @@ void summarize(CompareResult& c) {
     v.latency = std::make_shared<Histogram>();
     for (const auto& r : v.runs)
       if (r.latency) v.latency->merge(*r.latency);
+    summarize_anatomy(v);
   }
   if (!c.variants.empty()) {
     const VariantSummary& b = c.variants[c.baseline];
     for (size_t i = 0; i < c.variants.size(); ++i) {
       VariantSummary& v = c.variants[i];
       v.baseline = i == c.baseline;
+      v.differs_most.reset();
+      v.differs_by_ns = 0;
+      // The stage whose time per I/O differs most from the baseline's: a
+      // stage one side lacks counts as 0 there (psync and io_uring stages
+      // bound the same points, so they line up by position).
+      if (!v.baseline && v.anatomy && b.anatomy)
+        for (int s = 0; s < kAnatomyStages; ++s) {
+          const Figure &x = v.stage_ns[s], &y = b.stage_ns[s];
+          if (!x.s && !y.s) continue;
+          const double d = (x.s ? x.s->median : 0) - (y.s ? y.s->median : 0);
+          if (!v.differs_most || std::abs(d) > std::abs(v.differs_by_ns)) {
+            v.differs_most = static_cast<AnatomyStage>(s);
+            v.differs_by_ns = d;
+          }
+        }
       v.ratio_of_medians.reset();
       v.without_outliers.reset();
       if (v.iops.s && b.iops.s && b.iops.s->median > 0) v.ratio_of_medians = v.iops.s->median / b.iops.s->median;

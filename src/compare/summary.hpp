@@ -3,6 +3,7 @@
 // (RunMetrics, plain data), and per variant their median, range, outliers and
 // verdict against the baseline, then the headline. Pure: reporters read a
 // CompareResult and nothing else.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,16 @@
 
 namespace ioacct {
 
+// --anatomy in one run: each stage's time per linked I/O (the stage's total
+// over the linked I/Os' count, so that the stages add up to the end-to-end
+// mean), or why there is none.
+struct AnatomyFigures {
+  AnatomyFlavor flavor = AnatomyFlavor::Uring;
+  std::optional<std::string> unavailable;
+  std::array<std::optional<double>, kAnatomyStages> stage_ns{};
+  std::optional<double> wakeup_ns;  // the wake-up's share of the completion, per linked I/O
+};
+
 // What one run measured, in the table's units. A figure that the run could
 // not measure (--acct off, no SQ thread, no device) is empty, never 0.
 struct RunMetrics {
@@ -29,6 +40,7 @@ struct RunMetrics {
   std::optional<double> util_pct;                  // the first target device's %util (io_ticks)
   std::optional<double> busy_pct;                  // see busy_pct()
   std::shared_ptr<const Histogram> latency;        // for the percentile curves
+  std::optional<AnatomyFigures> anatomy;           // with --anatomy
 };
 
 // The busy% column, read in one place: the first target device's exact busy
@@ -72,6 +84,15 @@ struct VariantSummary {
   // The job as run (bench JSON's context.options); null if unknown. Shared
   // and immutable (and a pointer, so that moving a summary cannot throw).
   std::shared_ptr<const nlohmann::json> options;
+  // --anatomy: each stage's time per I/O over the repetitions that measured
+  // it, and against the baseline the stage whose median differs most.
+  bool anatomy = false;
+  AnatomyFlavor anatomy_flavor = AnatomyFlavor::Uring;
+  std::optional<std::string> anatomy_unavailable;  // the first repetition's reason, when none measured
+  std::array<Figure, kAnatomyStages> stage_ns{};
+  Figure wakeup_ns;
+  std::optional<AnatomyStage> differs_most;  // none for the baseline, or without figures on both sides
+  double differs_by_ns = 0;                  // this variant's median minus the baseline's, for that stage
 };
 
 struct CompareResult {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <set>
 
@@ -75,7 +76,71 @@ std::string top(const CompareResult& c, const char* answer_prefix) {
   return out;
 }
 
+// "psync" against "uring-sleep": the stage rows, variants across.
+std::vector<std::vector<std::string>> anatomy_table(const CompareResult& c) {
+  std::vector<std::vector<std::string>> t{{"stage"}};
+  bool syscall = false;
+  for (const auto& v : c.variants) {
+    t[0].push_back(v.name);
+    syscall |= v.anatomy && v.anatomy_flavor == AnatomyFlavor::Syscall;
+  }
+  for (int s = 0; s < kAnatomyStages; ++s) {
+    bool any = false;
+    for (const auto& v : c.variants) any |= v.stage_ns[s].s.has_value();
+    if (!any) continue;
+    const auto st = static_cast<AnatomyStage>(s);
+    std::string name(anatomy_stage_name(st, AnatomyFlavor::Uring).name);
+    const std::string alt(anatomy_stage_name(st, AnatomyFlavor::Syscall).name);
+    if (syscall && alt != name) name += " / " + alt;
+    t.push_back({name});
+    for (const auto& v : c.variants) t.back().push_back(dur(v.stage_ns[s]));
+  }
+  t.push_back({"  of which wake-up"});
+  for (const auto& v : c.variants) t.back().push_back(dur(v.wakeup_ns));
+  return t;
+}
+
+std::string render(const std::vector<std::vector<std::string>>& t) {
+  // µ is two bytes but one column.
+  auto shown = [](const std::string& x) { return x.size() - (x.find("µ") != std::string::npos ? 1 : 0); };
+  std::vector<size_t> width(t.front().size(), 0);
+  for (const auto& r : t)
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], shown(r[i]));
+  std::string out;
+  for (const auto& r : t) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      const std::string pad(width[i] - shown(r[i]), ' ');
+      line += i == 0 ? r[i] + pad : pad + r[i];
+      if (i + 1 < r.size()) line += "  ";
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string format_compare_anatomy(const CompareResult& c) {
+  bool asked = false, measured = false;
+  for (const auto& v : c.variants) {
+    asked |= v.anatomy || v.anatomy_unavailable.has_value();
+    measured |= v.anatomy;
+  }
+  if (!asked) return "";
+  std::string out = "\nanatomy: time per I/O in each stage, median over the repetitions (kernel tracepoints, eBPF; "
+                    "a column adds up to the end-to-end mean; see 'ioacct bench --anatomy')\n";
+  if (measured) out += render(anatomy_table(c));
+  const VariantSummary& b = c.variants[c.baseline];
+  for (const auto& v : c.variants) {
+    if (v.anatomy_unavailable) out += fmt::format("'{}': not measured: {}\n", v.name, *v.anatomy_unavailable);
+    if (!v.differs_most) continue;
+    const auto n = anatomy_stage_name(*v.differs_most, v.anatomy_flavor);
+    out += fmt::format("'{}' against '{}': the stage that differs most is {} ({}{} per I/O)\n", v.name, b.name, n.name,
+                       v.differs_by_ns >= 0 ? "+" : "-", format_duration_ns(std::abs(v.differs_by_ns)));
+  }
+  return out;
+}
 
 bool is_text_column(size_t i) { return i == 0 || i == 5; }
 
@@ -154,6 +219,7 @@ std::string format_compare_console(const CompareResult& c) {
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
   }
+  out += format_compare_anatomy(c);
   out += '\n' + compare_notes(c);
   if (c.interrupted) out += "interrupted: the table covers the runs that finished\n";
   return out;
@@ -175,6 +241,8 @@ std::string format_compare_markdown(const CompareResult& c) {
       out += "\n";
     }
   }
+  const std::string anatomy = format_compare_anatomy(c);
+  if (!anatomy.empty()) out += "\n```" + anatomy + "```\n";
   return out + "\n" + compare_notes(c);
 }
 
@@ -206,6 +274,23 @@ std::string format_compare_csv(const CompareResult& c) {
 }
 
 namespace {
+
+template <typename Fig>
+json anatomy_json(const VariantSummary& v, const Fig& fig) {
+  if (!v.anatomy && !v.anatomy_unavailable) return nullptr;
+  json stages = json::array();
+  for (int s = 0; s < kAnatomyStages; ++s)
+    if (v.stage_ns[s].s)
+      stages.push_back({{"stage", anatomy_stage_name(static_cast<AnatomyStage>(s), v.anatomy_flavor).name},
+                        {"per_io_ns", fig(v.stage_ns[s])}});
+  json differs = nullptr;
+  if (v.differs_most)
+    differs = {{"stage", anatomy_stage_name(*v.differs_most, v.anatomy_flavor).name}, {"by_ns", v.differs_by_ns}};
+  return {{"unavailable", v.anatomy_unavailable ? json(*v.anatomy_unavailable) : json(nullptr)},
+          {"stages", v.anatomy ? stages : json(nullptr)},
+          {"wakeup_per_io_ns", fig(v.wakeup_ns)},
+          {"differs_most_from_baseline", differs}};
+}
 
 json verdict_json(const Verdict& v, const VerdictRule& rule, bool baseline) {
   auto opt = [](const std::optional<double>& x) { return x ? json(*x) : json(nullptr); };
@@ -292,6 +377,7 @@ json compare_json(const CompareResult& c, json context) {
                   {"busy_pct", fig(v.busy_pct)},
                   {"latency_percentiles_ns", curve},
                   {"latency_histogram_ns", hist},
+                  {"anatomy", anatomy_json(v, fig)},
                   {"sources", v.sources},
                   {"runs", runs}});
     variants.push_back(std::move(entry));

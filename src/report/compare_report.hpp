@@ -26,6 +26,9 @@ nlohmann::json compare_json(const CompareResult& c, nlohmann::json context);
 // The table as text: a header row, then one row per variant (the console,
 // Markdown and HTML tables are all this). kTextColumns are words, the rest figures.
 std::vector<std::vector<std::string>> compare_table(const CompareResult& c);
+// With --anatomy: the stages' time per I/O, variants across, and for each
+// variant the stage that differs most from the baseline ("" without).
+std::string format_compare_anatomy(const CompareResult& c);
 bool is_text_column(size_t i);
 // The verdicts that need a word more (not resolved, outliers that change
 // them), each outlier, and what the columns mean: one line each.

@@ -61,6 +61,14 @@ std::string latency_table(const Histogram& h) {
                     [](size_t) { return false; });
 }
 
+// compare --anatomy's stage table and verdicts, above the notes (without the
+// blank line that parts them from the table in the console).
+std::string anatomy_notes(const CompareResult& c) {
+  std::string a = format_compare_anatomy(c);
+  if (!a.empty() && a.front() == '\n') a.erase(0, 1);
+  return a.empty() ? a : a + "\n";
+}
+
 std::string device_table(const Accounting& a) {
   std::vector<std::vector<std::string>> rows = {
       {"device", "role", "r/s", "w/s", "rkB/s", "wkB/s", "r_await ms", "w_await ms", "aqu-sz", "areq-sz kB", "%util", "busy%", "dev%"}};
@@ -156,7 +164,7 @@ std::string html_report(const CompareResult& c, json data) {
   p.headline = c.headline;
   if (!c.explanation.empty()) p.body += "<p class=\"explanation\">" + escape_html(c.explanation) + "</p>\n";
   p.body += "<h2>Results</h2>\n" + html_table(compare_table(c), is_text_column, "results") + "<pre class=\"note\">" +
-            escape_html(compare_notes(c)) + "</pre>\n<h2>Charts</h2>\n<div id=\"charts\" class=\"charts\"></div>\n";
+            escape_html(anatomy_notes(c) + compare_notes(c)) + "</pre>\n<h2>Charts</h2>\n<div id=\"charts\" class=\"charts\"></div>\n";
   return render_html(p, data);
 }
 

@@ -64,16 +64,6 @@ int cpus_allowed() {
   return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
 }
 
-json latency_json(const Histogram& h) {
-  if (!h.count()) return nullptr;
-  return {{"count", h.count()},           {"min", h.min()},
-          {"mean", h.mean()},             {"stdev", h.stdev()},
-          {"p50", h.quantile(0.5)},
-          {"p90", h.quantile(0.9)},       {"p99", h.quantile(0.99)},
-          {"p99.9", h.quantile(0.999)},   {"p99.99", h.quantile(0.9999)},
-          {"max", h.max()}};
-}
-
 json errors_json(const std::map<int, uint64_t>& errors) {
   json e = json::object();
   for (const auto& [k, v] : errors) e[error_key_name(k)] = v;
@@ -160,6 +150,7 @@ json job_options_json(const JobSpec& job) {
       {"log_interval_s", static_cast<double>(job.log_interval.count()) / 1e9},
       {"acct", acct_name(job.acct)},
       {"verify", job.verify},
+      {"anatomy", job.anatomy},
       {"verify_during", job.verify_during},
       {"rwmix_trim", job.rwmix_trim},
       {"random_distribution", distribution_name(job.distribution)},
@@ -172,6 +163,16 @@ json job_options_json(const JobSpec& job) {
 }
 
 }  // namespace
+
+json latency_json(const Histogram& h) {
+  if (!h.count()) return nullptr;
+  return {{"count", h.count()},           {"min", h.min()},
+          {"mean", h.mean()},             {"stdev", h.stdev()},
+          {"p50", h.quantile(0.5)},
+          {"p90", h.quantile(0.9)},       {"p99", h.quantile(0.99)},
+          {"p99.9", h.quantile(0.999)},   {"p99.99", h.quantile(0.9999)},
+          {"max", h.max()}};
+}
 
 json device_identity_json(const std::string& device) {
   if (device.empty()) return nullptr;
@@ -369,6 +370,7 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
     results["series"] = nullptr;
   }
   results["first_error"] = r->first_error.empty() ? json(nullptr) : json(r->first_error);
+  results["anatomy"] = r->anatomy ? anatomy_json(*r->anatomy) : json(nullptr);
   results["latency_histogram_ns"] = histogram_json(*r->total.latency);
   out["results"] = results;
   json threads = json::array();

@@ -31,6 +31,12 @@ nlohmann::json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, con
 // A device's model and firmware (sysfs) for a JSON context: {disk, model,
 // firmware}, null for "" (no block device).
 nlohmann::json device_identity_json(const std::string& device);
+// bench --anatomy (report/anatomy_report.cpp): its console block, and the
+// results' "anatomy" object.
+std::string format_anatomy(const AnatomyResult& a);
+nlohmann::json anatomy_json(const AnatomyResult& a);
+// A histogram's summary (count, min, mean, percentiles, max), null if empty.
+nlohmann::json latency_json(const Histogram& h);
 // The start-up line (stderr): effective configuration and obtained ring flags.
 std::string format_start_line(const JobSpec& job, const RunResult& context);
 std::string format_start_line(const std::vector<JobSpec>& jobs, const RunResult& context);

@@ -5,8 +5,8 @@
 // The memory-ordering contract:
 // - `go` (release by the main thread, acquire by the workers) publishes
 //   everything set before it: measure_start, deadline, max_errors,
-//   sample_system, disks, ring_fds, tracker, and the times of every job that
-//   starts with the run. They are read-only after it.
+//   sample_system, disks, ring_fds, tracker, anatomy, and the times of every
+//   job that starts with the run. They are read-only after it.
 // - A JobControl's `open` (release by whoever sets its times, acquire by its
 //   workers) publishes start, measure_start and deadline: the main thread
 //   before `go` for the first group of jobs; for a stonewalled group, the
@@ -40,6 +40,7 @@
 #include "acct/clock.hpp"
 #include "acct/cpu.hpp"
 #include "acct/system.hpp"
+#include "monitor/anatomy.hpp"
 #include "monitor/bpf/busy_tracker.hpp"
 
 namespace ioacct {
@@ -126,6 +127,8 @@ struct Control {
   const BusyTracker* tracker = nullptr;
   std::mutex tracker_mu;
   std::vector<BusyCounters> busy_a, busy_b;
+  // --anatomy: each worker records its I/Os in its own AnatomyThread.
+  AnatomyTracer* anatomy = nullptr;
   std::mutex first_error_mu;
   std::string first_error;
 };

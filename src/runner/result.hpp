@@ -16,6 +16,7 @@
 #include "acct/series.hpp"
 #include "engine/engine.hpp"
 #include "engine/fault_engine.hpp"
+#include "monitor/anatomy.hpp"
 #include "workload/target.hpp"
 #include "workload/verify.hpp"
 
@@ -110,6 +111,7 @@ struct RunResult {
   std::string first_error;      // "EIO reading /dev/x at offset 4096", if any
   std::optional<VerifyResult> verify;  // with --verify
   bool verify_skipped = false;  // --verify, but the final pass was skipped (interrupted)
+  std::optional<AnatomyResult> anatomy;  // --anatomy (its `unavailable` says why when not measured)
 
   uint64_t error_count() const;
   // Fills `total`, `window_ns` and each job's total and window from `threads`.

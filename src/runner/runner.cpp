@@ -1,5 +1,7 @@
 #include "runner/runner.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -246,6 +248,19 @@ RunResult run_jobs(const std::vector<JobSpec>& jobs, const std::vector<const Tar
     jr.engine_desc = workers[jr.first_thread]->engine()->describe();
     jr.setup_flags = workers[jr.first_thread]->engine()->setup_flags();
   }
+  // --anatomy: its programs follow the workers, whose tids are known now.
+  const AnatomyOptions anatomy_opt{.tgid = static_cast<int>(getpid()),
+                                    .threads = T,
+                                    .stride = run.depth_per_thread(),
+                                    .flavor = run.engine == EngineKind::Psync ? AnatomyFlavor::Syscall : AnatomyFlavor::Uring,
+                                    .link_block = run.depth_per_thread() == 1};
+  AnatomyAttach anatomy;
+  if (run.anatomy) {
+    std::vector<int> tids;
+    for (const auto& t : result.threads) tids.push_back(t.tid);
+    anatomy = attach_anatomy(anatomy_opt, tids);
+    ctl.anatomy = anatomy.tracer.get();
+  }
   RunDevices devices;
   if (run.acct != AcctLevel::Off) {
     ctl.sample_system = true;
@@ -380,6 +395,12 @@ RunResult run_jobs(const std::vector<JobSpec>& jobs, const std::vector<const Tar
         jr.cpu = job_cpu(ctl.sys_a, ctl.sys_b, job_tids);
       }
     }
+  }
+  if (run.anatomy) {
+    result.anatomy = anatomy.tracer ? anatomy.tracer->result() : AnatomyResult{};
+    result.anatomy->flavor = anatomy_opt.flavor;
+    result.anatomy->link_block = anatomy_opt.link_block;
+    result.anatomy->unavailable = anatomy.unavailable;
   }
   result.first_error = ctl.first_error;
   const int stop = ctl.stop.load();

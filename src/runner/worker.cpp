@@ -447,6 +447,7 @@ void Worker::loop() noexcept {
   const double rate = job_.rate_per_thread();
   const uint64_t quota = plan_.quota;
   Histogram& lat = *out_.latency;
+  AnatomyThread* anat = ctl_.anatomy ? &ctl_.anatomy->thread(plan_.index) : nullptr;
 
   Nanos now = now_ns();
   // Paced by a schedule (workload/pace.hpp): only I/Os due before the
@@ -577,6 +578,7 @@ void Worker::loop() noexcept {
           if (s.op == IoOp::Read) { ++out_.reads; out_.bytes_read += moved; }
           else { ++out_.writes; out_.bytes_written += moved; }
           if (dump_) out_.intervals.emplace_back(s.t_submit, now);
+          if (anat) anat->reap(c.tag, s.t_submit, now, s.left != s.len || s.eagains);
           if (acct_latency_) {
             const uint64_t l = now - s.t_submit;
             if (l == run_lat) {

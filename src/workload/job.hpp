@@ -83,6 +83,7 @@ struct JobSpec {
   std::chrono::nanoseconds log_interval{1'000'000'000};  // the time series' interval; 0: none
   std::string dump_intervals;           // test-only: write every counted I/O's (submit, reap) stamps here
   bool sq_shared = false;               // all threads' rings share one SQ thread
+  bool anatomy = false;                 // --anatomy: each I/O split into stages at the kernel's tracepoints
   std::vector<std::string> targets;  // empty: a temporary file
   std::string dir;                   // where the temporary file goes
   uint64_t temp_size = 1ull << 30;   // temporary file size (--size, default 1 GiB)

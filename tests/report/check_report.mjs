@@ -27,8 +27,8 @@ function ioacct(args) {
 }
 
 // Real runs, kept short: the qd1 preset with enough repetitions for
-// intervals (the verdict chart), the util preset (the %util chart), and one
-// bench run with its time series.
+// intervals (the verdict chart), the util preset (the %util chart), one
+// bench run with its time series, and compare --anatomy (its stacked bars).
 const pages = [
   { file: join(out, 'compare-qd1.html'), kind: 'compare', charts: 4,
     args: ['compare', '--preset', 'qd1', '--repeat', '4', '--runtime', '150ms', '--size', '16m'] },
@@ -36,6 +36,8 @@ const pages = [
     args: ['compare', '--preset', 'util', '--repeat', '2', '--runtime', '300ms', '--size', '16m'] },
   { file: join(out, 'bench.html'), kind: 'bench', charts: 6,
     args: ['bench', '--runtime', '2s', '--log-interval', '200ms', '--iodepth', '4', '--size', '16m'] },
+  { file: join(out, 'compare-anatomy.html'), kind: 'compare', charts: 5,
+    args: ['compare', '--preset', 'qd1', '--anatomy', '--repeat', '2', '--runtime', '150ms', '--size', '16m'] },
 ];
 for (const p of pages) ioacct([...p.args, '--report', p.file]);
 

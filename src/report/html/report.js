@@ -196,6 +196,39 @@
       });
     }
 
+    // --anatomy: one stacked bar per variant; psync's and io_uring's stages
+    // bound the same points and share a colour (matched by position).
+    const withAnat = vs.filter((v) => v.anatomy && v.anatomy.stages);
+    if (withAnat.length) {
+      const order = ['submit', 'issue', 'queue', 'device', 'completion', 'in kernel', 'reaping'];
+      const alias = { 'syscall entry': 'submit', 'return': 'reaping' };
+      const key = (s) => alias[s] || s;
+      const present = order.filter((k) => withAnat.some((v) => v.anatomy.stages.some((s) => key(s.stage) === k)));
+      const label = (k) => {
+        const names = [...new Set(withAnat.flatMap((v) => v.anatomy.stages.filter((s) => key(s.stage) === k).map((s) => s.stage)))];
+        return names.join(' / ');
+      };
+      const total = (v) => v.anatomy.stages.reduce((a, s) => a + (s.per_io_ns ? s.per_io_ns.median : 0), 0);
+      const u = unitFor(TIME_NS, maxOf(withAnat.map(total)) / 2);
+      figure('Where the time goes (--anatomy)',
+        'Each stage\'s time per I/O (median of the repetitions) between the kernel\'s tracepoints (eBPF); a bar adds ' +
+        'up to the end-to-end mean.', {
+        type: 'bar',
+        data: {
+          labels: withAnat.map((v) => v.name),
+          datasets: present.map((k, i) => ({
+            label: label(k),
+            data: withAnat.map((v) => {
+              const s = v.anatomy.stages.find((x) => key(x.stage) === k);
+              return s && s.per_io_ns ? s.per_io_ns.median / u.div : 0;
+            }),
+            backgroundColor: color(i),
+          })),
+        },
+        options: { indexAxis: 'y', scales: { x: linear('time per I/O (' + u.name + ')', { stacked: true }), y: { stacked: true } } },
+      });
+    }
+
     const paced = vs.filter((v) => v.rate_iops != null && (v.util_pct || v.busy_pct));
     if (paced.length) {
       const group = (v) => v.description.replace(/, paced at .*$/, '');

@@ -1,0 +1,243 @@
+#include "monitor/anatomy.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <filesystem>
+
+#include "common/errors.hpp"
+#include "common/files.hpp"
+#include "monitor/bpf/anatomy.skel.h"
+#include "monitor/bpf/anatomy_shared.h"
+
+namespace ioacct {
+namespace {
+
+int quiet(enum libbpf_print_level, const char*, va_list) { return 0; }
+
+std::string why_not(const char* step, int err) {
+  err = err < 0 ? -err : err;
+  // EACCES is also the verifier's "no": a permission problem only without root.
+  if (err == EPERM || (err == EACCES && geteuid() != 0))
+    return "no permission to load BPF programs (needs root or CAP_BPF+CAP_PERFMON): run as root for the anatomy";
+  if (err == ESRCH && std::string_view(step) == "load")
+    return "this kernel lacks a tracepoint the anatomy needs (io_uring_submit_req, io_uring_complete, "
+           "block_io_start (6.5+), block_rq_issue, block_rq_complete, sched_wakeup, sched_switch)";
+  return fmt::format("cannot {} the BPF programs for the anatomy: {}", step, errno_text(err));
+}
+
+// An mmap of a BPF_F_MMAPABLE array map, unmapped when it goes.
+class Mapping {
+ public:
+  Mapping() = default;
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  ~Mapping() {
+    if (p_) munmap(p_, len_);
+  }
+  void map(bpf_map* m) {
+    const size_t bytes = static_cast<size_t>(bpf_map__value_size(m)) * bpf_map__max_entries(m);
+    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    len_ = (bytes + page - 1) / page * page;
+    p_ = mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+    if (p_ == MAP_FAILED) {
+      p_ = nullptr;
+      throw NotAvailable(fmt::format("cannot map the anatomy's {} map: {}", bpf_map__name(m), errno_text(errno)));
+    }
+  }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(p_);
+  }
+
+ private:
+  void* p_ = nullptr;
+  size_t len_ = 0;
+};
+
+struct SkelDeleter {
+  void operator()(anatomy_bpf* s) const { anatomy_bpf__destroy(s); }
+};
+
+// The idle-state figure: per-CPU cpuidle states are what it would read.
+std::string cpuidle_words() {
+  std::error_code ec;
+  if (!std::filesystem::exists("/sys/devices/system/cpu/cpu0/cpuidle", ec))
+    return "not available (no cpuidle states in sysfs)";
+  return "not measured (the anatomy does not follow power:cpu_idle)";
+}
+
+}  // namespace
+
+struct AnatomyTracer::Impl {
+  // Declared first, destroyed last: the skeleton detaches before the maps
+  // it points into are unmapped.
+  Mapping slots, threads;
+  std::unique_ptr<anatomy_bpf, SkelDeleter> skel;
+};
+
+void AnatomyResult::merge(const AnatomyResult& o) {
+  ios += o.ios;
+  linked += o.linked;
+  for (size_t i = 0; i < unlinked.size(); ++i) unlinked[i] += o.unlinked[i];
+  for (int i = 0; i < kAnatomyStages; ++i) stages[i].merge(o.stages[i]);
+  e2e.merge(o.e2e);
+  wakeup.merge(o.wakeup);
+  req_queue.merge(o.req_queue);
+  req_device.merge(o.req_device);
+  with_request += o.with_request;
+  block_linked += o.block_linked;
+  residual_max = std::max(residual_max, o.residual_max);
+  residual_over_1us += o.residual_over_1us;
+  foreign_requests += o.foreign_requests;
+  if (o.bpf_run_ns) bpf_run_ns = bpf_run_ns.value_or(0) + *o.bpf_run_ns;
+  bpf_runs += o.bpf_runs;
+  reap_timed += o.reap_timed;
+  reap_timed_ns += o.reap_timed_ns;
+}
+
+void AnatomyThread::record(uint32_t tag, uint64_t user_submit, uint64_t user_reap, bool retried) noexcept {
+  ++r_.ios;
+  if (retried || tag >= stride_) {
+    ++r_.unlinked[static_cast<int>(AnatomyUnlinked::Retried)];
+    return;
+  }
+  // The programs wrote the slot before the completion was posted, and the
+  // tag is not resubmitted before this call: the copy is the I/O's.
+  const volatile ioacct_anat_slot& sl = slots_[tag];
+  AnatomyStamps s;
+  s.user_submit = user_submit;
+  s.user_reap = user_reap;
+  s.submit = sl.t[IOACCT_ANAT_SUBMIT];
+  s.io_start = sl.t[IOACCT_ANAT_IO_START];
+  s.rq_issue = sl.t[IOACCT_ANAT_RQ_ISSUE];
+  s.rq_complete = sl.t[IOACCT_ANAT_RQ_COMPLETE];
+  s.post = sl.t[IOACCT_ANAT_POST];
+  s.nreq = sl.nreq;
+  s.wake = rec_->wake;
+  s.run = rec_->run;
+  const AnatomySplit x = split_io(s, r_.link_block);
+  if (x.unlinked != AnatomyUnlinked::None) {
+    ++r_.unlinked[static_cast<int>(x.unlinked)];
+    return;
+  }
+  ++r_.linked;
+  r_.e2e.record(x.e2e);
+  for (int i = 0; i < kAnatomyStages; ++i)
+    if (x.stage[i]) r_.stages[i].record(*x.stage[i]);
+  if (x.req_queue) {
+    r_.req_queue.record(*x.req_queue);
+    r_.req_device.record(*x.req_device);
+  }
+  if (x.wakeup) r_.wakeup.record(*x.wakeup);
+  r_.with_request += x.had_request;
+  r_.block_linked += x.block_linked;
+  const uint64_t res = static_cast<uint64_t>(x.residual < 0 ? -x.residual : x.residual);
+  r_.residual_max = std::max(r_.residual_max, res);
+  r_.residual_over_1us += res > 1000;
+}
+
+std::unique_ptr<AnatomyTracer> AnatomyTracer::attach(const AnatomyOptions& o) {
+  libbpf_set_print(quiet);
+  auto impl = std::make_unique<Impl>();
+  anatomy_bpf* raw = anatomy_bpf__open();
+  if (!raw) throw NotAvailable(why_not("open", errno));
+  impl->skel.reset(raw);
+  anatomy_bpf* skel = raw;
+  const unsigned threads = std::max(1u, o.threads), stride = std::max(1u, o.stride);
+  skel->rodata->tgid = static_cast<uint32_t>(o.tgid);
+  skel->rodata->stride = stride;
+  skel->rodata->sys_read = SYS_pread64;
+  skel->rodata->sys_write = SYS_pwrite64;
+  bpf_map__set_max_entries(skel->maps.tids, threads);
+  bpf_map__set_max_entries(skel->maps.rings, std::max(8u, 2 * threads));
+  bpf_map__set_max_entries(skel->maps.reqs, std::max(1024u, 4 * threads * stride));
+  bpf_map__set_max_entries(skel->maps.slots, threads * stride);
+  bpf_map__set_max_entries(skel->maps.threads, threads);
+  // Only the side the engine goes through: sys_enter runs for every syscall
+  // of the machine, the io_uring ones for every request.
+  const bool uring = o.flavor == AnatomyFlavor::Uring;
+  bpf_program__set_autoload(skel->progs.on_submit_req, uring);
+  bpf_program__set_autoload(skel->progs.on_complete, uring);
+  bpf_program__set_autoload(skel->progs.on_sys_enter, !uring);
+  bpf_program__set_autoload(skel->progs.on_sys_exit, !uring);
+  if (int err = anatomy_bpf__load(skel)) throw NotAvailable(why_not("load", err));
+  impl->slots.map(skel->maps.slots);
+  impl->threads.map(skel->maps.threads);
+  auto* recs = impl->threads.as<ioacct_anat_thread>();
+  for (unsigned i = 0; i < threads; ++i) recs[i].cur_slot = IOACCT_ANAT_NONE;
+  if (int err = anatomy_bpf__attach(skel)) throw NotAvailable(why_not("attach", err));
+  return std::unique_ptr<AnatomyTracer>(new AnatomyTracer(std::move(impl), o));
+}
+
+AnatomyTracer::AnatomyTracer(std::unique_ptr<Impl> impl, const AnatomyOptions& o)
+    : impl_(std::move(impl)), opt_(o), threads_(std::max(1u, o.threads)) {
+  opt_.stride = std::max(1u, o.stride);
+  const auto* slots = impl_->slots.as<const ioacct_anat_slot>();
+  const auto* recs = impl_->threads.as<const ioacct_anat_thread>();
+  for (size_t i = 0; i < threads_.size(); ++i) {
+    AnatomyThread& t = threads_[i];
+    t.slots_ = slots + i * opt_.stride;
+    t.rec_ = recs + i;
+    t.stride_ = opt_.stride;
+    t.r_.flavor = o.flavor;
+    t.r_.link_block = o.link_block;
+  }
+}
+
+AnatomyTracer::~AnatomyTracer() = default;
+
+void AnatomyTracer::add_thread(unsigned index, int tid) {
+  const auto key = static_cast<uint32_t>(tid);
+  const uint32_t value = index;
+  if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.tids), &key, &value, BPF_ANY) != 0)
+    throw NotAvailable(fmt::format("cannot follow bench thread {} in the anatomy: {}", tid, errno_text(errno)));
+}
+
+AnatomyAttach attach_anatomy(const AnatomyOptions& options, const std::vector<int>& tids) {
+  AnatomyAttach a;
+  try {
+    a.tracer = AnatomyTracer::attach(options);
+    for (size_t i = 0; i < tids.size(); ++i) a.tracer->add_thread(static_cast<unsigned>(i), tids[i]);
+  } catch (const NotAvailable& e) {
+    a.tracer.reset();
+    a.unavailable = e.what();
+  }
+  return a;
+}
+
+AnatomyResult AnatomyTracer::result() const {
+  AnatomyResult r;
+  r.flavor = opt_.flavor;
+  r.link_block = opt_.link_block;
+  for (const AnatomyThread& t : threads_) r.merge(t.result());
+  r.foreign_requests = impl_->skel->bss->foreign_requests;
+  uint64_t ns = 0, runs = 0;
+  bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, impl_->skel->obj) {
+    const int fd = bpf_program__fd(prog);
+    if (fd < 0) continue;  // not loaded (the other flavor's)
+    bpf_prog_info info{};
+    uint32_t len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0) continue;
+    ns += info.run_time_ns;
+    runs += info.run_cnt;
+  }
+  // Run times are kept only while the kernel's statistics are on: then even
+  // 0 is a measurement.
+  if (runs > 0 || read_first_line("/proc/sys/kernel/bpf_stats_enabled") == "1") {
+    r.bpf_run_ns = ns;
+    r.bpf_runs = runs;
+  }
+  r.cpuidle = cpuidle_words();
+  return r;
+}
+
+}  // namespace ioacct

@@ -1,0 +1,119 @@
+#pragma once
+// bench --anatomy: each I/O's latency split into stages at the kernel's
+// tracepoints, by a BPF object of its own (bpf/anatomy.bpf.c), loaded only
+// when asked for. The programs stamp each I/O's slot; the bench thread that
+// reaps the I/O reads the slot from mapped memory (no syscall) and splits it
+// (anatomy_split.hpp). docs/design.md ("Anatomy of an I/O").
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "acct/clock.hpp"
+#include "acct/histogram.hpp"
+#include "monitor/anatomy_split.hpp"
+
+struct ioacct_anat_slot;
+struct ioacct_anat_thread;
+
+namespace ioacct {
+
+struct AnatomyOptions {
+  int tgid = 0;           // the bench process
+  unsigned threads = 1;   // bench threads (indices 0..threads-1)
+  unsigned stride = 1;    // slots per thread: the largest depth of a thread (tags are below it)
+  AnatomyFlavor flavor = AnatomyFlavor::Uring;
+  bool link_block = false;  // one I/O in flight per thread: block requests are linked to I/Os
+};
+
+// What one thread (or, merged, the run) measured. Plain data.
+struct AnatomyResult {
+  AnatomyFlavor flavor = AnatomyFlavor::Uring;
+  bool link_block = false;
+  std::optional<std::string> unavailable;  // why there is no anatomy (then nothing below is measured)
+  uint64_t ios = 0;                        // I/Os looked at (measured, completed whole)
+  uint64_t linked = 0;                     // of them, split into stages
+  std::array<uint64_t, static_cast<int>(AnatomyUnlinked::Count)> unlinked{};  // by reason
+  std::vector<Histogram> stages = std::vector<Histogram>(kAnatomyStages);      // ns, linked I/Os
+  Histogram e2e;                           // end to end, linked I/Os
+  Histogram wakeup;                        // sched_wakeup -> on CPU, inside the completion
+  Histogram req_queue, req_device;         // per block request (whether linked or not)
+  uint64_t with_request = 0;               // linked I/Os that started a block request
+  uint64_t block_linked = 0;               // linked I/Os whose block stages are linked
+  uint64_t residual_max = 0;               // largest |end to end - sum of stages|, ns
+  uint64_t residual_over_1us = 0;          // linked I/Os whose stages miss end to end by more than 1 us
+  uint64_t foreign_requests = 0;           // block requests of the bench started outside its submissions (io-wq)
+  std::optional<std::string> cpuidle;      // the idle-state figure's absence, said in words
+  // The programs' own run time over the whole attach (every run, for every
+  // task on the machine: the filtering is part of the price), when the
+  // kernel's BPF statistics were on (sysctl kernel.bpf_stats_enabled=1).
+  std::optional<uint64_t> bpf_run_ns;
+  uint64_t bpf_runs = 0;
+  // The reaping thread's own share: reap() timed on one I/O in kReapSample
+  // (two clock reads each, included), as ns per timed I/O.
+  static constexpr uint64_t kReapSample = 1024;
+  uint64_t reap_timed = 0, reap_timed_ns = 0;
+
+  void merge(const AnatomyResult& o);
+};
+
+// One bench thread's recorder. Not thread-safe: its thread only.
+class AnatomyThread {
+ public:
+  // Hot path, once per measured I/O completed whole: reads the I/O's slot
+  // and the thread's wake-up stamps, splits them and records the stages.
+  // `retried`: the I/O was resubmitted (its stamps are its last try's).
+  void reap(uint32_t tag, uint64_t user_submit, uint64_t user_reap, bool retried) noexcept {
+    if (r_.ios % AnatomyResult::kReapSample != AnatomyResult::kReapSample - 1)
+      return record(tag, user_submit, user_reap, retried);
+    const uint64_t t0 = now_ns();
+    record(tag, user_submit, user_reap, retried);
+    r_.reap_timed_ns += now_ns() - t0;
+    ++r_.reap_timed;
+  }
+  const AnatomyResult& result() const { return r_; }
+
+ private:
+  void record(uint32_t tag, uint64_t user_submit, uint64_t user_reap, bool retried) noexcept;
+  friend class AnatomyTracer;
+  const volatile ioacct_anat_slot* slots_ = nullptr;  // this thread's, `stride_` of them
+  const volatile ioacct_anat_thread* rec_ = nullptr;
+  uint32_t stride_ = 1;
+  AnatomyResult r_;
+};
+
+class AnatomyTracer {
+ public:
+  // Loads and attaches the programs. Throws NotAvailable with one line a
+  // person can act on (no permission, no BTF, a tracepoint missing).
+  static std::unique_ptr<AnatomyTracer> attach(const AnatomyOptions& options);
+  ~AnatomyTracer();  // detaches; the kernel is left as it was
+  AnatomyTracer(const AnatomyTracer&) = delete;
+  AnatomyTracer& operator=(const AnatomyTracer&) = delete;
+
+  // Follows thread `index` (its kernel tid). Before the thread's first I/O.
+  void add_thread(unsigned index, int tid);
+  AnatomyThread& thread(unsigned index) { return threads_[index]; }
+  // Every thread's figures merged; call once the threads are done.
+  AnatomyResult result() const;
+
+  struct Impl;
+
+ private:
+  AnatomyTracer(std::unique_ptr<Impl> impl, const AnatomyOptions& o);
+  std::unique_ptr<Impl> impl_;
+  AnatomyOptions opt_;
+  std::vector<AnatomyThread> threads_;
+};
+
+struct AnatomyAttach {
+  std::unique_ptr<AnatomyTracer> tracer;   // null when it could not be attached
+  std::optional<std::string> unavailable;  // then why: NotAvailable's message
+};
+// AnatomyTracer::attach, then add_thread(i, tids[i]) for every thread, with
+// NotAvailable turned into `unavailable`.
+AnatomyAttach attach_anatomy(const AnatomyOptions& options, const std::vector<int>& tids);
+
+}  // namespace ioacct

@@ -1,0 +1,76 @@
+#pragma once
+// The anatomy of one I/O: its stamps (two from the bench thread, the rest
+// from the kernel's tracepoints, all CLOCK_MONOTONIC) split into stages. A
+// pure core over plain data, so that every rule of linking is unit-tested.
+//
+// The stages telescope: each runs from the previous stamp the I/O has to the
+// next, so for a linked I/O they sum to its end-to-end latency exactly, and a
+// stamp out of order (or missing where it must be) unlinks the I/O instead of
+// giving a negative or stretched stage. docs/design.md ("Anatomy of an I/O").
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace ioacct {
+
+enum class AnatomyStage : uint8_t {
+  Submit,      // user submit stamp -> io_uring_submit_req (psync: syscall entry)
+  Issue,       // -> block_io_start of the I/O's block request
+  Queue,       // -> block_rq_issue (the driver has it)
+  Device,      // -> block_rq_complete
+  Completion,  // -> io_uring_complete (psync: syscall exit)
+  Kernel,      // submit_req -> io_uring_complete, for I/Os whose block stages are not linked
+  Reaping,     // -> user reap stamp (psync: the syscall has returned)
+};
+inline constexpr int kAnatomyStages = 7;
+
+// Which side of the table the I/O went through: io_uring (uring, nop) or a
+// plain syscall (psync); only the names of the stages differ.
+enum class AnatomyFlavor : uint8_t { Uring, Syscall };
+
+struct AnatomyStageName {
+  std::string_view name, from, to;
+};
+AnatomyStageName anatomy_stage_name(AnatomyStage s, AnatomyFlavor f);
+
+// One I/O's stamps, 0 where absent.
+struct AnatomyStamps {
+  uint64_t user_submit = 0, user_reap = 0;  // the bench thread's (the latency figure's own)
+  uint64_t submit = 0;                      // io_uring_submit_req / sys_enter
+  uint64_t io_start = 0, rq_issue = 0, rq_complete = 0;  // its first block request
+  uint32_t nreq = 0;                        // block requests started for it
+  uint64_t post = 0;                        // io_uring_complete / sys_exit
+  uint64_t wake = 0, run = 0;               // the thread's latest sched_wakeup, and going on CPU
+};
+
+enum class AnatomyUnlinked : uint8_t {
+  None,
+  NoSubmit,    // no submission stamp inside the I/O's window (not seen, or reused)
+  NoPost,      // no completion stamp inside it
+  Retried,     // resubmitted (short transfer, EAGAIN): its stamps are the last try's
+  Count,
+};
+
+struct AnatomySplit {
+  AnatomyUnlinked unlinked = AnatomyUnlinked::None;
+  std::array<std::optional<uint64_t>, kAnatomyStages> stage{};  // ns, present stages only
+  uint64_t e2e = 0;                                             // user_reap - user_submit
+  int64_t residual = 0;                                         // e2e - sum(stages)
+  // The I/O's block request, when it had one with all three stamps in order
+  // (with or without being linked per I/O).
+  std::optional<uint64_t> req_queue, req_device;
+  bool block_linked = false;  // its block stages are in `stage`
+  bool had_request = false;   // at least one block request started for it
+  // The thread slept and was woken inside the completion (or kernel) stage:
+  // sched_wakeup -> on CPU, a part of that stage, not a stage of its own
+  // (with `link_block` only: one I/O in flight, so the wake-up is its).
+  std::optional<uint64_t> wakeup;
+};
+
+// Splits one I/O. `link_block`: the block request may be linked to the I/O
+// (one I/O in flight per thread); otherwise the block stamps only feed the
+// per-request distributions and the I/O's kernel time is one stage.
+AnatomySplit split_io(const AnatomyStamps& s, bool link_block) noexcept;
+
+}  // namespace ioacct

@@ -1,0 +1,153 @@
+// bench --anatomy in the console and in the JSON: only reads AnatomyResult.
+#include <fmt/format.h>
+
+#include "common/units.hpp"
+#include "report/report.hpp"
+
+namespace ioacct {
+namespace {
+
+using nlohmann::json;
+
+std::string dur(double ns) { return format_duration_ns(ns); }
+
+double sum_ns(const Histogram& h) { return h.mean() * static_cast<double>(h.count()); }
+
+// The words for how each side was linked.
+const char* uring_link(const AnatomyResult& a) {
+  return a.flavor == AnatomyFlavor::Uring ? "per I/O, by user_data" : "per I/O, by thread (one syscall in flight)";
+}
+const char* block_link(const AnatomyResult& a) {
+  return a.link_block ? "per I/O, by order (one I/O in flight per thread)"
+                      : "per request only, not linked to I/Os (more than one I/O in flight per thread)";
+}
+
+// Why the table has no block stages, when it has none.
+std::optional<std::string> no_block_words(const AnatomyResult& a) {
+  if (!a.linked || a.with_request) return std::nullopt;
+  if (a.foreign_requests)
+    return std::string("no block stages linked: the block requests were started outside the bench threads' "
+                       "submissions (io-wq workers)");
+  return std::string("no block stages: none of the I/Os started a block request (page-cache hits, or no data moved)");
+}
+
+json hist_json(const Histogram& h) {
+  json buckets = json::array();
+  for (const auto& b : h.buckets()) buckets.push_back({b.lo, b.hi, b.count});
+  return {{"ios", h.count()}, {"latency_ns", latency_json(h)}, {"histogram_ns", buckets}};
+}
+
+}  // namespace
+
+std::string format_anatomy(const AnatomyResult& a) {
+  std::string out;
+  if (a.unavailable) return fmt::format("  anatomy    not measured: {}\n", *a.unavailable);
+  const uint64_t unlinked = a.ios - a.linked;
+  out += fmt::format("  anatomy    kernel tracepoints (eBPF); {} of {} I/Os linked{}\n", a.linked, a.ios,
+                     unlinked ? fmt::format(" ({} not: {} without a submission stamp, {} without a completion stamp, "
+                                            "{} resubmitted)",
+                                            unlinked, a.unlinked[static_cast<int>(AnatomyUnlinked::NoSubmit)],
+                                            a.unlinked[static_cast<int>(AnatomyUnlinked::NoPost)],
+                                            a.unlinked[static_cast<int>(AnatomyUnlinked::Retried)])
+                              : "");
+  out += fmt::format("             {} stages linked {}; block stages linked {}\n",
+                     a.flavor == AnatomyFlavor::Uring ? "io_uring" : "syscall", uring_link(a), block_link(a));
+  if (!a.linked) return out;
+  const double e2e_sum = sum_ns(a.e2e);
+  out += fmt::format("             {:<14}{:<44}{:>10}{:>10}{:>10}{:>8}\n", "stage", "from -> to", "p50", "p99", "mean", "share");
+  auto row = [&](std::string_view name, std::string from_to, const Histogram& h, bool share, std::string note) {
+    out += fmt::format("             {:<14}{:<44}{:>10}{:>10}{:>10}{:>8}{}\n", name, from_to,
+                       dur(static_cast<double>(h.quantile(0.5))), dur(static_cast<double>(h.quantile(0.99))),
+                       dur(h.mean()), share && e2e_sum > 0 ? fmt::format("{:.1f}%", 100.0 * sum_ns(h) / e2e_sum) : "",
+                       note);
+  };
+  for (int i = 0; i < kAnatomyStages; ++i) {
+    const Histogram& h = a.stages[i];
+    if (!h.count()) continue;
+    const AnatomyStageName n = anatomy_stage_name(static_cast<AnatomyStage>(i), a.flavor);
+    row(n.name, fmt::format("{} -> {}", n.from, n.to), h, true,
+        h.count() < a.linked ? fmt::format("  ({} I/Os)", h.count()) : "");
+  }
+  row("end to end", "user submit stamp -> user reap stamp", a.e2e, true, "");
+  if (a.wakeup.count())
+    row("  wake-up", "sched_wakeup -> on CPU (inside the above)", a.wakeup, false,
+        fmt::format("  ({} I/Os slept)", a.wakeup.count()));
+  if (!a.link_block && a.req_queue.count()) {
+    row("queue/req", "block_io_start -> block_rq_issue", a.req_queue, false, "  per request");
+    row("device/req", "block_rq_issue -> block_rq_complete", a.req_device, false, "  per request");
+  }
+  if (auto w = no_block_words(a)) out += fmt::format("             {}\n", *w);
+  if (a.foreign_requests)
+    out += fmt::format("             {} block requests were started outside the bench threads' submissions "
+                       "(io-wq workers) and are in no stage\n", a.foreign_requests);
+  out += fmt::format("             stages sum to end to end within 1 us for {} of {} linked I/Os "
+                     "(largest residual {} ns)\n", a.linked - a.residual_over_1us, a.linked, a.residual_max);
+  out += fmt::format("             CPU idle state at wake-up: {}\n", a.cpuidle.value_or("not available"));
+  if (a.reap_timed)
+    out += fmt::format("             cost: the reaping thread's split {} per I/O (timed on 1 I/O in {}, two clock "
+                       "reads included)\n",
+                       dur(static_cast<double>(a.reap_timed_ns) / static_cast<double>(a.reap_timed)),
+                       AnatomyResult::kReapSample);
+  if (a.bpf_run_ns && a.ios)
+    out += fmt::format("             cost: the programs ran {} per measured I/O ({:.1f} runs each, every task's "
+                       "tracepoint hits included; bpf_stats)\n",
+                       dur(static_cast<double>(*a.bpf_run_ns) / static_cast<double>(a.ios)),
+                       static_cast<double>(a.bpf_runs) / static_cast<double>(a.ios));
+  else
+    out += "             cost: the programs' run time is not measured (sysctl kernel.bpf_stats_enabled=1 measures "
+           "it); bench/anatomy_cost.sh measures the whole price\n";
+  return out;
+}
+
+json anatomy_json(const AnatomyResult& a) {
+  json j;
+  j["available"] = !a.unavailable;
+  j["unavailable"] = a.unavailable ? json(*a.unavailable) : json(nullptr);
+  j["flavor"] = a.flavor == AnatomyFlavor::Uring ? "io_uring" : "syscall";
+  if (a.unavailable) {
+    for (const char* k : {"ios", "linked", "unlinked", "linking", "stages", "end_to_end", "wakeup", "per_request",
+                          "block_stages", "residual", "foreign_block_requests", "cpuidle", "bpf_run_ns_per_io",
+                          "bpf_runs_per_io", "reap_ns_per_io"})
+      j[k] = nullptr;
+    return j;
+  }
+  j["ios"] = a.ios;
+  j["linked"] = a.linked;
+  j["unlinked"] = {{"no_submit_stamp", a.unlinked[static_cast<int>(AnatomyUnlinked::NoSubmit)]},
+                   {"no_completion_stamp", a.unlinked[static_cast<int>(AnatomyUnlinked::NoPost)]},
+                   {"resubmitted", a.unlinked[static_cast<int>(AnatomyUnlinked::Retried)]}};
+  j["linking"] = {{"io_uring", a.flavor == AnatomyFlavor::Uring ? "per_io_user_data" : "per_io_thread"},
+                  {"block", a.link_block ? "per_io_order" : "per_request"}};
+  const double e2e_sum = sum_ns(a.e2e);
+  json stages = json::array();
+  for (int i = 0; i < kAnatomyStages; ++i) {
+    const Histogram& h = a.stages[i];
+    if (!h.count()) continue;
+    const AnatomyStageName n = anatomy_stage_name(static_cast<AnatomyStage>(i), a.flavor);
+    json s = hist_json(h);
+    s["stage"] = n.name;
+    s["from"] = n.from;
+    s["to"] = n.to;
+    s["share_of_end_to_end"] = e2e_sum > 0 ? json(sum_ns(h) / e2e_sum) : json(nullptr);
+    stages.push_back(s);
+  }
+  j["stages"] = stages;
+  j["end_to_end"] = hist_json(a.e2e);
+  j["wakeup"] = a.wakeup.count() ? hist_json(a.wakeup) : json(nullptr);
+  j["per_request"] = !a.link_block && a.req_queue.count()
+                         ? json{{"queue", hist_json(a.req_queue)}, {"device", hist_json(a.req_device)}}
+                         : json(nullptr);
+  const auto w = no_block_words(a);
+  j["block_stages"] = w ? json(*w) : json(nullptr);
+  j["residual"] = {{"max_ns", a.residual_max}, {"over_1us", a.residual_over_1us}};
+  j["foreign_block_requests"] = a.foreign_requests;
+  j["cpuidle"] = a.cpuidle ? json(*a.cpuidle) : json(nullptr);
+  const bool cost = a.bpf_run_ns && a.ios;
+  j["bpf_run_ns_per_io"] = cost ? json(static_cast<double>(*a.bpf_run_ns) / static_cast<double>(a.ios)) : json(nullptr);
+  j["bpf_runs_per_io"] = cost ? json(static_cast<double>(a.bpf_runs) / static_cast<double>(a.ios)) : json(nullptr);
+  j["reap_ns_per_io"] =
+      a.reap_timed ? json(static_cast<double>(a.reap_timed_ns) / static_cast<double>(a.reap_timed)) : json(nullptr);
+  return j;
+}
+
+}  // namespace ioacct

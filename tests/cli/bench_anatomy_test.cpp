@@ -1,0 +1,255 @@
+// bench --anatomy against its witness: the same tracepoints, recorded through
+// tracefs by the test, and the bench's own submit and reap stamps
+// (--dump-intervals). At depth 1 each I/O's events follow each other without
+// interleaving, so the witness splits them by order alone.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "cli/run_binary.hpp"
+#include "cli/stage_trace.hpp"
+
+namespace ioacct::test {
+namespace {
+
+using nlohmann::json;
+
+std::vector<std::pair<uint64_t, uint64_t>> read_dump(const std::string& path) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  std::ifstream in(path);
+  uint64_t a = 0, b = 0;
+  while (in >> a >> b) out.emplace_back(a, b);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+uint64_t median(std::vector<uint64_t> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// The witness's stage durations, by the stage names the bench prints.
+std::map<std::string, std::vector<uint64_t>> witness_stages(const std::vector<StageTrace::Event>& ev,
+                                                            const std::vector<std::pair<uint64_t, uint64_t>>& ios,
+                                                            bool psync) {
+  using T = StageTrace;
+  std::vector<std::array<uint64_t, 5>> groups;  // one per submission, its events by kind
+  for (const auto& e : ev) {
+    if (e.kind == T::kSubmit) groups.push_back({});
+    if (!groups.empty() && groups.back()[e.kind] == 0) groups.back()[e.kind] = e.t_ns;
+  }
+  // The measured I/Os are the last ones (opening the target may read first).
+  EXPECT_GE(groups.size(), ios.size()) << "the witness saw fewer submissions than the bench measured";
+  if (groups.size() < ios.size()) return {};
+  groups.erase(groups.begin(), groups.end() - static_cast<long>(ios.size()));
+  std::map<std::string, std::vector<uint64_t>> st;
+  for (size_t i = 0; i < ios.size(); ++i) {
+    const auto& g = groups[i];
+    const auto [a, b] = ios[i];
+    if (std::count(g.begin(), g.end(), 0u)) continue;
+    // Same I/O: the witness prints microseconds, so 1 us either side.
+    if (g[T::kSubmit] + 1000 < a || g[T::kPost] > b + 1000) {
+      ADD_FAILURE() << "I/O " << i << " does not line up with the witness's " << i << "th submission";
+      return {};
+    }
+    auto d = [](uint64_t from, uint64_t to) { return to > from ? to - from : 0; };
+    st[psync ? "syscall entry" : "submit"].push_back(d(a, g[T::kSubmit]));
+    st["issue"].push_back(d(g[T::kSubmit], g[T::kIoStart]));
+    st["queue"].push_back(d(g[T::kIoStart], g[T::kRqIssue]));
+    st["device"].push_back(d(g[T::kRqIssue], g[T::kRqComplete]));
+    st["completion"].push_back(d(g[T::kRqComplete], g[T::kPost]));
+    st[psync ? "return" : "reaping"].push_back(d(g[T::kPost], b));
+  }
+  return st;
+}
+
+// The file's extents on its disk, as a tracefs filter on the block events'
+// sector (filefrag: "0:  0.. 65535:  107544576.. 107610111:  65536: ...").
+std::string fmt_range(unsigned long long a, unsigned long long b) {
+  return "(sector >= " + std::to_string(a) + " && sector <= " + std::to_string(b) + ")";
+}
+
+std::string sector_filter(const std::string& file) {
+  std::istringstream in(sh("filefrag -v -b512 " + file));
+  std::string filter;
+  for (std::string line; std::getline(in, line);) {
+    unsigned long long l0 = 0, l1 = 0, p0 = 0, p1 = 0;
+    if (std::sscanf(line.c_str(), " %*u: %llu.. %llu: %llu.. %llu:", &l0, &l1, &p0, &p1) != 4) continue;
+    filter += (filter.empty() ? "" : " || ") + fmt_range(p0, p1);
+  }
+  EXPECT_FALSE(filter.empty()) << "no extents for " << file;
+  return filter;
+}
+
+// Depth 1 on a loop device of the test's own, or (`on_vda`) on a file of the
+// root file system's disk, which other processes use too.
+void check_against_witness(const std::string& engine, bool on_vda = false) {
+  TempDir dir;
+  std::optional<LoopDevice> loop;
+  std::string target, sectors;
+  if (on_vda) {
+    target = dir.path() + "/data";
+    sh("dd if=/dev/urandom of=" + target + " bs=1M count=32 conv=fsync status=none");
+    sh("dd if=" + target + " of=/dev/null bs=1M iflag=direct status=none");  // the host's cache behind vda
+    sectors = sector_filter(target);
+  } else {
+    loop.emplace(dir.path(), LoopOptions{.random_data = true});
+    target = loop->path();
+  }
+  struct stat sb {};
+  ASSERT_EQ(::stat(target.c_str(), &sb), 0);
+  const dev_t dev = on_vda ? sb.st_dev : sb.st_rdev;
+  const std::string dump = dir.path() + "/intervals";
+  const bool psync = engine == "psync";
+  StageTrace trace(major(dev), minor(dev), psync, sectors);
+  auto o = run_ioacct({"bench", "--format", "json", "--engine", engine, "--iodepth", "1", "--ios", "3000", "--anatomy",
+                       "--dump-intervals", dump, target});
+  const auto events = trace.stop();
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json a = json::parse(o.out)["results"]["anatomy"];
+  ASSERT_TRUE(a["available"].get<bool>()) << a;
+  EXPECT_EQ(a["ios"], 3000);
+  EXPECT_EQ(a["linked"], 3000) << "every I/O at depth 1 is linked: " << a["unlinked"];
+  EXPECT_EQ(a["linking"]["block"], "per_io_order");
+  EXPECT_EQ(a["residual"]["over_1us"], 0) << "stages sum to end to end";
+  EXPECT_TRUE(a["block_stages"].is_null()) << a["block_stages"];
+
+  const auto ios = read_dump(dump);
+  ASSERT_EQ(ios.size(), 3000u);
+  const auto w = witness_stages(events, ios, psync);
+  ASSERT_EQ(w.size(), 6u) << "the witness has every stage";
+  std::set<std::string> seen;
+  for (const auto& s : a["stages"]) {
+    const std::string name = s["stage"];
+    if (name == "in kernel") {
+      // An I/O whose first block request was not its data (the file
+      // system reading its extent tree on vda): not linked per I/O.
+      EXPECT_LE(s["ios"].get<uint64_t>(), 30u) << "I/Os without linked block stages";
+      continue;
+    }
+    seen.insert(name);
+    ASSERT_TRUE(w.count(name)) << "a stage the witness does not have: " << name;
+    EXPECT_GE(s["ios"].get<uint64_t>(), 2970u) << name << ": linked per I/O for (nearly) every I/O";
+    const double ours = s["latency_ns"]["p50"].get<double>();
+    const double theirs = static_cast<double>(median(w.at(name)));
+    const double tol = std::max(0.02 * theirs, 2000.0);
+    std::printf("%s%s %-14s ours %9.0f ns  witness %9.0f ns  (%zu I/Os)\n", engine.c_str(), on_vda ? " vda" : "", name.c_str(), ours, theirs, w.at(name).size());
+    EXPECT_NEAR(ours, theirs, tol) << engine << " " << name << ": median " << ours << " ns, the witness's " << theirs
+                                   << " ns (" << w.at(name).size() << " I/Os)";
+  }
+  EXPECT_EQ(seen.size(), 6u) << a["stages"];
+}
+
+TEST(BenchAnatomy, UringStagesAtDepthOneMatchTheTracefsWitness) { check_against_witness("uring"); }
+
+TEST(BenchAnatomy, PsyncStagesAtDepthOneMatchTheTracefsWitness) { check_against_witness("psync"); }
+
+TEST(BenchAnatomy, UringStagesOnVdaMatchTheTracefsWitness) { check_against_witness("uring", true); }
+
+TEST(BenchAnatomy, PsyncStagesOnVdaMatchTheTracefsWitness) { check_against_witness("psync", true); }
+
+TEST(BenchAnatomy, DeeperThanOnePerThreadGivesBlockStagesPerRequestOnly) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.random_data = true});
+  auto o = run_ioacct({"bench", "--format", "json", "--iodepth", "8", "--ios", "4000", "--anatomy", loop.path()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json a = json::parse(o.out)["results"]["anatomy"];
+  ASSERT_TRUE(a["available"].get<bool>()) << a;
+  EXPECT_EQ(a["linking"]["block"], "per_request");
+  std::vector<std::string> names;
+  for (const auto& s : a["stages"]) names.push_back(s["stage"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"submit", "in kernel", "reaping"}));
+  ASSERT_TRUE(a["per_request"].is_object()) << a;
+  EXPECT_GE(a["per_request"]["device"]["ios"].get<uint64_t>(), 3900u);
+  EXPECT_TRUE(a["wakeup"].is_null()) << "a wake-up belongs to no single I/O when several are in flight";
+  EXPECT_EQ(a["residual"]["over_1us"], 0);
+  auto c = run_ioacct({"bench", "--iodepth", "8", "--ios", "2000", "--anatomy", loop.path()});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("per request only, not linked to I/Os"), std::string::npos) << c.out;
+}
+
+TEST(BenchAnatomy, RequestsAnIoWqWorkerStartsAreNotLinkedAndSaidSo) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.random_data = true});
+  auto o = run_ioacct(
+      {"bench", "--format", "json", "--iodepth", "1", "--ios", "2000", "--force-async", "--anatomy", loop.path()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json a = json::parse(o.out)["results"]["anatomy"];
+  ASSERT_TRUE(a["available"].get<bool>()) << a;
+  EXPECT_GE(a["foreign_block_requests"].get<uint64_t>(), 2000u);
+  ASSERT_TRUE(a["block_stages"].is_string()) << a;
+  EXPECT_NE(a["block_stages"].get<std::string>().find("io-wq"), std::string::npos) << a["block_stages"];
+  for (const auto& s : a["stages"]) EXPECT_NE(s["stage"], "device");
+}
+
+TEST(BenchAnatomy, NopHasOnlyIoUringStages) {
+  auto o = run_ioacct({"bench", "--format", "json", "--engine", "nop", "--iodepth", "1", "--ios", "20000", "--anatomy"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json a = json::parse(o.out)["results"]["anatomy"];
+  ASSERT_TRUE(a["available"].get<bool>()) << a;
+  std::vector<std::string> names;
+  for (const auto& s : a["stages"]) names.push_back(s["stage"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"submit", "in kernel", "reaping"}));
+  EXPECT_EQ(a["linked"], 20000);
+  EXPECT_TRUE(a["per_request"].is_null());
+  EXPECT_NE(a["block_stages"].get<std::string>().find("no block stages"), std::string::npos);
+  // The console says so too.
+  auto c = run_ioacct({"bench", "--engine", "nop", "--iodepth", "1", "--ios", "2000", "--anatomy"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("no block stages"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("CPU idle state at wake-up: not available"), std::string::npos) << c.out;
+}
+
+TEST(BenchAnatomy, BufferedHotReadsSayThereAreNoBlockStages) {
+  TempDir dir;
+  const std::string f = dir.path() + "/hot";
+  sh("head -c 8388608 /dev/urandom > " + f + " && cat " + f + " > /dev/null");
+  for (const char* engine : {"uring", "psync"}) {
+    auto o = run_ioacct({"bench", "--format", "json", "--engine", engine, "--buffered", "--iodepth", "1", "--ios", "5000",
+                         "--anatomy", f});
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    const json a = json::parse(o.out)["results"]["anatomy"];
+    ASSERT_TRUE(a["available"].get<bool>()) << a;
+    ASSERT_TRUE(a["block_stages"].is_string()) << engine << ": " << a;
+    for (const auto& s : a["stages"])
+      EXPECT_TRUE(s["stage"] != "device" && s["stage"] != "queue") << engine << ": " << s["stage"];
+  }
+}
+
+TEST(BenchAnatomy, WithoutBpfPermissionSaysSoOnceAndLeavesNull) {
+  TempDir dir;
+  sh("chmod 777 " + dir.path());
+  auto o = run_ioacct({"bench", "--format", "json", "--buffered", "--size", "8m", "--iodepth", "1", "--ios", "500",
+                       "--anatomy", "--acct", "basic", "--dir", dir.path()},
+                      {.prefix = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json a = json::parse(o.out)["results"]["anatomy"];
+  EXPECT_FALSE(a["available"].get<bool>());
+  EXPECT_TRUE(a["stages"].is_null());
+  EXPECT_NE(a["unavailable"].get<std::string>().find("no permission"), std::string::npos) << a;
+  const std::string why = "warning: --anatomy: no permission";
+  const size_t at = o.err.find(why);
+  EXPECT_NE(at, std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find(why, at + 1), std::string::npos) << "said once";
+}
+
+TEST(BenchAnatomy, AnSqThreadCannotBeFollowed) {
+  auto o = run_ioacct({"bench", "--engine", "nop", "--sqpoll", "--ios", "10", "--anatomy"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("--anatomy"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace ioacct::test
