@@ -424,7 +424,11 @@ struct BusyTracker::Impl {
   }
 
   // dev% only: each accounting end's device span starts at its request's
-  // issue, the first one logged after the request before it ended.
+  // last issue before that end. The last, not the first: an issue still held
+  // for the struct is stale when the previous request's end was lost (no
+  // program ran for it), and pairing the next end with it counted the gap
+  // between the two requests as device time (dev% above busy%). A request
+  // requeued and issued again is on the device from its last issue.
   void pair_issues() {
     struct Ev {
       uint64_t rq, t;
@@ -444,7 +448,7 @@ struct BusyTracker::Impl {
       uint64_t issue = known ? known->issue : 0;
       for (size_t j = g; j < h; ++j) {
         if (ev[j].kind == 0) {
-          if (!issue) issue = ev[j].t;
+          issue = ev[j].t;
           continue;
         }
         const ioacct_rec& r = *ev[j].r;
