@@ -160,7 +160,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
   c->add_option("--config", a.configs, "A variant: NAME=OPTIONS (bench options), given once per variant")
       ->type_name("NAME=OPTIONS")
       ->allow_extra_args(false);
-  c->add_option("--repeat", a.repeat, "Measured runs of each variant, interleaved ABCABC (default 5)")->type_name("N");
+  c->add_option("--repeat", a.repeat, "Measured runs of each variant, interleaved ABC BCA CAB (default 5)")->type_name("N");
   c->add_option("--until-resolved", a.until_resolved,
                 "After --repeat, add interleaved rounds until every verdict is resolved, up to MAX rounds in all "
                 "(default 30)")

@@ -128,12 +128,18 @@ std::vector<Variant> expand(const Matrix& m, const std::vector<std::pair<std::st
   return out;
 }
 
+std::vector<RunSlot> round_slots(size_t variants, unsigned k, unsigned repetition, bool warmup) {
+  std::vector<RunSlot> out;
+  for (size_t i = 0; i < variants; ++i) out.push_back({(k + i) % variants, repetition, warmup});
+  return out;
+}
+
 std::vector<RunSlot> interleave(size_t variants, unsigned repeat, unsigned warmup) {
   std::vector<RunSlot> out;
-  for (unsigned r = 0; r < warmup; ++r)
-    for (size_t v = 0; v < variants; ++v) out.push_back({v, r, true});
-  for (unsigned r = 0; r < repeat; ++r)
-    for (size_t v = 0; v < variants; ++v) out.push_back({v, r, false});
+  for (unsigned r = 0; r < warmup + repeat; ++r) {
+    const auto round = round_slots(variants, r, r < warmup ? r : r - warmup, r < warmup);
+    out.insert(out.end(), round.begin(), round.end());
+  }
   return out;
 }
 

@@ -52,9 +52,14 @@ struct RunSlot {
   bool warmup = false;
 };
 
-// The order of runs: `warmup` rounds then `repeat` rounds, each round one run
-// of every variant in order (ABCABC, never AAABBB), so drift in the machine
-// hits every variant alike.
+// One round: a run of every variant, round k starting at variant k mod n
+// (ABC, BCA, CAB), so that what comes with a place in the round (first after
+// a pause, last before one) falls on every variant alike. `k` counts warm-up
+// and measured rounds together; `repetition` is the slots' own index.
+std::vector<RunSlot> round_slots(size_t variants, unsigned k, unsigned repetition, bool warmup);
+
+// The order of runs: `warmup` rounds then `repeat` rounds (round_slots), never
+// AAABBB, so drift in the machine hits every variant alike.
 std::vector<RunSlot> interleave(size_t variants, unsigned repeat, unsigned warmup);
 
 // Splits "--iodepth 1 --wait spin" at spaces (no quoting: bench values never

@@ -122,7 +122,8 @@ void CompareSession::run(CompareResult& c, const CompareHooks& hooks, const Roun
       break;
     }
     if (hooks.on_round) hooks.on_round(measured_rounds + 1, open_verdicts(c));
-    for (size_t v = 0; v < variants_.size(); ++v) schedule.push_back({v, measured_rounds, false});
+    const auto round = round_slots(variants_.size(), c.warmup + measured_rounds, measured_rounds, false);
+    schedule.insert(schedule.end(), round.begin(), round.end());
     ++measured_rounds;
   }
   c.repeat = measured_rounds;

@@ -86,9 +86,9 @@ TEST(Compare, TwoVariantsTableRatiosAndJsonAgree) {
                        "--size", "32m", "--acct", "full", "--progress", "--report", report},
                       {.env = {"TMPDIR=" + dir.path()}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  // Interleaved: psync, uring, psync, uring ...
+  // Interleaved, each round starting one later: psync, uring, uring, psync ...
   const size_t r1 = o.err.find("run 1/8: 'engine=psync'"), r2 = o.err.find("run 2/8: 'engine=uring'"),
-               r3 = o.err.find("run 3/8: 'engine=psync' (repetition 2/4)"), r8 = o.err.find("run 8/8: 'engine=uring'");
+               r3 = o.err.find("run 3/8: 'engine=uring' (repetition 2/4)"), r8 = o.err.find("run 8/8: 'engine=psync'");
   ASSERT_NE(r8, std::string::npos) << o.err;
   EXPECT_TRUE(r1 < r2 && r2 < r3 && r3 < r8) << o.err;
   // Created once for both variants, and gone afterwards.
@@ -181,16 +181,39 @@ TEST(Compare, PsyncAgainstPsyncResolvesToNoDifference) {
 }
 
 // Rounds are added while a verdict is open, and stop at MAX or at the budget,
-// saying which. A margin of 0.01% between two unpaced runs of the same
-// workload is never met, so the verdict stays open.
+// saying which. The verdict between two runs of one unpaced workload at a
+// margin of 0.01% is open unless every repetition of one lies above every
+// repetition of the other: by chance, 2 of the 70 orders of 4 against 4 (the
+// rounds rotate, so a place in the round favours neither). A run that
+// resolves so must say so consistently, and the next try is taken.
 TEST(Compare, UntilResolvedStopsAtMaxOrBudgetAndSaysWhich) {
   TempDir dir;
-  auto o = run_ioacct({"compare", "--config", "a=--engine nop", "--config", "b=--engine nop", "--runtime", "100ms",
-                       "--size", "16m", "--repeat", "4", "--until-resolved", "6", "--margin", "0.01%", "--format", "json"},
-                      {.env = {"TMPDIR=" + dir.path()}});
-  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::vector<std::string> pair = {"compare", "--config", "a=--engine nop", "--config", "b=--engine nop",
+                                         "--runtime", "100ms", "--size", "16m", "--repeat", "4", "--margin", "0.01%"};
+  auto with = [&](std::vector<std::string> more) {
+    auto args = pair;
+    args.insert(args.end(), more.begin(), more.end());
+    return run_ioacct(args, {.env = {"TMPDIR=" + dir.path()}});
+  };
+  // The resolved-by-chance branch: consistent, and not the end of the test.
+  auto resolved_by_chance = [](const Outcome& o) {
+    const auto at = o.err.find("ioacct compare: every verdict resolved after ");
+    if (at == std::string::npos) return false;
+    std::printf("resolved by chance, tried again: %s\n", o.err.substr(at).c_str());
+    return true;
+  };
+
+  Outcome o;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    o = with({"--until-resolved", "6", "--format", "json"});
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    if (!resolved_by_chance(o)) break;
+    const json d = json::parse(o.out);
+    EXPECT_EQ(d["context"]["rounds_note"].get<std::string>().rfind("every verdict resolved after ", 0), 0u);
+    EXPECT_EQ(d["variants"][1]["runs"].size(), d["context"]["repeat"].get<size_t>());
+  }
   json d = json::parse(o.out);
-  EXPECT_EQ(d["context"]["repeat"], 6);
+  EXPECT_EQ(d["context"]["repeat"], 6) << o.err;
   EXPECT_EQ(d["context"]["repeat_asked"], 4);
   EXPECT_EQ(d["variants"][1]["runs"].size(), 6u);
   EXPECT_NE(o.err.find("ioacct compare: round 5 added: 1 verdict not resolved yet (--until-resolved)"), std::string::npos) << o.err;
@@ -201,10 +224,13 @@ TEST(Compare, UntilResolvedStopsAtMaxOrBudgetAndSaysWhich) {
   EXPECT_EQ(d["context"]["rounds_note"], "6 rounds, the most --until-resolved allows, with 1 verdict not resolved");
 
   // A budget shorter than the --repeat rounds: those still run, no more.
-  o = run_ioacct({"compare", "--config", "a=--engine nop", "--config", "b=--engine nop", "--runtime", "100ms", "--size", "16m",
-                  "--repeat", "4", "--budget", "500ms", "--margin", "0.01%"},
-                 {.env = {"TMPDIR=" + dir.path()}});
-  ASSERT_EQ(o.exit_code, 0) << o.err;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    o = with({"--budget", "500ms"});
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    EXPECT_EQ(o.err.find("round 5"), std::string::npos) << o.err;
+    if (!resolved_by_chance(o)) break;
+    EXPECT_NE(o.out.find("\n--until-resolved: every verdict resolved after 4 rounds"), std::string::npos) << o.out;
+  }
   EXPECT_NE(o.err.find("ioacct compare: --budget 500ms reached after 4 rounds, with 1 verdict not resolved"), std::string::npos)
       << o.err;
   EXPECT_EQ(o.out.rfind("ioacct compare: 2 variants x 4 repetitions, interleaved\n", 0), 0u) << o.out;

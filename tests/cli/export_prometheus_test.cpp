@@ -5,8 +5,9 @@
 // dashboard is run against it.
 //
 // What must hold (docs/metrics.md, "Rates"):
-//  - rate(ioacct_device_busy_seconds_total[5s]) never exceeds 1 + kRateTolerance
-//    (with the old cached scrapes it read up to 1.22);
+//  - rate(ioacct_device_busy_seconds_total[5s]) never exceeds 1 + kRateTolerance,
+//    plus what the window's longest scrape can add (with the old cached
+//    scrapes it read up to 1.22);
 //  - at a steady, saturating load, rate(...[15s]) of the exact busy time and
 //    of the device's own io_ticks agree within 5%.
 #include <gtest/gtest.h>
@@ -131,14 +132,25 @@ TEST(ExportPrometheus, RatesStayTrueAtA1sScrapeAndTheContribRulesAndDashboardWor
 
   const std::string dev = "{device=\"" + loop.name() + "\"}";
   const auto rate5 = prom.range("rate(ioacct_device_busy_seconds_total" + dev + "[5s])", t0 + 5, t1);
+  // What a late read can add (docs/metrics.md): the read happens within its
+  // scrape, so a window's ends differ by at most its longest scrape; over the
+  // at least 3 s between a [5s] window's first and last samples. On a loaded
+  // machine a scrape can take 100 ms; the 22% that cached scrapes added could
+  // not hide in that.
+  const auto longest = prom.range("max_over_time(scrape_duration_seconds{job=\"ioacct\"}[5s])", t0 + 5, t1);
   EXPECT_GE(rate5.size(), 20u) << "Prometheus scraped every second";
-  double top = 0;
+  double top = 0, slowest = 0;
+  for (const auto& l : longest) slowest = std::max(slowest, l.second);
   for (const auto& [t, v] : rate5) {
+    double scrape = 0;
+    for (const auto& [lt, lv] : longest)
+      if (lt == t) scrape = lv;
     top = std::max(top, v);
-    EXPECT_LE(v, 1.0 + kRateTolerance) << "rate[5s] of busy seconds at " << t - t0 << " s";
+    EXPECT_LE(v, 1.0 + kRateTolerance + scrape / 3)
+        << "rate[5s] of busy seconds at " << t - t0 << " s, the window's longest scrape " << scrape * 1e3 << " ms";
   }
   RecordProperty("max_rate5", std::to_string(top));
-  std::printf("rate(busy[5s]) max %.4f over %zu points\n", top, rate5.size());
+  std::printf("rate(busy[5s]) max %.4f over %zu points; the longest scrape %.1f ms\n", top, rate5.size(), slowest * 1e3);
 
   // Fully inside the saturating phase: the 15 s window starts after it did.
   const auto busy = prom.range("rate(ioacct_device_busy_seconds_total" + dev + "[15s])", saturating + 16, t1);
