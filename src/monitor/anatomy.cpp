@@ -3,7 +3,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include "common/files.hpp"
 #include "monitor/bpf/anatomy.skel.h"
 #include "monitor/bpf/anatomy_shared.h"
+#include "monitor/bpf/map_view.hpp"
 
 namespace ioacct {
 namespace {
@@ -32,35 +32,6 @@ std::string why_not(const char* step, int err) {
            "block_io_start (6.5+), block_rq_issue, block_rq_complete, sched_wakeup, sched_switch)";
   return fmt::format("cannot {} the BPF programs for the anatomy: {}", step, errno_text(err));
 }
-
-// An mmap of a BPF_F_MMAPABLE array map, unmapped when it goes.
-class Mapping {
- public:
-  Mapping() = default;
-  Mapping(const Mapping&) = delete;
-  Mapping& operator=(const Mapping&) = delete;
-  ~Mapping() {
-    if (p_) munmap(p_, len_);
-  }
-  void map(bpf_map* m) {
-    const size_t bytes = static_cast<size_t>(bpf_map__value_size(m)) * bpf_map__max_entries(m);
-    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    len_ = (bytes + page - 1) / page * page;
-    p_ = mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
-    if (p_ == MAP_FAILED) {
-      p_ = nullptr;
-      throw NotAvailable(fmt::format("cannot map the anatomy's {} map: {}", bpf_map__name(m), errno_text(errno)));
-    }
-  }
-  template <typename T>
-  T* as() const {
-    return static_cast<T*>(p_);
-  }
-
- private:
-  void* p_ = nullptr;
-  size_t len_ = 0;
-};
 
 struct SkelDeleter {
   void operator()(anatomy_bpf* s) const { anatomy_bpf__destroy(s); }
@@ -79,7 +50,7 @@ std::string cpuidle_words() {
 struct AnatomyTracer::Impl {
   // Declared first, destroyed last: the skeleton detaches before the maps
   // it points into are unmapped.
-  Mapping slots, threads;
+  MapView slots, threads;
   std::unique_ptr<anatomy_bpf, SkelDeleter> skel;
 };
 
@@ -169,8 +140,8 @@ std::unique_ptr<AnatomyTracer> AnatomyTracer::attach(const AnatomyOptions& o) {
   bpf_program__set_autoload(skel->progs.on_sys_enter, !uring);
   bpf_program__set_autoload(skel->progs.on_sys_exit, !uring);
   if (int err = anatomy_bpf__load(skel)) throw NotAvailable(why_not("load", err));
-  impl->slots.map(skel->maps.slots);
-  impl->threads.map(skel->maps.threads);
+  impl->slots.map(skel->maps.slots, "the anatomy's slots map");
+  impl->threads.map(skel->maps.threads, "the anatomy's threads map");
   auto* recs = impl->threads.as<ioacct_anat_thread>();
   for (unsigned i = 0; i < threads; ++i) recs[i].cur_slot = IOACCT_ANAT_NONE;
   if (int err = anatomy_bpf__attach(skel)) throw NotAvailable(why_not("attach", err));

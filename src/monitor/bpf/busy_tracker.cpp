@@ -4,7 +4,6 @@
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
 #include <malloc.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +28,7 @@
 #include "common/files.hpp"
 #include "monitor/bpf/busy.skel.h"
 #include "monitor/bpf/busy_shared.h"
+#include "monitor/bpf/map_view.hpp"
 #include "monitor/bpf/pointer_map.hpp"
 
 namespace ioacct {
@@ -141,35 +141,6 @@ uint32_t pow2_at_least(uint64_t n) { return static_cast<uint32_t>(std::bit_ceil(
 
 struct SkelDeleter {
   void operator()(busy_bpf* s) const { busy_bpf__destroy(s); }
-};
-
-// An mmap of a BPF_F_MMAPABLE array map.
-class MapView {
- public:
-  MapView() = default;
-  MapView(const MapView&) = delete;
-  MapView& operator=(const MapView&) = delete;
-  ~MapView() {
-    if (p_) munmap(p_, len_);
-  }
-  void map(bpf_map* m, const char* what) {
-    const size_t value = bpf_map__value_size(m), n = bpf_map__max_entries(m);
-    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    len_ = (value * n + page - 1) / page * page;
-    p_ = mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
-    if (p_ == MAP_FAILED) {
-      p_ = nullptr;
-      throw NotAvailable(fmt::format("cannot map the busy tracker's {} map: {}", what, errno_text(errno)));
-    }
-  }
-  template <typename T>
-  T* as() const {
-    return static_cast<T*>(p_);
-  }
-
- private:
-  void* p_ = nullptr;
-  size_t len_ = 0;
 };
 
 // What the reader knows of a request it believes in the accounting span.
@@ -834,9 +805,9 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
       if (table[k].dev && bpf_map_update_elem(fd, &k, &table[k], BPF_ANY) != 0)
         throw NotAvailable(why_not("fill", errno));
   }
-  impl->logs_v.map(skel->maps.logs, "log");
-  impl->heads_v.map(skel->maps.heads, "head");
-  impl->probes_v.map(skel->maps.probes, "probe");
+  impl->logs_v.map(skel->maps.logs, "the busy tracker's log map");
+  impl->heads_v.map(skel->maps.heads, "the busy tracker's head map");
+  impl->probes_v.map(skel->maps.probes, "the busy tracker's probe map");
   impl->logs = impl->logs_v.as<ioacct_rec>();
   impl->heads = impl->heads_v.as<ioacct_head>();
   impl->probes = impl->probes_v.as<ioacct_probe>();
