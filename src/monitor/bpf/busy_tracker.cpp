@@ -829,10 +829,16 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   if (int err = busy_bpf__attach(skel)) throw NotAvailable(why_not("attach", err));
   step("attached");
   // Only now, with every program attached, may a request be logged: one that
-  // started earlier is seen ending without a start.
+  // started earlier is seen ending without a start. The arming instant is
+  // read after the store (a full fence): a program that still saw 0 ran
+  // before it, and the kernel stamps a request after its program, so a
+  // request not logged has a stamp before t_arm and is one from before the
+  // attach. Read before the store, a preemption between the two (23 requests
+  // once, under ASan on a loaded machine) made requests started in between
+  // look like starts no program saw.
+  __atomic_store_n(&skel->bss->armed, 1, __ATOMIC_SEQ_CST);
   impl->t_arm = impl->t_prev = impl->last_read = now_ns();
   for (Impl::Dev& d : impl->dev) d.c.attach_ns = d.c.stamp_ns = impl->t_arm;
-  __atomic_store_n(&skel->bss->armed, 1, __ATOMIC_RELEASE);
 
   // Settle: wait until the kernel counts no request in flight that the
   // reader does not know (requests from before the attach have left), so
