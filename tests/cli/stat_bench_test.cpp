@@ -47,7 +47,14 @@ TEST(StatBench, BenchShowsTheTargetsExactBusyTime) {
 
 // busy_pct leaves out the time a lost completion made unsure
 // (docs/design.md, "Lost events"), so it stays inside ioacct's own
-// in-flight union, and the unsure share stays small.
+// in-flight union. The unsure time is what the reader's rounds bound: a lost
+// completion is unsure from when it was last seen in flight to the round
+// that finds it gone, at most 100 ms for the first and 5 ms for each one
+// within 500 ms of a loss (the reader then looks every 5 ms), and 10 ms for
+// the reader's wake-ups; with none lost, 1 ms (stamps not yet seen). A clean-clone
+// run lost a few of the 500 on a fast loop device (unsure 6.6% of the window
+// against 3.3% in flight), so the bound, not the in-flight share, is the
+// test.
 TEST(StatBench, DeviceBusyStaysInsideTheRunsInFlightUnion) {
   TempDir dir;
   LoopDevice loop(dir.path());
@@ -62,7 +69,11 @@ TEST(StatBench, DeviceBusyStaysInsideTheRunsInFlightUnion) {
   EXPECT_LE(busy, inflight * 1.05 + 0.5) << "device busy inside the submission-to-reaping union";
   const double unsure = (*d)["busy_unsure_pct"].get<double>();
   EXPECT_GE(unsure, 0.0);
-  EXPECT_LE(unsure, inflight) << "only a few completions are ever lost";
+  const double lost = (*d)["completions_lost"].get<double>();
+  const double window_ms = j["results"]["window_s"].get<double>() * 1e3;
+  EXPECT_LE(unsure / 100 * window_ms, (lost > 0 ? 100 + 5 * (lost - 1) + 10 : 1))
+      << "unsure time beyond what " << lost << " lost completions can leave: " << *d;
+  EXPECT_LE(lost, 0.02 * j["results"]["ios"].get<double>()) << "only a few completions are ever lost";
 }
 
 TEST(StatBench, WithoutPermissionBenchSaysSoOnce) {
