@@ -66,7 +66,7 @@ struct StatRow {
   std::optional<std::array<double, BusyCounters::kDepthBuckets>> depth_pct;  // of the window, adds up to 100
   std::optional<LatencySummary> latency;   // with --latency
   std::optional<uint64_t> started, done, merged;  // requests in the window
-  std::optional<uint64_t> in_flight;              // requests certainly in flight at the window's end
+  std::optional<uint64_t> in_flight;              // requests started and not seen ending at the window's end
   std::optional<uint64_t> missed;                 // program runs the kernel skipped for recursion (all devices)
   // Requests whose end no program saw (BusyCounters::lost), and the time that
   // may have been busy: the truth lies in [busy, busy + unsure].

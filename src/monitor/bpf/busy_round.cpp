@@ -92,4 +92,18 @@ BusyRoundOutput busy_round(const BusyRoundInput& in) {
   out.unsure_ns += std::min(in.unsure_extra_ns, idle);
   return out;
 }
+
+BusyStructPairing busy_pair(const BusyStructBatch& b) {
+  BusyStructPairing p;
+  p.known_closed_by_before = b.known && b.before > 0;
+  p.known_closed_by_other = b.known && b.before == 0 && b.others > 0;
+  p.unseen_before = b.before - (p.known_closed_by_before ? 1 : 0);
+  const int others = b.others - (p.known_closed_by_other ? 1 : 0);
+  p.paired = std::min(others, b.starts);
+  p.unseen_others = others - p.paired;
+  const int closed_known = p.known_closed_by_before || p.known_closed_by_other ? 1 : 0;
+  p.open_after = (b.known ? 1 : 0) - closed_known + b.starts - p.paired;
+  return p;
+}
+
 }  // namespace ioacct

@@ -47,4 +47,32 @@ struct BusyRoundOutput {
 // Pure. Spans may overlap, repeat and lie partly or wholly outside the round.
 BusyRoundOutput busy_round(const BusyRoundInput& in);
 
+// One batch of one struct request's records, the other half of the core.
+// Starts carry no time (the start program reads no clock), so they are
+// ordered against ends by each end's start stamp: a start is logged before
+// the kernel stamps it, so an end stamped before the batch's floor (the
+// previous batch's cut, less what a plug-cached stamp may lag) closes a
+// request whose start came in an earlier batch: the one the reader knew, or
+// one no program saw start. The other ends close, in order, the known
+// request (when no earlier end did) and this batch's starts; any beyond
+// those started unseen.
+struct BusyStructBatch {
+  bool known = false;  // the reader holds a request of this struct in flight from an earlier batch
+  int starts = 0;
+  int before = 0;  // ends stamped before the floor
+  int others = 0;  // the other ends (and merges and unaccounted ends, which carry no stamp)
+};
+
+struct BusyStructPairing {
+  bool known_closed_by_before = false;  // the earliest `before` end closes the known request
+  bool known_closed_by_other = false;   // ... or the earliest other end does
+  int paired = 0;                       // other ends that close this batch's starts
+  int unseen_before = 0;                // `before` ends whose start no program saw
+  int unseen_others = 0;                // other ends (the earliest, after the known's) likewise
+  int open_after = 0;                   // requests of the struct in flight after the batch; 2+: ends went unseen
+};
+
+// Pure.
+BusyStructPairing busy_pair(const BusyStructBatch& b);
+
 }  // namespace ioacct

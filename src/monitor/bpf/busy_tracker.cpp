@@ -35,6 +35,11 @@ namespace ioacct {
 namespace {
 
 constexpr uint32_t kNone = IOACCT_NO_DEVICE;
+// How far a start stamp may lie before the moment its start was logged: the
+// kernel takes it from the submitting task's plug, which caches the clock
+// until the plug ends or the task is scheduled out (one io_uring
+// submission: tens of µs).
+constexpr uint64_t kStaleStamp = 200'000;
 
 // While it lives, large allocations of this thread come from a heap region
 // marked MADV_HUGEPAGE. libbpf reads the kernel's BTF (5.5 MB here) into one
@@ -174,12 +179,20 @@ struct BusyTracker::Impl {
 
   mutable std::mutex mu;
   // What one batch holds for one struct request. Its starts and ends
-  // alternate, but the logs are per CPU and a start has no time, so only
-  // their counts and the ends' times order them.
+  // alternate, but the logs are per CPU and a start has no time: the ends'
+  // start stamps order them (busy_pair()). Without that an end of a request
+  // the reader did not know (one from before the attach) and the struct's
+  // next start, taken in one batch, closed each other: the next request was
+  // then never known, and the struct's later ends looked like unseen starts,
+  // batch after batch.
   struct Agg {
-    int starts = 0, ends = 0;
+    BusyStructBatch in;
+    BusyStructPairing out;
     uint32_t start_disk = kNone;
-    uint64_t first_end = UINT64_MAX;  // the earliest end's time
+    uint64_t first_before = UINT64_MAX;  // the earliest end stamped before the floor
+    uint64_t first_other = UINT64_MAX;   // the earliest of the other ends
+    uint64_t known_end = UINT64_MAX;     // the time of the end that closes the known request (none: max)
+    uint64_t unseen_upto = 0;            // the latest of the other ends that started unseen
   };
 
   PointerMap<Req> inflight;
@@ -192,9 +205,13 @@ struct BusyTracker::Impl {
     BusyCounters c;
     BusyRoundInput acct, dev;
     uint64_t valid = 0, fresh_starts = 0;
+    uint64_t certain_in_flight = 0;  // the last round's `valid`: what settling compares with the kernel's count
   };
   std::vector<Dev> dev;
   uint64_t t_prev = 0, t_arm = 0, last_read = 0;
+  // The cut of the last collect() before a drain, and the one before it:
+  // every start of a batch was logged after its floor's start heads were read.
+  uint64_t last_cut = 0, drained_cut = 0, batch_floor = 0;
   uint64_t lost_at = 0;  // the last round that found a request whose end no program saw
   uint64_t pre_arm_ended = 0;  // completions of requests started before the attach, since the last settle check
   uint64_t busiest = 0;        // the most records one log held at a drain, this round
@@ -243,6 +260,7 @@ struct BusyTracker::Impl {
       for (const ioacct_rec& r : deferred[k]) pending[k].push_back(r);
     for (auto& d : deferred) d.clear();
     const uint64_t cut = now_ns();
+    last_cut = cut;
     for (uint32_t c = 0; c < ncpu; ++c) cut_heads[c] = __atomic_load_n(&heads[c].head, __ATOMIC_ACQUIRE);
     for (uint32_t i = ncpu; i < nlogs * ncpu; ++i) cut_heads[i] = __atomic_load_n(&heads[i].head, __ATOMIC_ACQUIRE);
     bool unknown = false;
@@ -278,7 +296,9 @@ struct BusyTracker::Impl {
 
   // Everything collected so far, as this round's batch.
   bool drain() {
+    batch_floor = drained_cut;
     collect();
+    drained_cut = last_cut;
     for (uint32_t k = 0; k < nlogs; ++k) {
       batch[k].swap(pending[k]);
       pending[k].clear();
@@ -307,26 +327,43 @@ struct BusyTracker::Impl {
     aggs.clear();
     for (const ioacct_rec& r : batch[IOACCT_LOG_START]) {
       Agg& a = aggs[r.rq];
-      ++a.starts;
+      ++a.in.starts;
       a.start_disk = r.disk;
     }
+    // A merge or an unaccounted end has no start stamp: it may close either.
+    const auto before_floor = [&](const ioacct_rec& r) {
+      return r.s != 0 && r.part != IOACCT_UNACCOUNTED && r.s + kStaleStamp < batch_floor;
+    };
     for (uint32_t k : {uint32_t{IOACCT_LOG_DONE}, uint32_t{IOACCT_LOG_MERGE}})
       for (const ioacct_rec& r : batch[k]) {
         Agg& a = aggs[r.rq];
-        ++a.ends;
-        a.first_end = std::min<uint64_t>(a.first_end, r.t);
+        if (before_floor(r)) {
+          ++a.in.before;
+          a.first_before = std::min<uint64_t>(a.first_before, r.t);
+        } else {
+          ++a.in.others;
+          a.first_other = std::min<uint64_t>(a.first_other, r.t);
+        }
       }
+    bool any_unseen_others = false;
+    aggs.for_each([&](uint64_t rq, Agg& a) {
+      a.in.known = inflight.find(rq) != nullptr;
+      a.out = busy_pair(a.in);
+      if (a.out.known_closed_by_before) a.known_end = a.first_before;
+      if (a.out.known_closed_by_other) a.known_end = a.first_other;
+      any_unseen_others |= a.out.unseen_others > 0;
+    });
+    if (any_unseen_others) find_unseen_others(before_floor);
     if (opt.device_span) pair_issues();
     for (const ioacct_rec& r : batch[IOACCT_LOG_DONE]) {
       if (r.part == IOACCT_UNACCOUNTED) continue;
       const Agg& a = *aggs.find(r.rq);
       const Req* known = inflight.find(r.rq);
-      const bool of_known = known && r.t == a.first_end;
-      // More ends than starts to match: requests in flight since before the
+      const bool of_known = known && r.t == a.known_end;
+      // Ends with no start to close: requests in flight since before the
       // attach, or whose start no program saw. Their time before this round
       // was not counted.
-      const int unmatched = a.ends - a.starts - (known ? 1 : 0);
-      const bool unseen = unmatched > 0 && !of_known;
+      const bool unseen = !of_known && (before_floor(r) || (a.out.unseen_others > 0 && r.t <= a.unseen_upto));
       const bool count_part = !(of_known && known->part_counted);
       for_devices(r.disk, r.part, [&](Dev& d) {
         d.acct.certain.push_back({r.s, r.t});
@@ -348,7 +385,7 @@ struct BusyTracker::Impl {
       // Merged away: the survivor keeps the earlier start stamp, so the
       // union loses nothing; its own span up to here counts for depth.
       const Req* known = inflight.find(r.rq);
-      const bool of_known = known && r.t == aggs.find(r.rq)->first_end;
+      const bool of_known = known && r.t == aggs.find(r.rq)->known_end;
       for_devices(r.disk, of_known ? known->part : kNone, [&](Dev& d) {
         if (of_known && known->s) d.acct.certain.push_back({known->s, r.t});
         ++d.c.merged;
@@ -356,9 +393,9 @@ struct BusyTracker::Impl {
     }
     aggs.for_each([&](uint64_t rq, Agg& a) {
       Req* known = inflight.find(rq);
-      const int net = (known ? 1 : 0) + a.starts - a.ends;
-      if (a.starts > 0 && a.start_disk != kNone && a.start_disk < dev.size())
-        dev[a.start_disk].c.started += static_cast<uint64_t>(a.starts);
+      const int net = a.out.open_after;
+      if (a.in.starts > 0 && a.start_disk != kNone && a.start_disk < dev.size())
+        dev[a.start_disk].c.started += static_cast<uint64_t>(a.in.starts);
       uint64_t pred_from = 0;
       if (net >= 2) {
         // A struct request started again without an end: the earlier
@@ -371,9 +408,9 @@ struct BusyTracker::Impl {
         lost_at = until;
       }
       if (net >= 1) {
-        if (known && a.starts == 0 && a.ends == 0) return;
+        if (known && a.in.starts == 0 && a.in.before == 0 && a.in.others == 0) return;
         Req n;
-        n.disk = a.starts ? a.start_disk : (known ? known->disk : kNone);
+        n.disk = a.in.starts ? a.start_disk : (known ? known->disk : kNone);
         n.seen = since;
         n.fresh = after_sweep;
         n.pred_from = pred_from;
@@ -392,6 +429,24 @@ struct BusyTracker::Impl {
     }
     changes.clear();
     pending_issue.clear();
+  }
+
+  // For each struct with more ends than starts to close: the latest of the
+  // earliest `unseen_others` ends that close neither. Rare (a start no
+  // program saw), so a plain pass over the batch.
+  void find_unseen_others(const auto& before_floor) {
+    std::unordered_map<uint64_t, std::vector<uint64_t>> times;
+    for (uint32_t k : {uint32_t{IOACCT_LOG_DONE}, uint32_t{IOACCT_LOG_MERGE}})
+      for (const ioacct_rec& r : batch[k]) {
+        const Agg& a = *aggs.find(r.rq);
+        if (a.out.unseen_others > 0 && !before_floor(r) && r.t != a.known_end) times[r.rq].push_back(r.t);
+      }
+    for (auto& [rq, ts] : times) {
+      Agg& a = *aggs.find(rq);
+      const auto nth = ts.begin() + (a.out.unseen_others - 1);
+      std::nth_element(ts.begin(), nth, ts.end());
+      a.unseen_upto = *nth;
+    }
   }
 
   // dev% only: each accounting end's device span starts at its request's
@@ -526,6 +581,12 @@ struct BusyTracker::Impl {
       r.fresh = false;
       r.seen = t1;
     });
+    // Every request still held counts as in flight at `t`, not only those
+    // the kernel showed started: one that started after the sweep (or that
+    // the kernel had not stamped yet) was counted started, and must be
+    // somewhere in started = done + lost + in flight.
+    for (Dev& d : dev) d.c.in_flight = 0;
+    inflight.for_each([&](uint64_t, Req& r) { for_devices(r.disk, r.part, [](Dev& d) { ++d.c.in_flight; }); });
     for (size_t i = 0; i < dev.size(); ++i) {
       Dev& d = dev[i];
       // A request the kernel counts but the reader does not know is in
@@ -544,7 +605,7 @@ struct BusyTracker::Impl {
         d.c.dev_busy_ns += v.busy_ns;
         d.c.dev_unsure_ns += v.unsure_ns;
       }
-      d.c.in_flight = d.valid;
+      d.certain_in_flight = d.valid;
       d.c.stamp_ns = t;
       d.acct.certain.clear();
       d.acct.unsure.clear();
@@ -645,6 +706,9 @@ struct BusyTracker::Impl {
   // finds it gone, so each leaves at most that much unsure time), and the
   // logs emptied before they are half full at the rate they fill. Each wake
   // costs a context switch, each round a sweep: nothing in between.
+  // 100 ms; 5 ms for half a second after a round found a lost completion.
+  uint64_t round_period() const { return now_ns() - lost_at < 500'000'000ull ? 5'000'000ull : 100'000'000ull; }
+
   void background() {
     // The logs hold ~15-30 ms of records at 100k+ I/Os per second: on a
     // machine whose CPUs the I/O itself keeps busy, this thread must not wait
@@ -655,8 +719,7 @@ struct BusyTracker::Impl {
     std::unique_lock<std::mutex> l(mu);
     uint64_t collect_every = 100'000'000, collected = now_ns();
     while (!stop) {
-      const bool losing = now_ns() - lost_at < 500'000'000ull;
-      const uint64_t round_due = t_prev + (losing ? 5'000'000ull : 100'000'000ull);
+      const uint64_t round_due = t_prev + round_period();
       const uint64_t due = std::min(round_due, collected + collect_every);
       const uint64_t now = now_ns();
       if (now < due) cv.wait_for(l, std::chrono::nanoseconds(due - now));
@@ -664,7 +727,7 @@ struct BusyTracker::Impl {
       try {
         const uint64_t t = now_ns();
         busiest = 0;
-        if (t >= t_prev + (now_ns() - lost_at < 500'000'000ull ? 5'000'000ull : 100'000'000ull)) round(false);
+        if (t >= t_prev + round_period()) round(false);
         else if (t >= collected + collect_every) collect();
         else continue;  // a read ran meanwhile
         // The next look before the busiest log could be half full at this rate.
@@ -837,7 +900,7 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   // once, under ASan on a loaded machine) made requests started in between
   // look like starts no program saw.
   __atomic_store_n(&skel->bss->armed, 1, __ATOMIC_SEQ_CST);
-  impl->t_arm = impl->t_prev = impl->last_read = now_ns();
+  impl->t_arm = impl->t_prev = impl->last_read = impl->drained_cut = now_ns();
   for (Impl::Dev& d : impl->dev) d.c.attach_ns = d.c.stamp_ns = impl->t_arm;
 
   // Settle: wait until the kernel counts no request in flight that the
@@ -850,7 +913,7 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
       impl->round(false);
       const std::vector<uint64_t> k = impl->kernel_in_flight();
       bool known = true;
-      for (size_t i = 0; i < devices.size(); ++i) known &= k[i] <= impl->dev[i].c.in_flight;
+      for (size_t i = 0; i < devices.size(); ++i) known &= k[i] <= impl->dev[i].certain_in_flight;
       // And no request from before the attach ended in that round: the
       // kernel's count moves while it is read, so both must say so.
       known &= impl->pre_arm_ended == 0;

@@ -43,7 +43,7 @@ struct BusyCounters {
   bool device_span = false;                                // dev% traced; dev_* are 0 otherwise
   uint64_t dev_busy_ns = 0, dev_unsure_ns = 0;             // block_rq_issue .. block_io_done, likewise
   uint64_t started = 0, done = 0, merged = 0;              // requests seen starting, completing, merged away
-  uint64_t in_flight = 0;                                  // certainly in flight at stamp_ns
+  uint64_t in_flight = 0;                                  // held in flight at stamp_ns (started, no end seen)
   uint64_t lost = 0;           // requests whose end no program saw (the kernel showed them gone)
   uint64_t unseen_starts = 0;  // requests in flight the programs did not see start (after the attach settled)
   // Time such requests may have covered before the previous read of this
