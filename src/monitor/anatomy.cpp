@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstdarg>
 #include <filesystem>
@@ -15,12 +16,11 @@
 #include "common/files.hpp"
 #include "monitor/bpf/anatomy.skel.h"
 #include "monitor/bpf/anatomy_shared.h"
+#include "monitor/bpf/libbpf_log.hpp"
 #include "monitor/bpf/map_view.hpp"
 
 namespace ioacct {
 namespace {
-
-int quiet(enum libbpf_print_level, const char*, va_list) { return 0; }
 
 std::string why_not(const char* step, int err) {
   err = err < 0 ? -err : err;
@@ -116,7 +116,7 @@ void AnatomyThread::record(uint32_t tag, uint64_t user_submit, uint64_t user_rea
 }
 
 std::unique_ptr<AnatomyTracer> AnatomyTracer::attach(const AnatomyOptions& o) {
-  libbpf_set_print(quiet);
+  set_libbpf_log();
   auto impl = std::make_unique<Impl>();
   anatomy_bpf* raw = anatomy_bpf__open();
   if (!raw) throw NotAvailable(why_not("open", errno));
@@ -129,7 +129,9 @@ std::unique_ptr<AnatomyTracer> AnatomyTracer::attach(const AnatomyOptions& o) {
   skel->rodata->sys_write = SYS_pwrite64;
   bpf_map__set_max_entries(skel->maps.tids, threads);
   bpf_map__set_max_entries(skel->maps.rings, std::max(8u, 2 * threads));
-  bpf_map__set_max_entries(skel->maps.reqs, std::max(1024u, 4 * threads * stride));
+  const uint32_t req_slots = std::bit_ceil(std::max(1024u, 4 * threads * stride));
+  skel->rodata->req_mask = req_slots - 1;
+  bpf_map__set_max_entries(skel->maps.reqs, req_slots);
   bpf_map__set_max_entries(skel->maps.slots, threads * stride);
   bpf_map__set_max_entries(skel->maps.threads, threads);
   // Only the side the engine goes through: sys_enter runs for every syscall

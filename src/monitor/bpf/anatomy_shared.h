@@ -37,6 +37,14 @@ struct ioacct_anat_slot {
 };
 
 /* One per bench thread (its index in the runner). */
+/* A block request of a bench I/O, to the I/O's slot (the `reqs` table). */
+#define IOACCT_ANAT_PROBES 8
+struct ioacct_anat_req {
+  __u64 rq; /* struct request *; 0: free */
+  __u32 slot;
+  __u32 pad;
+};
+
 struct ioacct_anat_thread {
   __u64 wake;     /* sched:sched_wakeup of the thread, the latest */
   __u64 run;      /* sched:sched_switch onto a CPU, the latest */

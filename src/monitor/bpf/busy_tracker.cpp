@@ -28,6 +28,7 @@
 #include "common/files.hpp"
 #include "monitor/bpf/busy.skel.h"
 #include "monitor/bpf/busy_shared.h"
+#include "monitor/bpf/libbpf_log.hpp"
 #include "monitor/bpf/map_view.hpp"
 #include "monitor/bpf/pointer_map.hpp"
 
@@ -97,18 +98,6 @@ uint64_t latency_le(int i) {
 
 // libbpf explains failures on stderr by default; we turn each into one line
 // of our own instead, so its chatter is dropped.
-// IOACCT_BPF_LOG in the environment lets its warnings through (the
-// verifier's log included), IOACCT_BPF_LOG=debug everything.
-int quiet(enum libbpf_print_level /*level*/, const char* /*fmt*/, va_list /*args*/) { return 0; }
-// Read once, at the first message: the environment is not written meanwhile.
-int loud(enum libbpf_print_level level, const char* fmt, va_list args) {
-  static const bool debug = [] {
-    const char* v = std::getenv("IOACCT_BPF_LOG");  // NOLINT(concurrency-mt-unsafe)
-    return v && std::string_view(v) == "debug";
-  }();
-  return level == LIBBPF_WARN || debug ? std::vfprintf(stderr, fmt, args) : 0;
-}
-
 // The kernel's dev_t (MKDEV in include/linux/kdev_t.h), not glibc's.
 uint32_t kernel_dev(unsigned major, unsigned minor) { return (major << 20) | minor; }
 
@@ -763,7 +752,7 @@ const std::string& BusyTracker::source() const { return impl_->source; }
 
 std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& devices, const BusyOptions& options) {
   // IOACCT_BPF_LOG=1: libbpf's log, and how long each step of the attach took.
-  const bool log = std::getenv("IOACCT_BPF_LOG") != nullptr;  // NOLINT(concurrency-mt-unsafe)
+  const bool log = libbpf_log_wanted();
   uint64_t step_at = now_ns();
   auto step = [&](const char* what) {
     if (!log) return;
@@ -807,7 +796,7 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
       }
     }
   }
-  libbpf_set_print(log ? loud : quiet);
+  set_libbpf_log();
   step("devices looked up");
 
   const int ncpu = libbpf_num_possible_cpus();

@@ -39,6 +39,8 @@ enum mq_rq_state {
 
 struct request {
   struct request_queue *q;
+  int tag;          /* the driver's tag */
+  int internal_tag; /* the scheduler's tag, -1 without a scheduler */
   req_flags_t rq_flags;
   struct block_device *part;    /* set by blk_account_io_start, just after block_io_start */
   __u64 start_time_ns;          /* likewise: the kernel's start stamp, which diskstats uses */
