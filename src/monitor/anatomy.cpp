@@ -52,6 +52,7 @@ struct AnatomyTracer::Impl {
   // it points into are unmapped.
   MapView slots, threads;
   std::unique_ptr<anatomy_bpf, SkelDeleter> skel;
+  std::vector<uint32_t> tid_used;  // the tids table's entries, as filled: 0 free
 };
 
 void AnatomyResult::merge(const AnatomyResult& o) {
@@ -127,7 +128,10 @@ std::unique_ptr<AnatomyTracer> AnatomyTracer::attach(const AnatomyOptions& o) {
   skel->rodata->stride = stride;
   skel->rodata->sys_read = SYS_pread64;
   skel->rodata->sys_write = SYS_pwrite64;
-  bpf_map__set_max_entries(skel->maps.tids, threads);
+  const uint32_t tid_slots = std::bit_ceil(std::max(16u, 4 * threads));
+  skel->rodata->tid_mask = tid_slots - 1;
+  bpf_map__set_max_entries(skel->maps.tids, tid_slots);
+  impl->tid_used.assign(tid_slots, 0);
   bpf_map__set_max_entries(skel->maps.rings, std::max(8u, 2 * threads));
   const uint32_t req_slots = std::bit_ceil(std::max(1024u, 4 * threads * stride));
   skel->rodata->req_mask = req_slots - 1;
@@ -168,10 +172,21 @@ AnatomyTracer::AnatomyTracer(std::unique_ptr<Impl> impl, const AnatomyOptions& o
 AnatomyTracer::~AnatomyTracer() = default;
 
 void AnatomyTracer::add_thread(unsigned index, int tid) {
-  const auto key = static_cast<uint32_t>(tid);
-  const uint32_t value = index;
-  if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.tids), &key, &value, BPF_ANY) != 0)
-    throw NotAvailable(fmt::format("cannot follow bench thread {} in the anatomy: {}", tid, errno_text(errno)));
+  // The programs' probe order (thread_index() in anatomy.bpf.c). At a quarter
+  // full at most, a free entry is always among the first few.
+  const ioacct_anat_tid value{static_cast<uint32_t>(tid), index};
+  std::vector<uint32_t>& used = impl_->tid_used;
+  const auto mask = static_cast<uint32_t>(used.size() - 1);
+  const uint32_t h = ioacct_anat_tid_hash(value.tid);
+  for (uint32_t i = 0; i < IOACCT_ANAT_PROBES; ++i) {
+    const uint32_t key = (h + i) & mask;
+    if (used[key] != 0 && used[key] != value.tid) continue;
+    if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.tids), &key, &value, BPF_ANY) != 0)
+      throw NotAvailable(fmt::format("cannot follow bench thread {} in the anatomy: {}", tid, errno_text(errno)));
+    used[key] = value.tid;
+    return;
+  }
+  throw NotAvailable(fmt::format("cannot follow bench thread {} in the anatomy: its table has no free entry", tid));
 }
 
 AnatomyAttach attach_anatomy(const AnatomyOptions& options, const std::vector<int>& tids) {

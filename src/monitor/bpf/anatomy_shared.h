@@ -14,6 +14,7 @@
 #include <linux/types.h>
 
 #define IOACCT_ANAT_NONE 0xffffffffu
+#define IOACCT_ANAT_PROBES 8 /* entries looked at from a key's hash on, in the tids and reqs tables */
 
 /* The stamps of one I/O (bpf_ktime_get_ns: CLOCK_MONOTONIC), 0 when the
  * program did not run for it. */
@@ -37,8 +38,17 @@ struct ioacct_anat_slot {
 };
 
 /* One per bench thread (its index in the runner). */
+/* The bench threads, by tid: an open-addressing table in an array (the
+ * `tids` map), sized at load to a power of two at least four times the
+ * threads and filled by the reader before the run. A thread is in one of the
+ * IOACCT_ANAT_PROBES entries from its hash on; tid 0 marks a free entry. */
+struct ioacct_anat_tid {
+  __u32 tid;
+  __u32 idx; /* the thread's index */
+};
+static inline __u32 ioacct_anat_tid_hash(__u32 tid) { return (tid * 0x9E3779B1u) >> 8; }
+
 /* A block request of a bench I/O, to the I/O's slot (the `reqs` table). */
-#define IOACCT_ANAT_PROBES 8
 struct ioacct_anat_req {
   __u64 rq; /* struct request *; 0: free */
   __u32 slot;
