@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
-#include <cstdarg>
 #include <filesystem>
 
 #include "common/errors.hpp"

@@ -96,8 +96,6 @@ uint64_t latency_le(int i) {
   return (uint64_t{1} << e) + (sub + 1) * width - 1;
 }
 
-// libbpf explains failures on stderr by default; we turn each into one line
-// of our own instead, so its chatter is dropped.
 // The kernel's dev_t (MKDEV in include/linux/kdev_t.h), not glibc's.
 uint32_t kernel_dev(unsigned major, unsigned minor) { return (major << 20) | minor; }
 
@@ -397,7 +395,6 @@ struct BusyTracker::Impl {
         lost_at = until;
       }
       if (net >= 1) {
-        if (known && a.in.starts == 0 && a.in.before == 0 && a.in.others == 0) return;
         Req n;
         n.disk = a.in.starts ? a.start_disk : (known ? known->disk : kNone);
         n.seen = since;
@@ -690,14 +687,14 @@ struct BusyTracker::Impl {
     return most;
   }
 
+  // 100 ms; 5 ms for half a second after a round found a lost completion.
+  uint64_t round_period() const { return now_ns() - lost_at < 500'000'000ull ? 5'000'000ull : 100'000'000ull; }
+
   // Between reads: rounds every 100 ms (every 5 ms while the kernel skips
   // programs: a request whose end no program saw is unsure until a round
   // finds it gone, so each leaves at most that much unsure time), and the
   // logs emptied before they are half full at the rate they fill. Each wake
   // costs a context switch, each round a sweep: nothing in between.
-  // 100 ms; 5 ms for half a second after a round found a lost completion.
-  uint64_t round_period() const { return now_ns() - lost_at < 500'000'000ull ? 5'000'000ull : 100'000'000ull; }
-
   void background() {
     // The logs hold ~15-30 ms of records at 100k+ I/Os per second: on a
     // machine whose CPUs the I/O itself keeps busy, this thread must not wait

@@ -26,11 +26,7 @@ inline int libbpf_loud(enum libbpf_print_level level, const char* fmt, va_list a
   return level == LIBBPF_WARN || debug ? std::vfprintf(stderr, fmt, args) : 0;
 }
 
-// Sets libbpf's printer from the environment; returns whether it is loud.
-inline bool set_libbpf_log() {
-  const bool loud = libbpf_log_wanted();
-  libbpf_set_print(loud ? libbpf_loud : libbpf_quiet);
-  return loud;
-}
+// Sets libbpf's printer from the environment.
+inline void set_libbpf_log() { libbpf_set_print(libbpf_log_wanted() ? libbpf_loud : libbpf_quiet); }
 
 }  // namespace ioacct
