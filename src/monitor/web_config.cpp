@@ -80,7 +80,12 @@ std::optional<PemSource> pem(const Problem& p, const YAML::Node& at, const std::
     if (file->empty()) p.at(at, fmt::format("{}_file is empty", name));
     return PemSource{resolve(dir, *file), ""};
   }
-  if (text) return PemSource{"", *text};
+  if (text) {
+    // `cert: |` with nothing under it is an empty string, not a missing key:
+    // refuse it here, where the line is known, not later as a bad PEM.
+    if (text->find_first_not_of(" \t\r\n") == std::string::npos) p.at(at, fmt::format("{} is empty", name));
+    return PemSource{"", *text};
+  }
   return std::nullopt;
 }
 

@@ -91,6 +91,11 @@ TEST(WebConfig, EveryProblemNamesTheFileTheLineAndTheKey) {
                 .find("min_version is above max_version"),
             std::string::npos);
   EXPECT_NE(problem("tls_server_config:\n  cert_file: a\n  cert: x\n  key_file: b\n").find("not both"), std::string::npos);
+  // The fuzzer's find: a block scalar with nothing under it is an empty cert.
+  EXPECT_EQ(problem("tls_server_config:\n  cert: |\n  \n  key_file: k\n")
+                .rfind("--web.config.file: web.yml: line 2: cert is empty", 0),
+            0u);
+  EXPECT_NE(problem("tls_server_config:\n  cert_file: a\n  key: \"\"\n").find("key is empty"), std::string::npos);
   EXPECT_NE(problem("tls_server_config:\n  cert_file: a\n  key_file: b\n  cipher_suites: [TLS_AES_128_GCM_SHA256]\n")
                 .find("cipher_suites is not supported"),
             std::string::npos);
