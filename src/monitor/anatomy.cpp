@@ -94,7 +94,7 @@ void AnatomyThread::record(uint32_t tag, uint64_t user_submit, uint64_t user_rea
   s.nreq = sl.nreq;
   s.wake = rec_->wake;
   s.run = rec_->run;
-  const AnatomySplit x = split_io(s, r_.link_block);
+  const AnatomySplit x = split_io(s, r_.block_link);
   if (x.unlinked != AnatomyUnlinked::None) {
     ++r_.unlinked[static_cast<int>(x.unlinked)];
     return;
@@ -144,6 +144,11 @@ std::unique_ptr<AnatomyTracer> AnatomyTracer::attach(const AnatomyOptions& o) {
   bpf_program__set_autoload(skel->progs.on_complete, uring);
   bpf_program__set_autoload(skel->progs.on_sys_enter, !uring);
   bpf_program__set_autoload(skel->progs.on_sys_exit, !uring);
+  // The wake-up is an I/O's only with one in flight per thread; the
+  // scheduler's tracepoints run on every context switch of the machine.
+  const bool wake = o.block_link == AnatomyBlockLink::Order;
+  bpf_program__set_autoload(skel->progs.on_wakeup, wake);
+  bpf_program__set_autoload(skel->progs.on_switch, wake);
   if (int err = anatomy_bpf__load(skel)) throw NotAvailable(why_not("load", err));
   impl->slots.map(skel->maps.slots, "the anatomy's slots map");
   impl->threads.map(skel->maps.threads, "the anatomy's threads map");
@@ -164,7 +169,7 @@ AnatomyTracer::AnatomyTracer(std::unique_ptr<Impl> impl, const AnatomyOptions& o
     t.rec_ = recs + i;
     t.stride_ = opt_.stride;
     t.r_.flavor = o.flavor;
-    t.r_.link_block = o.link_block;
+    t.r_.block_link = o.block_link;
   }
 }
 
@@ -203,7 +208,7 @@ AnatomyAttach attach_anatomy(const AnatomyOptions& options, const std::vector<in
 AnatomyResult AnatomyTracer::result() const {
   AnatomyResult r;
   r.flavor = opt_.flavor;
-  r.link_block = opt_.link_block;
+  r.block_link = opt_.block_link;
   for (const AnatomyThread& t : threads_) r.merge(t.result());
   r.foreign_requests = impl_->skel->bss->foreign_requests;
   uint64_t ns = 0, runs = 0;

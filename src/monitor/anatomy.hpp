@@ -25,13 +25,13 @@ struct AnatomyOptions {
   unsigned threads = 1;   // bench threads (indices 0..threads-1)
   unsigned stride = 1;    // slots per thread: the largest depth of a thread (tags are below it)
   AnatomyFlavor flavor = AnatomyFlavor::Uring;
-  bool link_block = false;  // one I/O in flight per thread: block requests are linked to I/Os
+  AnatomyBlockLink block_link = AnatomyBlockLink::None;
 };
 
 // What one thread (or, merged, the run) measured. Plain data.
 struct AnatomyResult {
   AnatomyFlavor flavor = AnatomyFlavor::Uring;
-  bool link_block = false;
+  AnatomyBlockLink block_link = AnatomyBlockLink::None;
   std::optional<std::string> unavailable;  // why there is no anatomy (then nothing below is measured)
   uint64_t ios = 0;                        // I/Os looked at (measured, completed whole)
   uint64_t linked = 0;                     // of them, split into stages

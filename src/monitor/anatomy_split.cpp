@@ -18,7 +18,7 @@ AnatomyStageName anatomy_stage_name(AnatomyStage s, AnatomyFlavor f) {
   return {"?", "?", "?"};
 }
 
-AnatomySplit split_io(const AnatomyStamps& s, bool link_block) noexcept {
+AnatomySplit split_io(const AnatomyStamps& s, AnatomyBlockLink link) noexcept {
   AnatomySplit r;
   r.e2e = s.user_reap - s.user_submit;
   if (!s.submit || s.submit < s.user_submit || s.submit > s.user_reap) {
@@ -37,7 +37,7 @@ AnatomySplit split_io(const AnatomyStamps& s, bool link_block) noexcept {
     r.req_device = s.rq_complete - s.rq_issue;
   }
   // Linked per I/O: its only request, wholly inside its kernel time.
-  r.block_linked = link_block && req_whole && s.nreq == 1 && s.submit <= s.io_start && s.rq_complete <= s.post;
+  r.block_linked = link != AnatomyBlockLink::None && req_whole && s.nreq == 1 && s.submit <= s.io_start && s.rq_complete <= s.post;
   auto set = [&](AnatomyStage st, uint64_t from, uint64_t to) { r.stage[static_cast<int>(st)] = to - from; };
   set(AnatomyStage::Submit, s.user_submit, s.submit);
   uint64_t back = s.submit;  // where the stage that ends at `post` begins
@@ -52,7 +52,7 @@ AnatomySplit split_io(const AnatomyStamps& s, bool link_block) noexcept {
   }
   set(AnatomyStage::Reaping, s.post, s.user_reap);
   // With more than one I/O in flight the thread wakes for whichever completes.
-  if (link_block && s.wake && s.run && back <= s.wake && s.wake <= s.run && s.run <= s.post) r.wakeup = s.run - s.wake;
+  if (link == AnatomyBlockLink::Order && s.wake && s.run && back <= s.wake && s.wake <= s.run && s.run <= s.post) r.wakeup = s.run - s.wake;
   uint64_t sum = 0;
   for (const auto& v : r.stage)
     if (v) sum += *v;

@@ -29,6 +29,24 @@ inline constexpr int kAnatomyStages = 7;
 // plain syscall (psync); only the names of the stages differ.
 enum class AnatomyFlavor : uint8_t { Uring, Syscall };
 
+// How a block request is tied to its I/O. The programs give a request to the
+// I/O whose submission its thread is in when the request starts (the one
+// after the thread's latest submission stamp); which runs say that is the
+// I/O's request:
+enum class AnatomyBlockLink : uint8_t {
+  // One I/O in flight per thread: nothing else of the thread can start a
+  // request. The wake-up inside the completion is that I/O's too.
+  Order,
+  // Deeper, O_DIRECT on io_uring: a request starts inline, inside its own
+  // SQE's issue, or in an io-wq worker (not a bench thread: in no I/O); a
+  // retry is queued to io-wq. So the request is the submission's.
+  Submission,
+  // Deeper, through the page cache: a read retried from task work (after a
+  // locked page) can start readahead while a later I/O is the latest
+  // submitted. Block stamps only feed per-request distributions.
+  None,
+};
+
 struct AnatomyStageName {
   std::string_view name, from, to;
 };
@@ -64,13 +82,14 @@ struct AnatomySplit {
   bool had_request = false;   // at least one block request started for it
   // The thread slept and was woken inside the completion (or kernel) stage:
   // sched_wakeup -> on CPU, a part of that stage, not a stage of its own
-  // (with `link_block` only: one I/O in flight, so the wake-up is its).
+  // (AnatomyBlockLink::Order only: one I/O in flight, so the wake-up is its).
   std::optional<uint64_t> wakeup;
 };
 
-// Splits one I/O. `link_block`: the block request may be linked to the I/O
-// (one I/O in flight per thread); otherwise the block stamps only feed the
-// per-request distributions and the I/O's kernel time is one stage.
-AnatomySplit split_io(const AnatomyStamps& s, bool link_block) noexcept;
+// Splits one I/O. Unless `link` is None, its block request is linked to it
+// when it had exactly one, wholly inside its kernel time; otherwise the block
+// stamps only feed the per-request distributions and the I/O's kernel time
+// is one stage.
+AnatomySplit split_io(const AnatomyStamps& s, AnatomyBlockLink link) noexcept;
 
 }  // namespace ioacct

@@ -18,9 +18,25 @@ const char* uring_link(const AnatomyResult& a) {
   return a.flavor == AnatomyFlavor::Uring ? "per I/O, by user_data" : "per I/O, by thread (one syscall in flight)";
 }
 const char* block_link(const AnatomyResult& a) {
-  return a.link_block ? "per I/O, by order (one I/O in flight per thread)"
-                      : "per request only, not linked to I/Os (more than one I/O in flight per thread)";
+  switch (a.block_link) {
+    case AnatomyBlockLink::Order: return "per I/O, by order (one I/O in flight per thread)";
+    case AnatomyBlockLink::Submission: return "per I/O, by the submission that started the request (O_DIRECT)";
+    case AnatomyBlockLink::None: break;
+  }
+  return "per request only, not linked to I/Os (more than one buffered I/O in flight per thread)";
 }
+
+const char* block_link_key(AnatomyBlockLink l) {
+  switch (l) {
+    case AnatomyBlockLink::Order: return "per_io_order";
+    case AnatomyBlockLink::Submission: return "per_io_submission";
+    case AnatomyBlockLink::None: break;
+  }
+  return "per_request";
+}
+
+// Per-request distributions, where requests are not linked to I/Os.
+bool per_request_shown(const AnatomyResult& a) { return a.block_link == AnatomyBlockLink::None && a.req_queue.count(); }
 
 // Why the table has no block stages, when it has none.
 std::optional<std::string> no_block_words(const AnatomyResult& a) {
@@ -72,7 +88,7 @@ std::string format_anatomy(const AnatomyResult& a) {
   if (a.wakeup.count())
     row("  wake-up", "sched_wakeup -> on CPU (inside the above)", a.wakeup, false,
         fmt::format("  ({} I/Os slept)", a.wakeup.count()));
-  if (!a.link_block && a.req_queue.count()) {
+  if (per_request_shown(a)) {
     row("queue/req", "block_io_start -> block_rq_issue", a.req_queue, false, "  per request");
     row("device/req", "block_rq_issue -> block_rq_complete", a.req_device, false, "  per request");
   }
@@ -117,7 +133,7 @@ json anatomy_json(const AnatomyResult& a) {
                    {"no_completion_stamp", a.unlinked[static_cast<int>(AnatomyUnlinked::NoPost)]},
                    {"resubmitted", a.unlinked[static_cast<int>(AnatomyUnlinked::Retried)]}};
   j["linking"] = {{"io_uring", a.flavor == AnatomyFlavor::Uring ? "per_io_user_data" : "per_io_thread"},
-                  {"block", a.link_block ? "per_io_order" : "per_request"}};
+                  {"block", block_link_key(a.block_link)}};
   const double e2e_sum = sum_ns(a.e2e);
   json stages = json::array();
   for (int i = 0; i < kAnatomyStages; ++i) {
@@ -134,7 +150,7 @@ json anatomy_json(const AnatomyResult& a) {
   j["stages"] = stages;
   j["end_to_end"] = hist_json(a.e2e);
   j["wakeup"] = a.wakeup.count() ? hist_json(a.wakeup) : json(nullptr);
-  j["per_request"] = !a.link_block && a.req_queue.count()
+  j["per_request"] = per_request_shown(a)
                          ? json{{"queue", hist_json(a.req_queue)}, {"device", hist_json(a.req_device)}}
                          : json(nullptr);
   const auto w = no_block_words(a);

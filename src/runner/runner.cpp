@@ -150,6 +150,15 @@ RunTracker attach_tracker_for(const std::vector<const Targets*>& targets) {
   return t;
 }
 
+// How --anatomy ties block requests to I/Os (AnatomyBlockLink says why each
+// is sound): by order at one I/O per thread, by submission deeper where
+// only O_DIRECT on io_uring starts the requests.
+AnatomyBlockLink anatomy_block_link(const JobSpec& run) {
+  if (run.depth_per_thread() == 1) return AnatomyBlockLink::Order;
+  if (run.engine == EngineKind::Uring && run.direct) return AnatomyBlockLink::Submission;
+  return AnatomyBlockLink::None;
+}
+
 }  // namespace
 
 RunTracker attach_run_tracker(const Targets& targets) { return attach_tracker_for({&targets}); }
@@ -253,7 +262,7 @@ RunResult run_jobs(const std::vector<JobSpec>& jobs, const std::vector<const Tar
                                     .threads = T,
                                     .stride = run.depth_per_thread(),
                                     .flavor = run.engine == EngineKind::Psync ? AnatomyFlavor::Syscall : AnatomyFlavor::Uring,
-                                    .link_block = run.depth_per_thread() == 1};
+                                    .block_link = anatomy_block_link(run)};
   AnatomyAttach anatomy;
   if (run.anatomy) {
     std::vector<int> tids;
@@ -399,7 +408,7 @@ RunResult run_jobs(const std::vector<JobSpec>& jobs, const std::vector<const Tar
   if (run.anatomy) {
     result.anatomy = anatomy.tracer ? anatomy.tracer->result() : AnatomyResult{};
     result.anatomy->flavor = anatomy_opt.flavor;
-    result.anatomy->link_block = anatomy_opt.link_block;
+    result.anatomy->block_link = anatomy_opt.block_link;
     result.anatomy->unavailable = anatomy.unavailable;
   }
   result.first_error = ctl.first_error;

@@ -26,6 +26,7 @@ class StageTrace {
   struct Event {
     uint64_t t_ns;  // tracefs prints microseconds
     Kind kind;
+    uint64_t sector = 0;  // block events: the request's first sector
   };
 
   // `psync`: the submission and completion are pread64's entry and exit,
@@ -83,8 +84,14 @@ class StageTrace {
         const size_t sp = line.rfind(' ', colon);
         const std::string ts = line.substr(sp + 1, colon - sp - 1);
         const size_t dot = ts.find('.');
+        // "block_rq_issue: 7,0 R 4096 () 12345 + 8 ...": the sector follows the command's parentheses.
+        uint64_t sector = 0;
+        if (kind == kIoStart || kind == kRqIssue || kind == kRqComplete) {
+          const size_t close = line.find(") ", at);
+          if (close != std::string::npos) sector = std::stoull(line.substr(close + 2));
+        }
         out.push_back({std::stoull(ts.substr(0, dot)) * 1'000'000'000ull + std::stoull(ts.substr(dot + 1)) * 1000ull,
-                       static_cast<Kind>(kind)});
+                       static_cast<Kind>(kind), sector});
       }
     }
     std::stable_sort(out.begin(), out.end(),

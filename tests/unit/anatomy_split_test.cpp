@@ -26,7 +26,7 @@ AnatomyStamps device_read() {
 }
 
 TEST(AnatomySplit, DeviceReadAtDepthOneIsLinkedWholeAndSumsExactly) {
-  const AnatomySplit x = split_io(device_read(), true);
+  const AnatomySplit x = split_io(device_read(), AnatomyBlockLink::Order);
   ASSERT_EQ(x.unlinked, AnatomyUnlinked::None);
   EXPECT_TRUE(x.block_linked);
   EXPECT_EQ(x.stage[idx(AnatomyStage::Submit)], 1000u);
@@ -43,8 +43,23 @@ TEST(AnatomySplit, DeviceReadAtDepthOneIsLinkedWholeAndSumsExactly) {
   EXPECT_EQ(x.req_device, 50000u);
 }
 
-TEST(AnatomySplit, DeeperThanOneKeepsBlockStagesPerRequestOnly) {
-  const AnatomySplit x = split_io(device_read(), false);
+TEST(AnatomySplit, DeeperWithDirectIoLinksTheRequestButNotTheWakeUp) {
+  const AnatomySplit x = split_io(device_read(), AnatomyBlockLink::Submission);
+  ASSERT_EQ(x.unlinked, AnatomyUnlinked::None);
+  EXPECT_TRUE(x.block_linked);
+  EXPECT_EQ(x.stage[idx(AnatomyStage::Issue)], 1500u);
+  EXPECT_EQ(x.stage[idx(AnatomyStage::Device)], 50000u);
+  EXPECT_EQ(x.stage[idx(AnatomyStage::Completion)], 7000u);
+  EXPECT_FALSE(x.stage[idx(AnatomyStage::Kernel)]);
+  EXPECT_FALSE(x.wakeup);  // the thread wakes for whichever I/O completes
+  EXPECT_EQ(x.residual, 0);
+  AnatomyStamps s = device_read();
+  s.nreq = 2;  // two requests (split, or the file system read its extent tree first)
+  EXPECT_FALSE(split_io(s, AnatomyBlockLink::Submission).block_linked);
+}
+
+TEST(AnatomySplit, DeeperBufferedKeepsBlockStagesPerRequestOnly) {
+  const AnatomySplit x = split_io(device_read(), AnatomyBlockLink::None);
   ASSERT_EQ(x.unlinked, AnatomyUnlinked::None);
   EXPECT_FALSE(x.block_linked);
   EXPECT_FALSE(x.stage[idx(AnatomyStage::Device)]);
@@ -60,7 +75,7 @@ TEST(AnatomySplit, NoBlockRequestIsOneKernelStage) {  // nop, page-cache hits
   s.submit = 900;
   s.post = 1100;
   s.user_reap = 1700;
-  const AnatomySplit x = split_io(s, true);
+  const AnatomySplit x = split_io(s, AnatomyBlockLink::Order);
   ASSERT_EQ(x.unlinked, AnatomyUnlinked::None);
   EXPECT_FALSE(x.had_request);
   EXPECT_EQ(x.stage[idx(AnatomyStage::Submit)], 800u);
@@ -73,33 +88,33 @@ TEST(AnatomySplit, NoBlockRequestIsOneKernelStage) {  // nop, page-cache hits
 TEST(AnatomySplit, StampsOutsideTheWindowUnlinkTheIo) {
   AnatomyStamps s = device_read();
   s.submit = 500;  // before the user stamp: an earlier I/O's slot
-  EXPECT_EQ(split_io(s, true).unlinked, AnatomyUnlinked::NoSubmit);
+  EXPECT_EQ(split_io(s, AnatomyBlockLink::Order).unlinked, AnatomyUnlinked::NoSubmit);
   s = device_read();
   s.submit = 0;
-  EXPECT_EQ(split_io(s, true).unlinked, AnatomyUnlinked::NoSubmit);
+  EXPECT_EQ(split_io(s, AnatomyBlockLink::Order).unlinked, AnatomyUnlinked::NoSubmit);
   s = device_read();
   s.post = 0;
-  EXPECT_EQ(split_io(s, true).unlinked, AnatomyUnlinked::NoPost);
+  EXPECT_EQ(split_io(s, AnatomyBlockLink::Order).unlinked, AnatomyUnlinked::NoPost);
   s = device_read();
   s.post = 70000;  // after the reap stamp
-  EXPECT_EQ(split_io(s, true).unlinked, AnatomyUnlinked::NoPost);
+  EXPECT_EQ(split_io(s, AnatomyBlockLink::Order).unlinked, AnatomyUnlinked::NoPost);
 }
 
 TEST(AnatomySplit, ASplitOrPartialRequestIsNotLinkedPerIo) {
   AnatomyStamps s = device_read();
   s.nreq = 2;  // the I/O was split: only the first request was followed
-  AnatomySplit x = split_io(s, true);
+  AnatomySplit x = split_io(s, AnatomyBlockLink::Order);
   EXPECT_FALSE(x.block_linked);
   EXPECT_TRUE(x.stage[idx(AnatomyStage::Kernel)]);
   EXPECT_EQ(x.residual, 0);
   s = device_read();
   s.rq_complete = 0;  // its completion was not seen
-  x = split_io(s, true);
+  x = split_io(s, AnatomyBlockLink::Order);
   EXPECT_FALSE(x.block_linked);
   EXPECT_FALSE(x.req_device);
   s = device_read();
   s.rq_issue = 3000;  // before block_io_start: out of order
-  x = split_io(s, true);
+  x = split_io(s, AnatomyBlockLink::Order);
   EXPECT_FALSE(x.block_linked);
   EXPECT_EQ(x.residual, 0);
 }
@@ -108,10 +123,10 @@ TEST(AnatomySplit, AWakeUpOutsideTheCompletionIsNotCounted) {
   AnatomyStamps s = device_read();
   s.wake = 2500;  // woke during submission, then ran through: no sleep for the completion
   s.run = 2600;
-  EXPECT_FALSE(split_io(s, true).wakeup);
+  EXPECT_FALSE(split_io(s, AnatomyBlockLink::Order).wakeup);
   s = device_read();
   s.run = 61500;  // went on CPU after the completion was posted: not this wake-up
-  EXPECT_FALSE(split_io(s, true).wakeup);
+  EXPECT_FALSE(split_io(s, AnatomyBlockLink::Order).wakeup);
 }
 
 TEST(AnatomySplit, NamesFollowTheFlavor) {
