@@ -22,12 +22,9 @@
 
 char LICENSE[] SEC("license") = "GPL"; /* tp_btf needs it */
 
-/* Set before load (sizes of the maps, set with bpf_map__set_max_entries, too). */
-const volatile __u32 watch_mask = 0; /* watch slots - 1 (a power of two) */
-const volatile __u32 log_slots = 1;  /* records per log (a power of two) */
-const volatile __u32 n_cpus = 1;     /* possible CPUs: logs per program */
-/* Set by the reader once every program is attached. */
-volatile __u8 armed = 0;
+/* Sizes set before load (bpf_map__set_max_entries sets the maps' too);
+ * `armed` set by the reader once every program is attached. */
+struct ioacct_busy_cfg cfg __attribute__((aligned(64))) = {};
 
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -59,16 +56,18 @@ struct {
   __type(key, __u32);
   __type(value, struct ioacct_probe);
 } probes SEC(".maps");
-__u32 n_probes = 0; /* set by the reader before each sweep */
+__u32 n_probes __attribute__((aligned(64))) = 0; /* set by the reader before each sweep: off cfg's line */
 
 static __always_inline __u32 dev_hash(__u32 dev) { return (dev * 0x9E3779B1u) >> 7; }
 
-/* The watch entry of `dev`, or NULL. Slots are looked at until a free one: at
- * a quarter full or less that is one or two. */
+/* The watch entry of `dev`, or NULL: the first device's in cfg, else the
+ * table's. Slots are looked at until a free one: at a quarter full or less
+ * that is one or two. */
 static __always_inline struct ioacct_watch *watched(__u32 dev) {
+  if (dev == cfg.first.dev) return &cfg.first;
   __u32 h = dev_hash(dev);
   for (__u32 i = 0; i < 8; ++i) {
-    __u32 k = (h + i) & watch_mask;
+    __u32 k = (h + i) & cfg.watch_mask;
     struct ioacct_watch *w = bpf_map_lookup_elem(&watch, &k);
     if (!w || w->dev == 0) return 0;
     if (w->dev == dev) return w;
@@ -91,16 +90,16 @@ static __always_inline __u32 disk_dev(struct gendisk *g) { return ((__u32)g->maj
 
 /* Appends a record to this CPU's log of program `log`. */
 static __always_inline void append(__u32 log, __u64 rq, __u64 s, __u64 t, __u32 disk, __u32 part) {
-  __u32 k = log * n_cpus + bpf_get_smp_processor_id();
+  __u32 k = log * cfg.n_cpus + bpf_get_smp_processor_id();
   struct ioacct_head *h = bpf_map_lookup_elem(&heads, &k);
   if (!h) return;
   __u64 n = h->head;
-  if (n - *(volatile __u64 *)&h->tail >= log_slots) {
+  if (n - *(volatile __u64 *)&h->tail >= cfg.log_slots) {
     __sync_fetch_and_add(&h->dropped, 1);
     if (log == IOACCT_LOG_DONE && t > s) __sync_fetch_and_add(&h->dropped_ns, t - s);
     return;
   }
-  __u32 i = k * log_slots + ((__u32)n & (log_slots - 1));
+  __u32 i = k * cfg.log_slots + ((__u32)n & (cfg.log_slots - 1));
   struct ioacct_rec *r = bpf_map_lookup_elem(&logs, &i);
   if (!r) return;
   r->rq = rq;
@@ -121,7 +120,7 @@ static __always_inline void append(__u32 log, __u64 rq, __u64 s, __u64 t, __u32 
 
 SEC("tp_btf/block_io_start")
 int BPF_PROG(on_io_start, struct request *rq) {
-  if (!armed) return 0;
+  if (!*(volatile __u32 *)&cfg.armed) return 0;
   struct gendisk *g = rq->q->disk;
   if (!g) return 0;
   __u32 dev = disk_dev(g);
@@ -139,7 +138,7 @@ int BPF_PROG(on_io_start, struct request *rq) {
  * unaccounted, and the reader forgets it. */
 SEC("tp_btf/block_io_done")
 int BPF_PROG(on_io_done, struct request *rq) {
-  if (!armed) return 0;
+  if (!*(volatile __u32 *)&cfg.armed) return 0;
   __u32 flags = rq->rq_flags;
   __u32 io_stat = rqf_io_stat(), flush_seq = rqf_flush_seq();
   if (flags & flush_seq) return 0;
@@ -171,7 +170,7 @@ int BPF_PROG(on_io_done, struct request *rq) {
  * loses nothing. */
 SEC("tp_btf/block_rq_merge")
 int BPF_PROG(on_rq_merge, struct request *rq) {
-  if (!armed) return 0;
+  if (!*(volatile __u32 *)&cfg.armed) return 0;
   struct gendisk *g = rq->q->disk;
   if (!g) return 0;
   struct ioacct_watch *w = watched(disk_dev(g));
@@ -184,7 +183,7 @@ int BPF_PROG(on_rq_merge, struct request *rq) {
  * getting the request to the end of its accounting. */
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(on_rq_issue, struct request *rq) {
-  if (!armed) return 0;
+  if (!*(volatile __u32 *)&cfg.armed) return 0;
   struct gendisk *g = rq->q->disk;
   if (!g) return 0;
   struct ioacct_watch *w = watched(disk_dev(g));

@@ -28,6 +28,21 @@ struct ioacct_watch {
   __u32 pad;
 };
 
+/* What every program reads first, in one cache line (.bss, 64 bytes). At
+ * depth 1 a program finds most of its lines gone from the cache since the
+ * last I/O, and each costs ~20-60 ns here: a flag in .bss, sizes in .rodata
+ * and the watch table's slot were three. `armed` is set by the reader once
+ * every program is attached, the rest before load. The first watched device
+ * is here too, so that with one device the watch table is not read. */
+struct ioacct_busy_cfg {
+  __u32 armed;
+  __u32 watch_mask;           /* watch slots - 1 (a power of two) */
+  __u32 log_slots;            /* records per log (a power of two) */
+  __u32 n_cpus;               /* possible CPUs: logs per program */
+  struct ioacct_watch first;  /* the watch table's first device (dev 0: none) */
+  __u32 pad[8];
+};
+
 /* One log per program and CPU, each a ring of IOACCT records in one array
  * (log k owns entries [k * slots, (k + 1) * slots)). One writer each: a
  * program never runs nested in itself on a CPU (the kernel skips such a run

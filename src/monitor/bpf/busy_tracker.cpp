@@ -26,8 +26,9 @@
 #include "acct/procfs.hpp"
 #include "common/errors.hpp"
 #include "common/files.hpp"
-#include "monitor/bpf/busy.skel.h"
+// The shared layout first: the skeleton's .bss names struct ioacct_busy_cfg.
 #include "monitor/bpf/busy_shared.h"
+#include "monitor/bpf/busy.skel.h"
 #include "monitor/bpf/libbpf_log.hpp"
 #include "monitor/bpf/map_view.hpp"
 #include "monitor/bpf/pointer_map.hpp"
@@ -818,9 +819,9 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   if (!raw) throw NotAvailable(why_not("open", errno));
   impl->skel.reset(raw);
   busy_bpf* skel = raw;
-  skel->rodata->watch_mask = watch_slots - 1;
-  skel->rodata->log_slots = impl->slots;
-  skel->rodata->n_cpus = impl->ncpu;
+  skel->bss->cfg.watch_mask = watch_slots - 1;
+  skel->bss->cfg.log_slots = impl->slots;
+  skel->bss->cfg.n_cpus = impl->ncpu;
   bpf_map__set_max_entries(skel->maps.watch, watch_slots);
   bpf_map__set_max_entries(skel->maps.logs, impl->nlogs * impl->ncpu * impl->slots);
   bpf_map__set_max_entries(skel->maps.heads, impl->nlogs * impl->ncpu);
@@ -839,13 +840,15 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
     for (uint32_t dev : table_devs) {
       const bool is_disk_of_part = std::find(parent_disks.begin(), parent_disks.end(), dev) != parent_disks.end();
       auto f = impl->index_of.find(dev);
+      const ioacct_watch entry{dev, f == impl->index_of.end() ? kNone : f->second, is_disk_of_part ? 1u : 0u, 0};
+      // The first device is looked at before the table (cfg.first), and
+      // stays in it too. Set before the attach: no program reads it yet.
+      if (dev == table_devs.front()) skel->bss->cfg.first = entry;
       uint32_t h = (dev * 0x9E3779B1u) >> 7;
       for (uint32_t n = 0; n < watch_slots; ++n, ++h) {
         ioacct_watch& w = table[h & (watch_slots - 1)];
         if (w.dev) continue;
-        w.dev = dev;
-        w.idx = f == impl->index_of.end() ? kNone : f->second;
-        w.parts = is_disk_of_part ? 1 : 0;
+        w = entry;
         break;
       }
     }
@@ -885,7 +888,7 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   // attach. Read before the store, a preemption between the two (23 requests
   // once, under ASan on a loaded machine) made requests started in between
   // look like starts no program saw.
-  __atomic_store_n(&skel->bss->armed, 1, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&skel->bss->cfg.armed, 1, __ATOMIC_SEQ_CST);
   impl->t_arm = impl->t_prev = impl->last_read = impl->drained_cut = now_ns();
   for (Impl::Dev& d : impl->dev) d.c.attach_ns = d.c.stamp_ns = impl->t_arm;
 
