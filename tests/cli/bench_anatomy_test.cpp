@@ -95,29 +95,40 @@ std::string sector_filter(const std::string& file) {
   return filter;
 }
 
-// Depth 1 on a loop device of the test's own, or (`on_vda`) on a file of the
-// root file system's disk, which other processes use too.
-void check_against_witness(const std::string& engine, bool on_vda = false) {
+// What the bench reads: a loop device of the test's own, or (`on_vda`) a
+// file on the root file system's disk, which other processes use too (the
+// witness's block events are then filtered to the file's extents).
+struct WitnessTarget {
   TempDir dir;
   std::optional<LoopDevice> loop;
-  std::string target, sectors;
-  if (on_vda) {
-    target = dir.path() + "/data";
-    sh("dd if=/dev/urandom of=" + target + " bs=1M count=32 conv=fsync status=none");
-    sh("dd if=" + target + " of=/dev/null bs=1M iflag=direct status=none");  // the host's cache behind vda
-    sectors = sector_filter(target);
-  } else {
-    loop.emplace(dir.path(), LoopOptions{.random_data = true});
-    target = loop->path();
+  std::string path, sectors;
+  dev_t dev = 0;
+
+  explicit WitnessTarget(bool on_vda) {
+    if (on_vda) {
+      path = dir.path() + "/data";
+      sh("dd if=/dev/urandom of=" + path + " bs=1M count=32 conv=fsync status=none");
+      sh("dd if=" + path + " of=/dev/null bs=1M iflag=direct status=none");  // the host's cache behind vda
+      sectors = sector_filter(path);
+    } else {
+      loop.emplace(dir.path(), LoopOptions{.random_data = true});
+      path = loop->path();
+    }
+    struct stat sb {};
+    EXPECT_EQ(::stat(path.c_str(), &sb), 0) << path;
+    dev = on_vda ? sb.st_dev : sb.st_rdev;
   }
-  struct stat sb {};
-  ASSERT_EQ(::stat(target.c_str(), &sb), 0);
-  const dev_t dev = on_vda ? sb.st_dev : sb.st_rdev;
-  const std::string dump = dir.path() + "/intervals";
+};
+
+// Depth 1: each I/O's events follow each other, split by order.
+void check_against_witness(const std::string& engine, bool on_vda = false) {
+  WitnessTarget t(on_vda);
+  ASSERT_NE(t.dev, 0u);
+  const std::string dump = t.dir.path() + "/intervals";
   const bool psync = engine == "psync";
-  StageTrace trace(major(dev), minor(dev), psync, sectors);
+  StageTrace trace(major(t.dev), minor(t.dev), psync, t.sectors);
   auto o = run_ioacct({"bench", "--format", "json", "--engine", engine, "--iodepth", "1", "--ios", "3000", "--anatomy",
-                       "--dump-intervals", dump, target});
+                       "--dump-intervals", dump, t.path});
   const auto events = trace.stop();
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const json a = json::parse(o.out)["results"]["anatomy"];
@@ -192,23 +203,10 @@ std::map<std::string, std::vector<uint64_t>> witness_per_request(const std::vect
 // one its submission started, so the block stages are per I/O; their medians
 // agree with the witness's, which follows each request by its sector alone.
 void check_deep_against_witness(bool on_vda) {
-  TempDir dir;
-  std::optional<LoopDevice> loop;
-  std::string target, sectors;
-  if (on_vda) {
-    target = dir.path() + "/data";
-    sh("dd if=/dev/urandom of=" + target + " bs=1M count=32 conv=fsync status=none");
-    sh("dd if=" + target + " of=/dev/null bs=1M iflag=direct status=none");
-    sectors = sector_filter(target);
-  } else {
-    loop.emplace(dir.path(), LoopOptions{.random_data = true});
-    target = loop->path();
-  }
-  struct stat sb {};
-  ASSERT_EQ(::stat(target.c_str(), &sb), 0);
-  const dev_t dev = on_vda ? sb.st_dev : sb.st_rdev;
-  StageTrace trace(major(dev), minor(dev), false, sectors);
-  auto o = run_ioacct({"bench", "--format", "json", "--iodepth", "8", "--ios", "4000", "--anatomy", target});
+  WitnessTarget t(on_vda);
+  ASSERT_NE(t.dev, 0u);
+  StageTrace trace(major(t.dev), minor(t.dev), false, t.sectors);
+  auto o = run_ioacct({"bench", "--format", "json", "--iodepth", "8", "--ios", "4000", "--anatomy", t.path});
   const auto events = trace.stop();
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const json a = json::parse(o.out)["results"]["anatomy"];
@@ -240,7 +238,7 @@ void check_deep_against_witness(bool on_vda) {
   }
   for (const char* name : {"submit", "issue", "queue", "device", "completion", "reaping"})
     EXPECT_TRUE(seen.count(name)) << name << " missing: " << a["stages"];
-  auto c = run_ioacct({"bench", "--iodepth", "8", "--ios", "2000", "--anatomy", target});
+  auto c = run_ioacct({"bench", "--iodepth", "8", "--ios", "2000", "--anatomy", t.path});
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_NE(c.out.find("per I/O, by the submission that started the request"), std::string::npos) << c.out;
 }
