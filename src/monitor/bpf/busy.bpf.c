@@ -58,14 +58,15 @@ struct {
 } probes SEC(".maps");
 __u32 n_probes __attribute__((aligned(64))) = 0; /* set by the reader before each sweep: off cfg's line */
 
-static __always_inline __u32 dev_hash(__u32 dev) { return (dev * 0x9E3779B1u) >> 7; }
+/* Set by the reader (an atomic store) once every program is attached. */
+static __always_inline int armed(void) { return *(volatile __u32 *)&cfg.armed; }
 
 /* The watch entry of `dev`, or NULL: the first device's in cfg, else the
  * table's. Slots are looked at until a free one: at a quarter full or less
  * that is one or two. */
 static __always_inline struct ioacct_watch *watched(__u32 dev) {
   if (dev == cfg.first.dev) return &cfg.first;
-  __u32 h = dev_hash(dev);
+  __u32 h = ioacct_watch_hash(dev);
   for (__u32 i = 0; i < 8; ++i) {
     __u32 k = (h + i) & cfg.watch_mask;
     struct ioacct_watch *w = bpf_map_lookup_elem(&watch, &k);
@@ -120,7 +121,7 @@ static __always_inline void append(__u32 log, __u64 rq, __u64 s, __u64 t, __u32 
 
 SEC("tp_btf/block_io_start")
 int BPF_PROG(on_io_start, struct request *rq) {
-  if (!*(volatile __u32 *)&cfg.armed) return 0;
+  if (!armed()) return 0;
   struct gendisk *g = rq->q->disk;
   if (!g) return 0;
   __u32 dev = disk_dev(g);
@@ -138,7 +139,7 @@ int BPF_PROG(on_io_start, struct request *rq) {
  * unaccounted, and the reader forgets it. */
 SEC("tp_btf/block_io_done")
 int BPF_PROG(on_io_done, struct request *rq) {
-  if (!*(volatile __u32 *)&cfg.armed) return 0;
+  if (!armed()) return 0;
   __u32 flags = rq->rq_flags;
   __u32 io_stat = rqf_io_stat(), flush_seq = rqf_flush_seq();
   if (flags & flush_seq) return 0;
@@ -170,7 +171,7 @@ int BPF_PROG(on_io_done, struct request *rq) {
  * loses nothing. */
 SEC("tp_btf/block_rq_merge")
 int BPF_PROG(on_rq_merge, struct request *rq) {
-  if (!*(volatile __u32 *)&cfg.armed) return 0;
+  if (!armed()) return 0;
   struct gendisk *g = rq->q->disk;
   if (!g) return 0;
   struct ioacct_watch *w = watched(disk_dev(g));
@@ -183,7 +184,7 @@ int BPF_PROG(on_rq_merge, struct request *rq) {
  * getting the request to the end of its accounting. */
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(on_rq_issue, struct request *rq) {
-  if (!*(volatile __u32 *)&cfg.armed) return 0;
+  if (!armed()) return 0;
   struct gendisk *g = rq->q->disk;
   if (!g) return 0;
   struct ioacct_watch *w = watched(disk_dev(g));

@@ -28,6 +28,10 @@ struct ioacct_watch {
   __u32 pad;
 };
 
+/* Where the table's probing for `dev` starts (then the next slots, masked):
+ * the programs look up and the reader fills in the same order. */
+static inline __u32 ioacct_watch_hash(__u32 dev) { return (dev * 0x9E3779B1u) >> 7; }
+
 /* What every program reads first, in one cache line (.bss, 64 bytes). At
  * depth 1 a program finds most of its lines gone from the cache since the
  * last I/O, and each costs ~20-60 ns here: a flag in .bss, sizes in .rodata

@@ -844,7 +844,7 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
       // The first device is looked at before the table (cfg.first), and
       // stays in it too. Set before the attach: no program reads it yet.
       if (dev == table_devs.front()) skel->bss->cfg.first = entry;
-      uint32_t h = (dev * 0x9E3779B1u) >> 7;
+      uint32_t h = ioacct_watch_hash(dev);
       for (uint32_t n = 0; n < watch_slots; ++n, ++h) {
         ioacct_watch& w = table[h & (watch_slots - 1)];
         if (w.dev) continue;
