@@ -237,18 +237,21 @@ unsigned UringEngine::queue(std::span<const IoRequest> reqs) noexcept {
   io_uring_sq& sq = ring_.sq;
   const unsigned n = static_cast<unsigned>(std::min<size_t>(reqs.size(), io_uring_sq_space_left(&ring_)));
   const unsigned tail = sq.sqe_tail;
+  if (nop_) {
+    for (unsigned i = 0; i < n; ++i) {
+      io_uring_sqe* sqe = &sq.sqes[(tail + i) & sq.ring_mask];
+      io_uring_prep_nop(sqe);
+      // NOP completes with res 0; carry the length so the completion can
+      // report the request as whole (nop moves no data; the runner knows).
+      sqe->user_data = (static_cast<uint64_t>(reqs[i].len) << 32) | reqs[i].tag;
+    }
+    sq.sqe_tail = tail + n;
+    return n;
+  }
   unsigned used = 0;  // SQEs filled: a discard made inline by BLKDISCARD takes none
   for (unsigned i = 0; i < n; ++i) {
     const IoRequest& r = reqs[i];
     io_uring_sqe* sqe = &sq.sqes[(tail + used) & sq.ring_mask];
-    if (nop_) {
-      io_uring_prep_nop(sqe);
-      // NOP completes with res 0; carry the length so the completion can
-      // report the request as whole (nop moves no data; the runner knows).
-      sqe->user_data = (static_cast<uint64_t>(r.len) << 32) | r.tag;
-      ++used;
-      continue;
-    }
     const int fd = fixed_files_ ? static_cast<int>(r.file) : (r.file < fds_.size() ? fds_[r.file] : -1);
     switch (r.op) {
       case IoOp::Read:
@@ -422,27 +425,33 @@ int UringEngine::enter(unsigned wait_nr, std::span<IoCompletion> out, uint64_t t
     inline_done_.erase(inline_done_.begin(), inline_done_.begin() + k);
     counters_.reaped += k;
   }
-  unsigned head, reaped = 0;
-  io_uring_cqe* cqe;
-  io_uring_for_each_cqe(&ring_, head, cqe) {
-    if (n == out.size()) break;
-    ++reaped;
-    if (nop_) {
-      const uint32_t len = static_cast<uint32_t>(cqe->user_data >> 32);
-      out[n++] = {static_cast<uint32_t>(cqe->user_data), cqe->res < 0 ? cqe->res : static_cast<int32_t>(len)};
-    } else if (cqe->user_data & kDiscardTag) [[unlikely]] {
-      const uint32_t tag = static_cast<uint32_t>(cqe->user_data);
-      int32_t res = cqe->res;
-      // A kernel without the block discard command (before 6.12) answers
-      // EOPNOTSUPP, as does a device that cannot discard: BLKDISCARD tells
-      // which, and if it works, takes every later discard.
-      if (res == -EOPNOTSUPP && discard_cmd_) {
-        res = blkdiscard(trims_[tag]);
-        if (res == 0) discard_cmd_ = false;
+  // The tail is read once for the whole batch (io_uring_for_each_cqe reads
+  // it again for every CQE), with acquire: it orders the CQE reads after it.
+  io_uring_cq& cq = ring_.cq;
+  const unsigned head = *cq.khead;
+  const unsigned reaped = std::min(io_uring_smp_load_acquire(cq.ktail) - head, static_cast<unsigned>(out.size()) - n);
+  const unsigned shift = (ring_.flags & IORING_SETUP_CQE32) ? 1 : 0;
+  if (nop_) {
+    for (unsigned i = 0; i < reaped; ++i) {
+      const io_uring_cqe& cqe = cq.cqes[((head + i) & cq.ring_mask) << shift];
+      const int32_t len = static_cast<int32_t>(cqe.user_data >> 32);
+      out[n++] = {static_cast<uint32_t>(cqe.user_data), cqe.res < 0 ? cqe.res : len};
+    }
+  } else {
+    for (unsigned i = 0; i < reaped; ++i) {
+      const io_uring_cqe& cqe = cq.cqes[((head + i) & cq.ring_mask) << shift];
+      const uint32_t tag = static_cast<uint32_t>(cqe.user_data);
+      int32_t res = cqe.res;
+      if (cqe.user_data & kDiscardTag) [[unlikely]] {
+        // A kernel without the block discard command (before 6.12) answers
+        // EOPNOTSUPP, as does a device that cannot discard: BLKDISCARD tells
+        // which, and if it works, takes every later discard.
+        if (res == -EOPNOTSUPP && discard_cmd_) {
+          res = blkdiscard(trims_[tag]);
+          if (res == 0) discard_cmd_ = false;
+        }
       }
       out[n++] = {tag, res};
-    } else {
-      out[n++] = {static_cast<uint32_t>(cqe->user_data), cqe->res};
     }
   }
   io_uring_cq_advance(&ring_, reaped);

@@ -205,22 +205,33 @@ IoRequest Worker::request(const Slot& s, uint32_t tag, bool may_block) const noe
 unsigned Worker::prepare(unsigned n, Nanos t) noexcept {
   if (tables_) return prepare_verified(n, t);
   if (sync_every_ || !fixed_op_ || !io_moves_data(*fixed_op_)) [[unlikely]] return prepare_mixed(n, t);
-  // Only reads or only writes: what every benchmark runs. The members read
-  // per request are taken into locals first: the stores into the slots could
-  // alias them, and each would be reloaded per request otherwise.
+  // Only reads or only writes: what every benchmark runs. Whether offsets
+  // are drawn (nop draws none) and from how many files are fixed for the
+  // run, so each combination gets a loop of its own.
+  const bool one_file = gens_.size() == 1;
+  if (moves_data_) return one_file ? prepare_fixed<true, true>(n, t) : prepare_fixed<true, false>(n, t);
+  return one_file ? prepare_fixed<false, true>(n, t) : prepare_fixed<false, false>(n, t);
+}
+
+template <bool kMoves, bool kOneFile>
+unsigned Worker::prepare_fixed(unsigned n, Nanos t) noexcept {
+  // The members read per request are taken into locals first: the stores
+  // into the slots could alias them, and each would be reloaded per request
+  // otherwise.
   const uint32_t bs = static_cast<uint32_t>(job_.bs);
   const IoOp op = *fixed_op_;
-  const bool one_file = gens_.size() == 1, moves = moves_data_;
   const uint32_t* free = free_.data();
+  const uint32_t* files = plan_.files.data();
+  OffsetGen* gens = gens_.data();
   Slot* slots = slots_.data();
   IoRequest* reqs = reqs_.data();
   unsigned nfree = nfree_, nreq = nreq_;
   for (unsigned i = 0; i < n; ++i) {
     const uint32_t idx = free[--nfree];
     Slot& s = slots[idx];
-    const size_t k = one_file ? 0 : pick_file();
-    const uint64_t off = moves ? gens_[k].next() : 0;  // nop looks at no offset
-    const uint32_t file = plan_.files[k];
+    const size_t k = kOneFile ? 0 : pick_file();
+    const uint64_t off = kMoves ? gens[k].next() : 0;  // nop looks at no offset
+    const uint32_t file = files[k];
     s.start = s.offset = off;
     s.left = s.len = bs;
     s.eagains = 0;
@@ -280,7 +291,7 @@ unsigned Worker::prepare_verified(unsigned n, Nanos t) noexcept {
       sync_due_ = false;
       const uint32_t idx = free_[--nfree_];
       Slot& s = slots_[idx];
-      s = Slot{slots_[idx].buf, 0, 0, 0, last_write_file_, sync_op_, t, 0, 0, 0, 0};
+      s = Slot{slots_[idx].buf, 0, 0, 0, last_write_file_, sync_op_, 0, t, 0, 0, 0};
       reqs_[nreq_++] = request(s, idx);
       continue;
     }
@@ -556,93 +567,12 @@ void Worker::loop() noexcept {
 
     // 3. Completions, all stamped `now`: the reaping time.
     if (!counting_ && !window_closed_ && now >= measure_start_) open_window();
-    // Requests submitted in one batch and reaped in one batch share both
-    // stamps, so equal latencies come in runs: record each run once.
-    uint64_t run_lat = 0, run_n = 0, run_clat = 0, run_cn = 0;
-    for (int i = 0; i < got; ++i) {
-      const IoCompletion c = comps_[i];
-      Slot& s = slots_[c.tag];
-      if (c.res == static_cast<int32_t>(s.left)) [[likely]] {
-        if (tables_) finish_verified(s, true);
-        --inflight;
-        ++completed;
-        free_[nfree_++] = c.tag;
-        if (!io_moves_data(s.op)) [[unlikely]] {
-          if (counting_ && out_.ios < quota) count_other(s, now);
-          continue;
-        }
-        const uint32_t moved = moves_data_ ? s.len : 0;  // nop moves no data
-        bytes_all += moved;
-        if (counting_ && out_.ios < quota) {
-          ++out_.ios;
-          if (s.op == IoOp::Read) { ++out_.reads; out_.bytes_read += moved; }
-          else { ++out_.writes; out_.bytes_written += moved; }
-          if (dump_) out_.intervals.emplace_back(s.t_submit, now);
-          if (anat) anat->reap(c.tag, s.t_submit, now, s.left != s.len || s.eagains);
-          if (acct_latency_) {
-            const uint64_t l = now - s.t_submit;
-            if (l == run_lat) {
-              ++run_n;
-            } else {
-              if (run_n) {
-                lat.record_n(run_lat, run_n);
-                if (ihist_[0]) ihist_[epoch_ & 1]->record_n(run_lat, run_n);
-              }
-              run_lat = l;
-              run_n = 1;
-            }
-            if (split_lat_) {
-              // An I/O without t_issued is unsplit: counted once, at the
-              // end, as lat's count less clat's (no work here per I/O).
-              if (s.t_issued) [[likely]] {
-                const uint64_t cl = now - s.t_issued;
-                if (cl == run_clat) {
-                  ++run_cn;
-                } else {
-                  if (run_cn) out_.clat->record_n(run_clat, run_cn);
-                  run_clat = cl;
-                  run_cn = 1;
-                }
-              }
-            }
-          }
-        }
-      } else if (c.res > 0 && moves_data_) {
-        // Short transfer: finish it by resubmitting the rest; the latency
-        // still runs from the first submission.
-        s.offset += static_cast<uint32_t>(c.res);
-        s.left -= static_cast<uint32_t>(c.res);
-        ++out_.short_resubmits;
-        s.t_issued = 0;  // stamped again by the enter that resubmits it
-        reqs_[nreq_++] = request(s, c.tag);
-      } else if (c.res == -EAGAIN && ++s.eagains <= kMaxEagain) {
-        // Retried. Under --nowait the retry may block: EAGAIN there means
-        // "not possible inline", and the I/O still has to be done (what an
-        // application does); eagain_retries then counts the I/Os that
-        // could not complete inline.
-        ++out_.eagain_retries;
-        s.t_issued = 0;
-        reqs_[nreq_++] = request(s, c.tag, true);
-      } else if (c.res == -EOPNOTSUPP && job_.uring.iopoll) {
-        // Polled I/O on a device without poll queues: every I/O will fail
-        // the same way. Stop now rather than count them.
-        const Target& t = targets_.list[s.file];
-        fatal(fmt::format("--iopoll: {} has no poll queues (the kernel answered EOPNOTSUPP); leave out --iopoll",
-                          t.device.empty() ? t.path : t.device));
-        --inflight;
-        free_[nfree_++] = c.tag;
-      } else {
-        record_error(s, c.res == 0 ? kErrEof : -c.res);
-        if (tables_) finish_verified(s, false);
-        --inflight;
-        free_[nfree_++] = c.tag;
-      }
-    }
-    if (run_n) {
-      lat.record_n(run_lat, run_n);
-      if (ihist_[0]) ihist_[epoch_ & 1]->record_n(run_lat, run_n);
-    }
-    if (run_cn) out_.clat->record_n(run_clat, run_cn);
+    const Reaped r = acct_latency_ ? (split_lat_ ? reap<true, true>(got, now, quota, anat)
+                                                : reap<true, false>(got, now, quota, anat))
+                                   : reap<false, false>(got, now, quota, anat);
+    inflight -= r.freed;
+    completed += r.completed;
+    bytes_all += r.bytes;
     if (ihist_[0]) {
       const uint32_t e = ctl_.epoch.load(std::memory_order_relaxed);
       if (e != epoch_) {  // an interval ended: fill the other histogram from now on
@@ -669,6 +599,127 @@ void Worker::loop() noexcept {
   }
   // Every counted read and write has a lat; those with a t_issued a clat too.
   if (split_lat_) out_.slat_unsplit = lat.count() - out_.clat->count();
+}
+
+// The completions of one enter, all stamped `now` (the reaping time):
+// counted, their latency recorded, retried, or reported as errors. Whether
+// latency is recorded, and split, is fixed for the run, so each variant gets
+// a loop of its own; what the loop reads per completion is held in locals,
+// because every store through a slot could alias a member, which would be
+// reloaded per completion otherwise.
+template <bool kTimed, bool kSplit>
+Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* anat) noexcept {
+  // Requests submitted in one batch and reaped in one batch share both
+  // stamps, so equal latencies come in runs: record each run once.
+  uint64_t run_lat = 0, run_n = 0, run_clat = 0, run_cn = 0;
+  Histogram& lat = *out_.latency;
+  // How many more completions the window counts: the quota's rest, and none
+  // outside the window.
+  uint64_t countable = counting_ ? (quota > out_.ios ? quota - out_.ios : 0) : 0;
+  uint64_t reads = 0, writes = 0, rbytes = 0, wbytes = 0, bytes = 0;
+  const bool verify = tables_ != nullptr;
+  const bool traced = dump_ || anat;  // intervals kept, or stages linked, per I/O
+  const uint32_t moved_per_io = moves_data_ ? UINT32_MAX : 0;  // nop moves no data
+  Slot* const slots = slots_.data();
+  uint32_t* const free = free_.data();
+  const IoCompletion* const comps = comps_.data();
+  // A finished request frees its slot: the slots freed are the requests no
+  // longer in flight, and those that did not fail are completed.
+  const unsigned nfree0 = nfree_;
+  unsigned nfree = nfree0, failed = 0;
+  for (int i = 0; i < got; ++i) {
+    const IoCompletion c = comps[i];
+    Slot& s = slots[c.tag];
+    if (c.res == static_cast<int32_t>(s.left)) [[likely]] {
+      if (verify) [[unlikely]] finish_verified(s, true);
+      free[nfree++] = c.tag;
+      if (!io_moves_data(s.op)) [[unlikely]] {
+        if (countable) {
+          --countable;
+          count_other(s, now);
+        }
+        continue;
+      }
+      const uint32_t moved = s.len & moved_per_io;
+      bytes += moved;
+      if (!countable) continue;
+      --countable;
+      if (s.op == IoOp::Read) { ++reads; rbytes += moved; }
+      else { ++writes; wbytes += moved; }
+      if (traced) [[unlikely]] {
+        if (dump_) out_.intervals.emplace_back(s.t_submit, now);
+        if (anat) anat->reap(c.tag, s.t_submit, now, s.left != s.len || s.eagains);
+      }
+      if constexpr (kTimed) {
+        const uint64_t l = now - s.t_submit;
+        if (l == run_lat) {
+          ++run_n;
+        } else {
+          if (run_n) {
+            lat.record_n(run_lat, run_n);
+            if (ihist_[0]) ihist_[epoch_ & 1]->record_n(run_lat, run_n);
+          }
+          run_lat = l;
+          run_n = 1;
+        }
+      }
+      if constexpr (kSplit) {
+        // An I/O without t_issued is unsplit: counted once, at the end, as
+        // lat's count less clat's (no work here per I/O).
+        if (s.t_issued) [[likely]] {
+          const uint64_t cl = now - s.t_issued;
+          if (cl == run_clat) {
+            ++run_cn;
+          } else {
+            if (run_cn) out_.clat->record_n(run_clat, run_cn);
+            run_clat = cl;
+            run_cn = 1;
+          }
+        }
+      }
+    } else if (c.res > 0 && moves_data_) {
+      // Short transfer: finish it by resubmitting the rest; the latency
+      // still runs from the first submission.
+      s.offset += static_cast<uint32_t>(c.res);
+      s.left -= static_cast<uint32_t>(c.res);
+      ++out_.short_resubmits;
+      s.t_issued = 0;  // stamped again by the enter that resubmits it
+      reqs_[nreq_++] = request(s, c.tag);
+    } else if (c.res == -EAGAIN && ++s.eagains <= kMaxEagain) {
+      // Retried. Under --nowait the retry may block: EAGAIN there means
+      // "not possible inline", and the I/O still has to be done (what an
+      // application does); eagain_retries then counts the I/Os that could
+      // not complete inline.
+      ++out_.eagain_retries;
+      s.t_issued = 0;
+      reqs_[nreq_++] = request(s, c.tag, true);
+    } else if (c.res == -EOPNOTSUPP && job_.uring.iopoll) {
+      // Polled I/O on a device without poll queues: every I/O will fail the
+      // same way. Stop now rather than count them.
+      const Target& t = targets_.list[s.file];
+      fatal(fmt::format("--iopoll: {} has no poll queues (the kernel answered EOPNOTSUPP); leave out --iopoll",
+                        t.device.empty() ? t.path : t.device));
+      ++failed;
+      free[nfree++] = c.tag;
+    } else {
+      record_error(s, c.res == 0 ? kErrEof : -c.res);
+      if (verify) finish_verified(s, false);
+      ++failed;
+      free[nfree++] = c.tag;
+    }
+  }
+  if (run_n) {
+    lat.record_n(run_lat, run_n);
+    if (ihist_[0]) ihist_[epoch_ & 1]->record_n(run_lat, run_n);
+  }
+  if (run_cn) out_.clat->record_n(run_clat, run_cn);
+  nfree_ = nfree;
+  out_.ios += reads + writes;
+  out_.reads += reads;
+  out_.writes += writes;
+  out_.bytes_read += rbytes;
+  out_.bytes_written += wbytes;
+  return {nfree - nfree0, nfree - nfree0 - failed, bytes};
 }
 
 bool Worker::check_stop(Nanos now) {

@@ -62,17 +62,20 @@ class Worker {
     uint32_t len;     // the request's full length
     uint32_t file;
     IoOp op;
+    uint16_t eagains; // EAGAIN retries of this request so far (at most kMaxEagain)
     Nanos t_submit;   // when the request was first submitted
     uint64_t start;   // the request's first byte (offset moves on with short transfers)
-    uint32_t eagains; // EAGAIN retries of this request so far
     Nanos t_issued;   // when the enter that (last) submitted it returned; 0 until then, or if that enter also waited
     uint64_t gen;     // --verify: the write's generation
   };
+  static_assert(sizeof(Slot) == 64, "a slot is one cache line");
   struct FreeDeleter { void operator()(char* p) const { std::free(p); } };
 
   void setup();
   void allocate_buffers();
   unsigned prepare(unsigned n, Nanos t) noexcept;
+  template <bool kMoves, bool kOneFile>
+  unsigned prepare_fixed(unsigned n, Nanos t) noexcept;
   unsigned prepare_verified(unsigned n, Nanos t) noexcept;
   unsigned prepare_mixed(unsigned n, Nanos t) noexcept;
   void finish_verified(const Slot& s, bool ok);
@@ -81,6 +84,13 @@ class Worker {
   size_t pick_file() noexcept;
   IoRequest request(const Slot& s, uint32_t tag, bool may_block = false) const noexcept;
   void count_other(const Slot& s, Nanos now) noexcept;
+  struct Reaped {
+    unsigned freed;      // requests finished, whole or failed: no longer in flight
+    unsigned completed;  // of which whole
+    uint64_t bytes;      // moved by them, counted or not
+  };
+  template <bool kTimed, bool kSplit>
+  Reaped reap(int got, Nanos now, uint64_t quota, AnatomyThread* anat) noexcept;
   bool wait_for_start() noexcept;
   void record_error(const Slot& s, int key);
   static const char* error_hint(int key, IoOp op);
