@@ -72,9 +72,11 @@ void AnatomyResult::merge(const AnatomyResult& o) {
   bpf_runs += o.bpf_runs;
   reap_timed += o.reap_timed;
   reap_timed_ns += o.reap_timed_ns;
+  flushed += o.flushed;
+  flush_ns += o.flush_ns;
 }
 
-void AnatomyThread::record(uint32_t tag, uint64_t user_submit, uint64_t user_reap, bool retried) noexcept {
+void AnatomyThread::copy(uint32_t tag, uint64_t user_submit, uint64_t user_reap, bool retried) noexcept {
   ++r_.ios;
   if (retried || tag >= stride_) {
     ++r_.unlinked[static_cast<int>(AnatomyUnlinked::Retried)];
@@ -83,7 +85,7 @@ void AnatomyThread::record(uint32_t tag, uint64_t user_submit, uint64_t user_rea
   // The programs wrote the slot before the completion was posted, and the
   // tag is not resubmitted before this call: the copy is the I/O's.
   const volatile ioacct_anat_slot& sl = slots_[tag];
-  AnatomyStamps s;
+  AnatomyStamps& s = pending_[npending_++];
   s.user_submit = user_submit;
   s.user_reap = user_reap;
   s.submit = sl.t[IOACCT_ANAT_SUBMIT];
@@ -94,25 +96,35 @@ void AnatomyThread::record(uint32_t tag, uint64_t user_submit, uint64_t user_rea
   s.nreq = sl.nreq;
   s.wake = rec_->wake;
   s.run = rec_->run;
-  const AnatomySplit x = split_io(s, r_.block_link);
-  if (x.unlinked != AnatomyUnlinked::None) {
-    ++r_.unlinked[static_cast<int>(x.unlinked)];
-    return;
+}
+
+void AnatomyThread::flush() noexcept {
+  if (!npending_) return;
+  const uint64_t t0 = now_ns();
+  for (unsigned i = 0; i < npending_; ++i) {
+    const AnatomySplit x = split_io(pending_[i], r_.block_link);
+    if (x.unlinked != AnatomyUnlinked::None) {
+      ++r_.unlinked[static_cast<int>(x.unlinked)];
+      continue;
+    }
+    ++r_.linked;
+    r_.e2e.record(x.e2e);
+    for (int k = 0; k < kAnatomyStages; ++k)
+      if (x.stage[k]) r_.stages[k].record(*x.stage[k]);
+    if (x.req_queue) {
+      r_.req_queue.record(*x.req_queue);
+      r_.req_device.record(*x.req_device);
+    }
+    if (x.wakeup) r_.wakeup.record(*x.wakeup);
+    r_.with_request += x.had_request;
+    r_.block_linked += x.block_linked;
+    const uint64_t res = static_cast<uint64_t>(x.residual < 0 ? -x.residual : x.residual);
+    r_.residual_max = std::max(r_.residual_max, res);
+    r_.residual_over_1us += res > 1000;
   }
-  ++r_.linked;
-  r_.e2e.record(x.e2e);
-  for (int i = 0; i < kAnatomyStages; ++i)
-    if (x.stage[i]) r_.stages[i].record(*x.stage[i]);
-  if (x.req_queue) {
-    r_.req_queue.record(*x.req_queue);
-    r_.req_device.record(*x.req_device);
-  }
-  if (x.wakeup) r_.wakeup.record(*x.wakeup);
-  r_.with_request += x.had_request;
-  r_.block_linked += x.block_linked;
-  const uint64_t res = static_cast<uint64_t>(x.residual < 0 ? -x.residual : x.residual);
-  r_.residual_max = std::max(r_.residual_max, res);
-  r_.residual_over_1us += res > 1000;
+  r_.flushed += npending_;
+  r_.flush_ns += now_ns() - t0;
+  npending_ = 0;
 }
 
 std::unique_ptr<AnatomyTracer> AnatomyTracer::attach(const AnatomyOptions& o) {

@@ -99,11 +99,10 @@ std::string format_anatomy(const AnatomyResult& a) {
   out += fmt::format("             stages sum to end to end within 1 us for {} of {} linked I/Os "
                      "(largest residual {} ns)\n", a.linked - a.residual_over_1us, a.linked, a.residual_max);
   out += fmt::format("             CPU idle state at wake-up: {}\n", a.cpuidle.value_or("not available"));
-  if (a.reap_timed)
-    out += fmt::format("             cost: the reaping thread's split {} per I/O (timed on 1 I/O in {}, two clock "
-                       "reads included)\n",
-                       dur(static_cast<double>(a.reap_timed_ns) / static_cast<double>(a.reap_timed)),
-                       AnatomyResult::kReapSample);
+  if (const auto reap = a.reap_ns_per_io())
+    out += fmt::format("             cost: the reaping thread's split {} per I/O (the copy timed on 1 I/O in {}, the "
+                       "split per batch; clock reads included)\n",
+                       dur(*reap), AnatomyResult::kReapSample);
   if (a.bpf_run_ns && a.ios)
     out += fmt::format("             cost: the programs ran {} per measured I/O ({:.1f} runs each, every task's "
                        "tracepoint hits included; bpf_stats)\n",
@@ -161,8 +160,8 @@ json anatomy_json(const AnatomyResult& a) {
   const bool cost = a.bpf_run_ns && a.ios;
   j["bpf_run_ns_per_io"] = cost ? json(static_cast<double>(*a.bpf_run_ns) / static_cast<double>(a.ios)) : json(nullptr);
   j["bpf_runs_per_io"] = cost ? json(static_cast<double>(a.bpf_runs) / static_cast<double>(a.ios)) : json(nullptr);
-  j["reap_ns_per_io"] =
-      a.reap_timed ? json(static_cast<double>(a.reap_timed_ns) / static_cast<double>(a.reap_timed)) : json(nullptr);
+  const auto reap = a.reap_ns_per_io();
+  j["reap_ns_per_io"] = reap ? json(*reap) : json(nullptr);
   return j;
 }
 

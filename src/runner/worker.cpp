@@ -599,6 +599,7 @@ void Worker::loop() noexcept {
   }
   // Every counted read and write has a lat; those with a t_issued a clat too.
   if (split_lat_) out_.slat_unsplit = lat.count() - out_.clat->count();
+  if (anat) anat->flush();  // the stages of the last I/Os
 }
 
 // The completions of one enter, all stamped `now` (the reaping time):
