@@ -86,10 +86,13 @@ TEST(BenchDepth, TheDefaultKeepsTheDepthInFlightAtTheDevice) {
   ASSERT_GE(d.events, 200u) << "too few requests reached the device to judge";
   std::cout << "  default, depth 32: " << d.busy_mean << " in flight at the device on average while busy, "
             << 100 * d.near_full << "% of that time with 24 or more\n";
-  EXPECT_GE(d.busy_mean, 0.9 * 32) << "refilled as completions are reaped, the device keeps its queue";
-  // 89.6% was measured in a clean-clone run on a quiet machine (the mean
-  // 29.3): each reap-and-refill leaves the device a few requests short for a
-  // moment. Lockstep (below) stays at or under 70%.
+  // On a quiet machine the mean is 29.3-30.3 and 90-95% of the busy time has
+  // 24 or more in flight: each reap-and-refill leaves the device a few
+  // requests short for a moment. With a compiler running beside it (a
+  // clean-clone .ci/run on 2 CPUs) the refill waits for a CPU now and then:
+  // a mean of 27.3 and 86%. Lockstep (below) reads 18 and stays at or under
+  // 70%, so the bounds keep the two apart with room for that.
+  EXPECT_GE(d.busy_mean, 0.85 * 32) << "refilled as completions are reaped, the device keeps its queue";
   EXPECT_GE(d.near_full, 0.85);
 }
 
