@@ -186,14 +186,28 @@ int BPF_PROG(on_submit_req, struct io_kiocb *req) {
  * run in its own threads (task work, DEFER_TASKRUN's local work, io-wq). */
 SEC("tp_btf/io_uring_complete")
 int BPF_PROG(on_complete, void *ring, void *req) {
-  if ((__u32)(bpf_get_current_pid_tgid() >> 32) != tgid || !req) return 0;
+  __u64 id = bpf_get_current_pid_tgid();
+  if ((__u32)(id >> 32) != tgid || !req) return 0;
   __u64 t = bpf_ktime_get_ns();
-  __u64 key = (__u64)ring;
-  __u32 *idx = bpf_map_lookup_elem(&rings, &key);
-  if (!idx) return 0;
+  /* Most completions are posted by the thread that owns the ring (task
+   * work, DEFER_TASKRUN's local work): its own record names the ring, and
+   * finding it takes inlined array lookups. Any other thread of the bench
+   * (an io-wq worker) finds the ring's owner in the rings map, a helper
+   * call. */
+  __u32 i;
+  __u32 *idx = thread_index((__u32)id);
+  struct ioacct_anat_thread *th = idx ? bpf_map_lookup_elem(&threads, idx) : 0;
+  if (th && th->ring == (__u64)ring) {
+    i = *idx;
+  } else {
+    __u64 key = (__u64)ring;
+    __u32 *owner = bpf_map_lookup_elem(&rings, &key);
+    if (!owner) return 0;
+    i = *owner;
+  }
   __u32 tag = (__u32)BPF_CORE_READ((struct io_kiocb *)req, cqe.user_data);
   if (tag >= stride) return 0;
-  stamp(*idx * stride + tag, IOACCT_ANAT_POST, t);
+  stamp(i * stride + tag, IOACCT_ANAT_POST, t);
   return 0;
 }
 
