@@ -430,16 +430,15 @@ int UringEngine::enter(unsigned wait_nr, std::span<IoCompletion> out, uint64_t t
   io_uring_cq& cq = ring_.cq;
   const unsigned head = *cq.khead;
   const unsigned reaped = std::min(io_uring_smp_load_acquire(cq.ktail) - head, static_cast<unsigned>(out.size()) - n);
-  const unsigned shift = (ring_.flags & IORING_SETUP_CQE32) ? 1 : 0;
   if (nop_) {
     for (unsigned i = 0; i < reaped; ++i) {
-      const io_uring_cqe& cqe = cq.cqes[((head + i) & cq.ring_mask) << shift];
+      const io_uring_cqe& cqe = cq.cqes[io_uring_cqe_index(&ring_, head + i, cq.ring_mask)];
       const int32_t len = static_cast<int32_t>(cqe.user_data >> 32);
       out[n++] = {static_cast<uint32_t>(cqe.user_data), cqe.res < 0 ? cqe.res : len};
     }
   } else {
     for (unsigned i = 0; i < reaped; ++i) {
-      const io_uring_cqe& cqe = cq.cqes[((head + i) & cq.ring_mask) << shift];
+      const io_uring_cqe& cqe = cq.cqes[io_uring_cqe_index(&ring_, head + i, cq.ring_mask)];
       const uint32_t tag = static_cast<uint32_t>(cqe.user_data);
       int32_t res = cqe.res;
       if (cqe.user_data & kDiscardTag) [[unlikely]] {

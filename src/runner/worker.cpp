@@ -614,6 +614,10 @@ Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* a
   // stamps, so equal latencies come in runs: record each run once.
   uint64_t run_lat = 0, run_n = 0, run_clat = 0, run_cn = 0;
   Histogram& lat = *out_.latency;
+  const auto record_lat_run = [&] {
+    lat.record_n(run_lat, run_n);
+    if (ihist_[0]) ihist_[epoch_ & 1]->record_n(run_lat, run_n);
+  };
   // How many more completions the window counts: the quota's rest, and none
   // outside the window.
   uint64_t countable = counting_ ? (quota > out_.ios ? quota - out_.ios : 0) : 0;
@@ -656,10 +660,7 @@ Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* a
         if (l == run_lat) {
           ++run_n;
         } else {
-          if (run_n) {
-            lat.record_n(run_lat, run_n);
-            if (ihist_[0]) ihist_[epoch_ & 1]->record_n(run_lat, run_n);
-          }
+          if (run_n) record_lat_run();
           run_lat = l;
           run_n = 1;
         }
@@ -709,10 +710,7 @@ Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* a
       free[nfree++] = c.tag;
     }
   }
-  if (run_n) {
-    lat.record_n(run_lat, run_n);
-    if (ihist_[0]) ihist_[epoch_ & 1]->record_n(run_lat, run_n);
-  }
+  if (run_n) record_lat_run();
   if (run_cn) out_.clat->record_n(run_clat, run_cn);
   nfree_ = nfree;
   out_.ios += reads + writes;
