@@ -22,10 +22,6 @@
 
 char LICENSE[] SEC("license") = "GPL"; /* tp_btf needs it */
 
-/* Sizes set before load (bpf_map__set_max_entries sets the maps' too);
- * `armed` set by the reader once every program is attached. */
-struct ioacct_busy_cfg cfg __attribute__((aligned(64))) = {};
-
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
   __uint(max_entries, 1); /* sized at load */
@@ -44,7 +40,7 @@ struct {
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
   __uint(map_flags, BPF_F_MMAPABLE);
-  __uint(max_entries, 1); /* sized at load: IOACCT_LOGS * n_cpus */
+  __uint(max_entries, 1); /* sized at load: IOACCT_LOGS * n_cpus, filled by the reader before attach */
   __type(key, __u32);
   __type(value, struct ioacct_head);
 } heads SEC(".maps");
@@ -56,19 +52,27 @@ struct {
   __type(key, __u32);
   __type(value, struct ioacct_probe);
 } probes SEC(".maps");
-__u32 n_probes __attribute__((aligned(64))) = 0; /* set by the reader before each sweep: off cfg's line */
+__u32 n_probes = 0; /* set by the reader before each sweep */
 
-/* Set by the reader (an atomic store) once every program is attached. */
-static __always_inline int armed(void) { return *(volatile __u32 *)&cfg.armed; }
+/* This CPU's head of program `log`'s log: the one line of ours a program
+ * reads before its record (busy_shared.h). */
+static __always_inline struct ioacct_head *log_head(__u32 log) {
+  __u32 k = bpf_get_smp_processor_id() * IOACCT_LOGS + log;
+  return bpf_map_lookup_elem(&heads, &k);
+}
 
-/* The watch entry of `dev`, or NULL: the first device's in cfg, else the
- * table's. Slots are looked at until a free one: at a quarter full or less
- * that is one or two. */
-static __always_inline struct ioacct_watch *watched(__u32 dev) {
-  if (dev == cfg.first.dev) return &cfg.first;
+/* Set by the reader (an atomic store in every head) once every program is
+ * attached. */
+static __always_inline int armed(struct ioacct_head *h) { return *(volatile __u32 *)&h->armed; }
+
+/* The watch entry of `dev`, or NULL: the first device's in the head, else
+ * the table's. Slots are looked at until a free one: at a quarter full or
+ * less that is one or two. */
+static __always_inline struct ioacct_watch *watched(struct ioacct_head *hd, __u32 dev) {
+  if (dev == hd->first.dev) return &hd->first;
   __u32 h = ioacct_watch_hash(dev);
   for (__u32 i = 0; i < 8; ++i) {
-    __u32 k = (h + i) & cfg.watch_mask;
+    __u32 k = (h + i) & hd->watch_mask;
     struct ioacct_watch *w = bpf_map_lookup_elem(&watch, &k);
     if (!w || w->dev == 0) return 0;
     if (w->dev == dev) return w;
@@ -89,18 +93,16 @@ static __always_inline __u32 rqf_flush_seq(void) {
 
 static __always_inline __u32 disk_dev(struct gendisk *g) { return ((__u32)g->major << 20) | (__u32)g->first_minor; }
 
-/* Appends a record to this CPU's log of program `log`. */
-static __always_inline void append(__u32 log, __u64 rq, __u64 s, __u64 t, __u32 disk, __u32 part) {
-  __u32 k = log * cfg.n_cpus + bpf_get_smp_processor_id();
-  struct ioacct_head *h = bpf_map_lookup_elem(&heads, &k);
-  if (!h) return;
+/* Appends a record to the log of head `h`, program `log`'s on this CPU. */
+static __always_inline void append(struct ioacct_head *h, __u32 log, __u64 rq, __u64 s, __u64 t, __u32 disk,
+                                   __u32 part) {
   __u64 n = h->head;
-  if (n - *(volatile __u64 *)&h->tail >= cfg.log_slots) {
+  if (n - *(volatile __u64 *)&h->tail >= h->slots) {
     __sync_fetch_and_add(&h->dropped, 1);
     if (log == IOACCT_LOG_DONE && t > s) __sync_fetch_and_add(&h->dropped_ns, t - s);
     return;
   }
-  __u32 i = k * cfg.log_slots + ((__u32)n & (cfg.log_slots - 1));
+  __u32 i = h->base + ((__u32)n & (h->slots - 1));
   struct ioacct_rec *r = bpf_map_lookup_elem(&logs, &i);
   if (!r) return;
   r->rq = rq;
@@ -121,15 +123,16 @@ static __always_inline void append(__u32 log, __u64 rq, __u64 s, __u64 t, __u32 
 
 SEC("tp_btf/block_io_start")
 int BPF_PROG(on_io_start, struct request *rq) {
-  if (!armed()) return 0;
+  struct ioacct_head *h = log_head(IOACCT_LOG_START);
+  if (!h || !armed(h)) return 0;
   struct gendisk *g = rq->q->disk;
   if (!g) return 0;
   __u32 dev = disk_dev(g);
-  struct ioacct_watch *w = watched(dev);
+  struct ioacct_watch *w = watched(h, dev);
   if (!w) return 0;
   /* No clock read here: the kernel stamps rq->start_time_ns just after this
    * tracepoint, and the reader reads that stamp. */
-  append(IOACCT_LOG_START, (__u64)rq, 0, 0, w->idx, dev);
+  append(h, IOACCT_LOG_START, (__u64)rq, 0, 0, w->idx, dev);
   return 0;
 }
 
@@ -139,7 +142,8 @@ int BPF_PROG(on_io_start, struct request *rq) {
  * unaccounted, and the reader forgets it. */
 SEC("tp_btf/block_io_done")
 int BPF_PROG(on_io_done, struct request *rq) {
-  if (!armed()) return 0;
+  struct ioacct_head *h = log_head(IOACCT_LOG_DONE);
+  if (!h || !armed(h)) return 0;
   __u32 flags = rq->rq_flags;
   __u32 io_stat = rqf_io_stat(), flush_seq = rqf_flush_seq();
   if (flags & flush_seq) return 0;
@@ -147,10 +151,10 @@ int BPF_PROG(on_io_done, struct request *rq) {
   struct gendisk *g = rq->q->disk;
   if (!g) return 0;
   __u32 dev = disk_dev(g);
-  struct ioacct_watch *w = watched(dev);
+  struct ioacct_watch *w = watched(h, dev);
   if (!w) return 0;
   if (!(flags & io_stat)) {
-    append(IOACCT_LOG_DONE, (__u64)rq, 0, t, w->idx, IOACCT_UNACCOUNTED);
+    append(h, IOACCT_LOG_DONE, (__u64)rq, 0, t, w->idx, IOACCT_UNACCOUNTED);
     return 0;
   }
   __u32 part = IOACCT_NO_DEVICE;
@@ -158,11 +162,11 @@ int BPF_PROG(on_io_done, struct request *rq) {
     struct block_device *bd = rq->part;
     __u32 p = bd ? bd->bd_dev : 0;
     if (p && p != dev) {
-      struct ioacct_watch *pw = watched(p);
+      struct ioacct_watch *pw = watched(h, p);
       if (pw) part = pw->idx;
     }
   }
-  append(IOACCT_LOG_DONE, (__u64)rq, rq->start_time_ns, t, w->idx, part);
+  append(h, IOACCT_LOG_DONE, (__u64)rq, rq->start_time_ns, t, w->idx, part);
   return 0;
 }
 
@@ -171,12 +175,13 @@ int BPF_PROG(on_io_done, struct request *rq) {
  * loses nothing. */
 SEC("tp_btf/block_rq_merge")
 int BPF_PROG(on_rq_merge, struct request *rq) {
-  if (!armed()) return 0;
+  struct ioacct_head *h = log_head(IOACCT_LOG_MERGE);
+  if (!h || !armed(h)) return 0;
   struct gendisk *g = rq->q->disk;
   if (!g) return 0;
-  struct ioacct_watch *w = watched(disk_dev(g));
+  struct ioacct_watch *w = watched(h, disk_dev(g));
   if (!w) return 0;
-  append(IOACCT_LOG_MERGE, (__u64)rq, 0, bpf_ktime_get_ns(), w->idx, 0);
+  append(h, IOACCT_LOG_MERGE, (__u64)rq, 0, bpf_ktime_get_ns(), w->idx, 0);
   return 0;
 }
 
@@ -184,12 +189,13 @@ int BPF_PROG(on_rq_merge, struct request *rq) {
  * getting the request to the end of its accounting. */
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(on_rq_issue, struct request *rq) {
-  if (!armed()) return 0;
+  struct ioacct_head *h = log_head(IOACCT_LOG_ISSUE);
+  if (!h || !armed(h)) return 0;
   struct gendisk *g = rq->q->disk;
   if (!g) return 0;
-  struct ioacct_watch *w = watched(disk_dev(g));
+  struct ioacct_watch *w = watched(h, disk_dev(g));
   if (!w) return 0;
-  append(IOACCT_LOG_ISSUE, (__u64)rq, 0, bpf_ktime_get_ns(), w->idx, 0);
+  append(h, IOACCT_LOG_ISSUE, (__u64)rq, 0, bpf_ktime_get_ns(), w->idx, 0);
   return 0;
 }
 

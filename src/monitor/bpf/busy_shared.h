@@ -32,29 +32,16 @@ struct ioacct_watch {
  * the programs look up and the reader fills in the same order. */
 static inline __u32 ioacct_watch_hash(__u32 dev) { return (dev * 0x9E3779B1u) >> 7; }
 
-/* What every program reads first, in one cache line (.bss, 64 bytes). At
- * depth 1 a program finds most of its lines gone from the cache since the
- * last I/O, and each costs ~20-60 ns here: a flag in .bss, sizes in .rodata
- * and the watch table's slot were three. `armed` is set by the reader once
- * every program is attached, the rest before load. The first watched device
- * is here too, so that with one device the watch table is not read. */
-struct ioacct_busy_cfg {
-  __u32 armed;
-  __u32 watch_mask;           /* watch slots - 1 (a power of two) */
-  __u32 log_slots;            /* records per log (a power of two) */
-  __u32 n_cpus;               /* possible CPUs: logs per program */
-  struct ioacct_watch first;  /* the watch table's first device (dev 0: none) */
-  __u32 pad[8];
-};
 
-/* One log per program and CPU, each a ring of IOACCT records in one array
- * (log k owns entries [k * slots, (k + 1) * slots)). One writer each: a
- * program never runs nested in itself on a CPU (the kernel skips such a run
- * and counts it in recursion_misses). The writer fills the record, then
- * publishes it by advancing `head` with an atomic add (a full barrier); the
- * reader copies records up to the head it read and then stores its `tail`.
- * A full log drops the record and counts it (`dropped`, and for a completion
- * the time it covered, so that the reader can still bound it). */
+/* One log per program and CPU, each a ring of IOACCT records in one array:
+ * the log of program k on CPU c owns the `slots` entries from
+ * (k * n_cpus + c) * slots, its head's `base`. One writer each: a program
+ * never runs nested in itself on a CPU (the kernel skips such a run and
+ * counts it in recursion_misses). The writer fills the record, then publishes
+ * it by advancing `head` (busy.bpf.c says how it orders the two); the reader
+ * copies records up to the head it read and then stores its `tail`. A full
+ * log drops the record and counts it (`dropped`, and for a completion the
+ * time it covered, so that the reader can still bound it). */
 enum {
   IOACCT_LOG_START = 0, /* block_io_start: a request entered the accounting span */
   IOACCT_LOG_DONE = 1,  /* block_io_done: it left, with the kernel's own start stamp */
@@ -73,18 +60,32 @@ struct ioacct_rec {
 };
 #define IOACCT_UNACCOUNTED 0xfffffffeu
 
-/* Per log, one cache line: `head`, `dropped*` written by its program, `tail`
- * by the reader. Sharing the line costs the program a miss only after the
- * reader has emptied the log (every few ms at most); a line of its own would
- * be one more line to touch on every run. */
+/* Per log and CPU, one cache line: `head`, `dropped*` written by its
+ * program, `tail` by the reader, and everything else a program reads before
+ * its record, set by the reader: `armed` once every program is attached, the
+ * rest before. At depth 1 a program finds the lines it touches gone from the
+ * cache since the last I/O, and each costs ~50 ns here: the settings in a
+ * line of their own (.bss) cost each run one more miss than this copy per log
+ * (docs/design.md, "What it costs"). Sharing the line with `tail` costs the
+ * program a miss only after the reader has emptied the log (every few ms at
+ * most). The entry of program `log` on CPU `cpu` is
+ * heads[cpu * IOACCT_LOGS + log]: no setting needed to find it. */
 struct ioacct_head {
   __u64 head;
   __u64 dropped;
   __u64 dropped_ns; /* DONE: the time the dropped completions covered (s..t, summed) */
   __u64 tail;       /* the reader's */
-  __u64 pad[4];
+  __u32 armed;
+  __u32 watch_mask;          /* watch slots - 1 (a power of two) */
+  __u32 slots;               /* records in this log (a power of two) */
+  __u32 base;                /* this log's first record in `logs` */
+  struct ioacct_watch first; /* the watch table's first device (dev 0: none): with one device the table is not read */
 };
-
+#ifdef __cplusplus
+static_assert(sizeof(struct ioacct_head) == 64, "a log's head is one cache line");
+#else
+_Static_assert(sizeof(struct ioacct_head) == 64, "a log's head is one cache line");
+#endif
 /* The reader's look at the kernel's own state of requests it believes are in
  * flight, filled by the `sweep` program (run with BPF_PROG_TEST_RUN; a
  * tracing program has no typed pointer to a request it did not get as an

@@ -26,7 +26,7 @@
 #include "acct/procfs.hpp"
 #include "common/errors.hpp"
 #include "common/files.hpp"
-// The shared layout first: the skeleton's .bss names struct ioacct_busy_cfg.
+// The shared layout first: the skeleton's maps name its structs.
 #include "monitor/bpf/busy_shared.h"
 #include "monitor/bpf/busy.skel.h"
 #include "monitor/bpf/libbpf_log.hpp"
@@ -159,7 +159,9 @@ struct BusyTracker::Impl {
   uint32_t ncpu = 1, nlogs = 3, slots = 1, probe_cap = 1;
   MapView logs_v, heads_v, probes_v;
   ioacct_rec* logs = nullptr;
-  ioacct_head* heads = nullptr;
+  ioacct_head* heads = nullptr;  // IOACCT_LOGS per CPU (busy_shared.h)
+  // Program k's head on CPU c.
+  ioacct_head& head_of(uint32_t k, uint32_t c) const { return heads[c * IOACCT_LOGS + k]; }
   ioacct_probe* probes = nullptr;
   std::unordered_map<uint32_t, uint32_t> index_of;  // dev_t -> device index
   std::vector<std::vector<uint32_t>> kernel_devs;   // per device: the dev_ts whose diskstats in_flight add up to it
@@ -249,14 +251,15 @@ struct BusyTracker::Impl {
     for (auto& d : deferred) d.clear();
     const uint64_t cut = now_ns();
     last_cut = cut;
-    for (uint32_t c = 0; c < ncpu; ++c) cut_heads[c] = __atomic_load_n(&heads[c].head, __ATOMIC_ACQUIRE);
-    for (uint32_t i = ncpu; i < nlogs * ncpu; ++i) cut_heads[i] = __atomic_load_n(&heads[i].head, __ATOMIC_ACQUIRE);
+    for (uint32_t k = 0; k < nlogs; ++k)
+      for (uint32_t c = 0; c < ncpu; ++c) cut_heads[k * ncpu + c] = __atomic_load_n(&head_of(k, c).head, __ATOMIC_ACQUIRE);
     bool unknown = false;
     for (uint32_t k = 0; k < nlogs; ++k) {
       for (uint32_t c = 0; c < ncpu; ++c) {
         const uint32_t idx = k * ncpu + c;
+        ioacct_head& h = head_of(k, c);
         const uint64_t head = cut_heads[idx];
-        uint64_t tail = heads[idx].tail;
+        uint64_t tail = h.tail;
         if (head - tail > slots) tail = head - slots;  // never: the writer checks
         for (uint64_t n = tail; n < head; ++n) {
           const ioacct_rec& r = logs[idx * slots + (n & (slots - 1))];
@@ -264,9 +267,9 @@ struct BusyTracker::Impl {
           (k != IOACCT_LOG_START && started > cut ? deferred[k] : pending[k]).push_back(r);
         }
         busiest = std::max<uint64_t>(busiest, head - tail);
-        __atomic_store_n(&heads[idx].tail, head, __ATOMIC_RELEASE);
-        const uint64_t dropped = __atomic_load_n(&heads[idx].dropped, __ATOMIC_RELAXED);
-        const uint64_t dropped_ns = __atomic_load_n(&heads[idx].dropped_ns, __ATOMIC_RELAXED);
+        __atomic_store_n(&h.tail, head, __ATOMIC_RELEASE);
+        const uint64_t dropped = __atomic_load_n(&h.dropped, __ATOMIC_RELAXED);
+        const uint64_t dropped_ns = __atomic_load_n(&h.dropped_ns, __ATOMIC_RELAXED);
         if (dropped != dropped_seen[idx]) {
           dropped_total += dropped - dropped_seen[idx];
           if (k != IOACCT_LOG_DONE) unknown = true;
@@ -683,8 +686,11 @@ struct BusyTracker::Impl {
 
   uint64_t fill() const {
     uint64_t most = 0;
-    for (uint32_t i = 0; i < nlogs * ncpu; ++i)
-      most = std::max<uint64_t>(most, __atomic_load_n(&heads[i].head, __ATOMIC_RELAXED) - heads[i].tail);
+    for (uint32_t k = 0; k < nlogs; ++k)
+      for (uint32_t c = 0; c < ncpu; ++c) {
+        const ioacct_head& h = head_of(k, c);
+        most = std::max<uint64_t>(most, __atomic_load_n(&h.head, __ATOMIC_RELAXED) - h.tail);
+      }
     return most;
   }
 
@@ -819,12 +825,9 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   if (!raw) throw NotAvailable(why_not("open", errno));
   impl->skel.reset(raw);
   busy_bpf* skel = raw;
-  skel->bss->cfg.watch_mask = watch_slots - 1;
-  skel->bss->cfg.log_slots = impl->slots;
-  skel->bss->cfg.n_cpus = impl->ncpu;
   bpf_map__set_max_entries(skel->maps.watch, watch_slots);
   bpf_map__set_max_entries(skel->maps.logs, impl->nlogs * impl->ncpu * impl->slots);
-  bpf_map__set_max_entries(skel->maps.heads, impl->nlogs * impl->ncpu);
+  bpf_map__set_max_entries(skel->maps.heads, IOACCT_LOGS * impl->ncpu);
   bpf_map__set_max_entries(skel->maps.probes, impl->probe_cap);
   if (!options.device_span) bpf_program__set_autoload(skel->progs.on_rq_issue, false);
   step("opened");
@@ -835,15 +838,16 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   step("loaded (kernel BTF read, relocated, verified)");
 
   // The watch table, filled like the programs look it up (busy.bpf.c).
+  ioacct_watch first{};
   {
     std::vector<ioacct_watch> table(watch_slots);
     for (uint32_t dev : table_devs) {
       const bool is_disk_of_part = std::find(parent_disks.begin(), parent_disks.end(), dev) != parent_disks.end();
       auto f = impl->index_of.find(dev);
       const ioacct_watch entry{dev, f == impl->index_of.end() ? kNone : f->second, is_disk_of_part ? 1u : 0u, 0};
-      // The first device is looked at before the table (cfg.first), and
-      // stays in it too. Set before the attach: no program reads it yet.
-      if (dev == table_devs.front()) skel->bss->cfg.first = entry;
+      // The first device is looked at before the table (in each head),
+      // and stays in it too.
+      if (dev == table_devs.front()) first = entry;
       uint32_t h = ioacct_watch_hash(dev);
       for (uint32_t n = 0; n < watch_slots; ++n, ++h) {
         ioacct_watch& w = table[h & (watch_slots - 1)];
@@ -862,6 +866,16 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   impl->probes_v.map(skel->maps.probes, "the busy tracker's probe map");
   impl->logs = impl->logs_v.as<ioacct_rec>();
   impl->heads = impl->heads_v.as<ioacct_head>();
+  // What the programs read before their record, in each head's line. Set
+  // before the attach: no program reads it yet.
+  for (uint32_t k = 0; k < impl->nlogs; ++k)
+    for (uint32_t c = 0; c < impl->ncpu; ++c) {
+      ioacct_head& h = impl->head_of(k, c);
+      h.watch_mask = watch_slots - 1;
+      h.slots = impl->slots;
+      h.base = (k * impl->ncpu + c) * impl->slots;
+      h.first = first;
+    }
   impl->probes = impl->probes_v.as<ioacct_probe>();
   impl->dropped_seen.assign(impl->nlogs * impl->ncpu, 0);
   impl->cut_heads.assign(impl->nlogs * impl->ncpu, 0);
@@ -888,7 +902,8 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   // attach. Read before the store, a preemption between the two (23 requests
   // once, under ASan on a loaded machine) made requests started in between
   // look like starts no program saw.
-  __atomic_store_n(&skel->bss->cfg.armed, 1, __ATOMIC_SEQ_CST);
+  for (uint32_t k = 0; k < impl->nlogs; ++k)
+    for (uint32_t c = 0; c < impl->ncpu; ++c) __atomic_store_n(&impl->head_of(k, c).armed, 1, __ATOMIC_SEQ_CST);
   impl->t_arm = impl->t_prev = impl->last_read = impl->drained_cut = now_ns();
   for (Impl::Dev& d : impl->dev) d.c.attach_ns = d.c.stamp_ns = impl->t_arm;
 
