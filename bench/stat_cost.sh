@@ -40,10 +40,9 @@ echo "# DEPTHS=$DEPTHS CASES=$CASES PARTS=$PARTS"
 SHM=$(mktemp -d /dev/shm/ioacct-stat-cost.XXXXXX)
 LOOP=""
 STAT_PID=""
-EMPTY_PID=""
 finish() {
   [ -n "$STAT_PID" ] && kill "$STAT_PID" 2>/dev/null && wait "$STAT_PID" 2>/dev/null
-  [ -n "$EMPTY_PID" ] && kill "$EMPTY_PID" 2>/dev/null && wait "$EMPTY_PID" 2>/dev/null
+  stop_empty
   [ -n "$LOOP" ] && losetup -d "$LOOP"
   rm -rf -- "$SHM"
   _cleanup
@@ -118,32 +117,6 @@ block_ios() {
   echo "$n"
 }
 
-# An empty program on the two tracepoints stat's default programs use, held
-# until killed: its run time per run is what bpf_stats itself adds (two clock
-# reads and the call), to be taken off stat's figure. Plain python, ctypes.
-start_empty() {
-  $PY - <<'PYEOF' &
-import ctypes, os, signal, struct, sys
-libc = ctypes.CDLL(None, use_errno=True)
-libc.syscall.restype = ctypes.c_long
-SYS_bpf = 321 if os.uname().machine == "x86_64" else 280
-def bpf(cmd, attr):
-    buf = ctypes.create_string_buffer(attr, 128)
-    r = libc.syscall(SYS_bpf, cmd, buf, 128)
-    if r < 0: sys.exit(f"bpf({cmd}): {os.strerror(ctypes.get_errno())}")
-    return r
-insns = struct.pack("<BBhiBBhi", 0xb7, 0, 0, 0, 0x95, 0, 0, 0)  # r0 = 0; exit
-ibuf, lic = ctypes.create_string_buffer(insns), ctypes.create_string_buffer(b"GPL")
-attr = struct.pack("<IIQQIIQII16s", 17, 2, ctypes.addressof(ibuf), ctypes.addressof(lic), 0, 0, 0, 0, 0, b"ioacct_empty")
-prog = bpf(5, attr)  # BPF_PROG_LOAD, BPF_PROG_TYPE_RAW_TRACEPOINT
-names = [ctypes.create_string_buffer(n) for n in (b"block_io_start", b"block_io_done")]
-links = [bpf(17, struct.pack("<QI", ctypes.addressof(n), prog)) for n in names]  # BPF_RAW_TRACEPOINT_OPEN
-signal.sigwait([signal.SIGTERM, signal.SIGINT])
-PYEOF
-  EMPTY_PID=$!
-  for _ in $(seq 100); do [ -n "$(bpftool prog show name ioacct_empty 2>/dev/null)" ] && break; sleep 0.05; done
-}
-stop_empty() { kill "$EMPTY_PID"; wait "$EMPTY_PID" 2>/dev/null || true; EMPTY_PID=""; }
 
 if [[ " $PARTS " == *" g "* ]]; then
   ROWS=$OUT_DIR/g.rows
@@ -167,7 +140,7 @@ if [[ " $PARTS " == *" g "* ]]; then
               ;;
             stats)
               start_stat "$out" 3600 --bpf-stats "${DEV[$c]}"
-              start_empty
+              start_empty block_io_start block_io_done
               read -r t0 n0 < <(prog_runs "$STAT_PID")
               read -r e0 m0 < <(prog_runs name:ioacct_empty)
               b0=$(block_ios)
