@@ -78,15 +78,16 @@ for s in 1 2 3 4; do
   [ "$s" = 4 ] && warm_cached "$FILE"
   # The wake-up programs are loaded at depth 1 only (anatomy.cpp).
   if [ "$s" = 3 ]; then start_empty "${TPS[@]}"; else start_empty "${TPS[@]}" sched_wakeup sched_switch; fi
-  read -r e0 m0 < <(empty_runs)
+  read -r e0 m0 < <(prog_runs name:ioacct_empty)
   run_ioacct "$OUT_DIR/h$s.stats.json" "${args[@]}" --anatomy
-  read -r e1 m1 < <(empty_runs)
+  read -r e1 m1 < <(prog_runs name:ioacct_empty)
   stop_empty
   BPF_NS[s]=$($BL get "$OUT_DIR/h$s.stats.json" results.anatomy.bpf_run_ns_per_io)
   RUNS[s]=$($BL get "$OUT_DIR/h$s.stats.json" results.anatomy.bpf_runs_per_io)
   REAP_NS[s]=$($BL get "$OUT_DIR/h$s.stats.json" results.anatomy.reap_ns_per_io)
   EMPTY_NS[s]=$($PY -c "print(($e1 - $e0) / ($m1 - $m0) if $m1 > $m0 else 0)")
-  PARTS_US[s]=$($PY -c "print((${BPF_NS[$s]} - ${RUNS[$s]} * ${EMPTY_NS[$s]} + ${REAP_NS[$s]}) / 1000)")
+  PROGS_NS[s]=$($PY -c "print(${BPF_NS[$s]} - ${RUNS[$s]} * ${EMPTY_NS[$s]})")
+  PARTS_US[s]=$($PY -c "print((${PROGS_NS[$s]} + ${REAP_NS[$s]}) / 1000)")
 done
 restore_stats
 
@@ -97,7 +98,7 @@ for s in 1 2 3 4; do
   printf '  programs (bpf_stats): %.0f ns per I/O, %.1f runs per I/O; bpf_stats own share %.0f ns per run (empty program)\n' \
     "${BPF_NS[$s]}" "${RUNS[$s]}" "${EMPTY_NS[$s]}"
   printf '  by parts: programs %.0f ns + the bench thread %.0f ns = %.3f us per I/O\n' \
-    "$($PY -c "print(${BPF_NS[$s]} - ${RUNS[$s]} * ${EMPTY_NS[$s]})")" "${REAP_NS[$s]}" "${PARTS_US[$s]}"
+    "${PROGS_NS[$s]}" "${REAP_NS[$s]}" "${PARTS_US[$s]}"
 done
 echo
 for s in 1 2 3 4; do

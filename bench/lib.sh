@@ -124,7 +124,8 @@ add_row() {
 # start_empty TRACEPOINT... : an empty BPF program (ioacct_empty) on the
 # tracepoints, held until stop_empty. With bpf_stats on, its run time per run
 # is what bpf_stats itself adds to a program's (two clock reads and the
-# call), to be taken off the figure of programs on the same tracepoints.
+# call), to be taken off the figure of programs on the same tracepoints
+# (prog_runs name:ioacct_empty reads it).
 # Plain python, ctypes.
 EMPTY_PID=""
 start_empty() {
@@ -156,10 +157,21 @@ stop_empty() {
   EMPTY_PID=""
 }
 
-# empty_runs : "run_time_ns run_cnt" of the empty program so far.
-empty_runs() {
-  bpftool prog show name ioacct_empty 2>/dev/null | sed -n 1p |
-    awk '{t = 0; c = 0; for (i = 1; i < NF; i++) { if ($i == "run_time_ns") t = $(i+1); if ($i == "run_cnt") c = $(i+1) } print t, c}'
+# prog_runs PID|name:NAME : "run_time_ns run_cnt" summed over a process's
+# programs, or over the programs called NAME.
+prog_runs() {
+  local ids
+  case $1 in
+    name:*) ids=$(bpftool prog show name "${1#name:}" 2>/dev/null | awk -F: '/^[0-9]+:/ {print $1}' || true) ;;
+    *) ids=$( (cat /proc/"$1"/fdinfo/* 2>/dev/null || true) | awk '/^prog_id:/ {print $2}' | sort -u) ;;
+  esac
+  local t=0 c=0 id line
+  for id in $ids; do
+    line=$(bpftool prog show id "$id" 2>/dev/null | sed -n 1p)
+    t=$((t + $(awk '{for (i = 1; i < NF; i++) if ($i == "run_time_ns") print $(i+1)}' <<<"$line" | grep . || echo 0)))
+    c=$((c + $(awk '{for (i = 1; i < NF; i++) if ($i == "run_cnt") print $(i+1)}' <<<"$line" | grep . || echo 0)))
+  done
+  echo "$t $c"
 }
 
 print_context() {

@@ -87,23 +87,6 @@ start_stat() {  # OUT INTERVAL_S EXTRA_ARGS... DEVICE
 stop_stat() { wait "$STAT_PID" || die "ioacct stat failed: $(cat "$1.stat.err")"; STAT_PID=""; }
 interrupt_stat() { kill -INT "$STAT_PID"; wait "$STAT_PID" || true; STAT_PID=""; }
 
-# prog_runs PID|name:NAME : "run_time_ns run_cnt" summed over a process's
-# programs, or over the programs called NAME.
-prog_runs() {
-  local ids
-  case $1 in
-    name:*) ids=$(bpftool prog show name "${1#name:}" 2>/dev/null | awk -F: '/^[0-9]+:/ {print $1}' || true) ;;
-    *) ids=$( (cat /proc/"$1"/fdinfo/* 2>/dev/null || true) | awk '/^prog_id:/ {print $2}' | sort -u) ;;
-  esac
-  local t=0 c=0 id line
-  for id in $ids; do
-    line=$(bpftool prog show id "$id" 2>/dev/null | sed -n 1p)
-    t=$((t + $(awk '{for (i = 1; i < NF; i++) if ($i == "run_time_ns") print $(i+1)}' <<<"$line" | grep . || echo 0)))
-    c=$((c + $(awk '{for (i = 1; i < NF; i++) if ($i == "run_cnt") print $(i+1)}' <<<"$line" | grep . || echo 0)))
-  done
-  echo "$t $c"
-}
-
 # block_ios: requests completed on every whole disk so far (/proc/diskstats:
 # reads, writes, discards, flushes). The programs run for every request on
 # the machine (most return at the device test), so their time is per request

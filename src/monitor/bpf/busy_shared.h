@@ -32,7 +32,6 @@ struct ioacct_watch {
  * the programs look up and the reader fills in the same order. */
 static inline __u32 ioacct_watch_hash(__u32 dev) { return (dev * 0x9E3779B1u) >> 7; }
 
-
 /* One log per program and CPU, each a ring of IOACCT records in one array:
  * the log of program k on CPU c owns the `slots` entries from
  * (k * n_cpus + c) * slots, its head's `base`. One writer each: a program
@@ -65,10 +64,10 @@ struct ioacct_rec {
  * its record, set by the reader: `armed` once every program is attached, the
  * rest before. At depth 1 a program finds the lines it touches gone from the
  * cache since the last I/O, and each costs ~50 ns here: the settings in a
- * line of their own (.bss) cost each run one more miss than this copy per log
- * (docs/design.md, "What it costs"). Sharing the line with `tail` costs the
- * program a miss only after the reader has emptied the log (every few ms at
- * most). The entry of program `log` on CPU `cpu` is
+ * line of their own (.bss) cost each run one more miss than this copy per
+ * log (docs/design.md, "One line read first"). Sharing the line with `tail`
+ * costs the program a miss only after the reader has emptied the log (every
+ * few ms at most). The entry of program `log` on CPU `cpu` is
  * heads[cpu * IOACCT_LOGS + log]: no setting needed to find it. */
 struct ioacct_head {
   __u64 head;
@@ -86,6 +85,7 @@ static_assert(sizeof(struct ioacct_head) == 64, "a log's head is one cache line"
 #else
 _Static_assert(sizeof(struct ioacct_head) == 64, "a log's head is one cache line");
 #endif
+
 /* The reader's look at the kernel's own state of requests it believes are in
  * flight, filled by the `sweep` program (run with BPF_PROG_TEST_RUN; a
  * tracing program has no typed pointer to a request it did not get as an

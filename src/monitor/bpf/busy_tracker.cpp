@@ -262,7 +262,7 @@ struct BusyTracker::Impl {
         uint64_t tail = h.tail;
         if (head - tail > slots) tail = head - slots;  // never: the writer checks
         for (uint64_t n = tail; n < head; ++n) {
-          const ioacct_rec& r = logs[idx * slots + (n & (slots - 1))];
+          const ioacct_rec& r = logs[h.base + (n & (slots - 1))];
           const uint64_t started = k == IOACCT_LOG_DONE && r.s ? r.s : r.t;  // the start is no later than this
           (k != IOACCT_LOG_START && started > cut ? deferred[k] : pending[k]).push_back(r);
         }
