@@ -162,11 +162,26 @@ def cmd_spread(rows_path, scenario, base, *tools):
               f"{fmt(ri, 'ratio') if tool != base else '':>10}  {fmt(rc, 'ratio') if tool != base else '':>9}")
 
 
+def window_cpu_s(time_path):
+    """The process's CPU inside the measured window (the JSON beside the .time
+    file: results.cpu.breakdown.total_s, every thread's), or 0 without it."""
+    try:
+        r = json.load(open(time_path[: -len(".time")]))["results"]
+        return float(r["cpu"]["breakdown"]["total_s"] or 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0.0
+
+
 def cmd_startup(runtime_s, *paths):
+    """Start-up of runs of `runtime_s`: wall less the runtime, and CPU less the
+    CPU spent inside the window (the I/O's own, which a faster device makes
+    larger), as medians and ranges; then the whole process's CPU (median)."""
     runs = [time_file(p) for p in paths]
     walls = [(w - float(runtime_s)) * 1e3 for w, _ in runs]
-    cpus = [c * 1e3 for _, c in runs]
-    print(f"{statistics.median(walls)!r} {statistics.median(cpus)!r} {min(walls)!r} {max(walls)!r} {min(cpus)!r} {max(cpus)!r}")
+    totals = [c * 1e3 for _, c in runs]
+    cpus = [t - window_cpu_s(p) * 1e3 for t, p in zip(totals, paths)]
+    print(f"{statistics.median(walls)!r} {statistics.median(cpus)!r} {min(walls)!r} {max(walls)!r} {min(cpus)!r} {max(cpus)!r} "
+          f"{statistics.median(totals)!r}")
 
 
 def ioacct_job_figures(path, name):

@@ -16,7 +16,10 @@
 #   ioacct / fio      IOPS >= 0.97                      (dio1, dio32)
 #   ioacct / sol      IOPS >= 0.95, CPU per I/O <= 1.10 (all four)
 #   ioacct / off      IOPS >= 0.98, CPU per I/O <= +0.3 us (all four)
-#   start-up          wall - 100 ms <= 150 ms, CPU <= 80 ms (medians)
+#   start-up          wall - 100 ms <= 150 ms, CPU <= 80 ms (medians); the CPU
+#                     is the process's less what it spent inside the 100 ms
+#                     window (the JSON's cpu.breakdown.total_s): that is the
+#                     I/O's own, larger the faster the device
 #
 # Usage: bench/sol.sh [DIR]      (DIR: where the test files go, see lib.sh)
 # Environment (defaults): RUNTIME (10s) REPS (5) STARTUP_RUNS (10) STARTUP_TEMP (3)
@@ -107,8 +110,8 @@ run_tool() {
         --rw=randread --bs=4k --iodepth="$depth" --direct=1 --time_based --runtime="$RUNTIME") ;;
   esac
   echo "$w $tool $rep $figs" >>"$ROWS"
-  local iops cpu p50 p99
-  read -r iops cpu p50 p99 <<<"$figs"
+  local iops cpu p99
+  read -r iops cpu _ p99 <<<"$figs"
   printf '  round %d  %-6s %-9s %12s IOPS  %8s us CPU/IO  p99 %8s us\n' "$rep" "$w" "$tool" \
     "$($BL fmt "$iops" iops)" "$($BL fmt "$cpu")" "$($BL fmt "$p99")"
 }
@@ -127,7 +130,7 @@ for rep in $(seq 1 "$REPS"); do
 done
 
 echo
-echo "== start-up: ioacct bench --runtime 100ms DIRECT, $STARTUP_RUNS runs (wall less the 100 ms, and CPU)"
+echo "== start-up: ioacct bench --runtime 100ms DIRECT, $STARTUP_RUNS runs (wall less the 100 ms, CPU less the window's)"
 startup_files=()
 for i in $(seq 1 "$STARTUP_RUNS"); do
   out=$OUT_DIR/startup.$i.json
@@ -135,8 +138,9 @@ for i in $(seq 1 "$STARTUP_RUNS"); do
     || { cat "$out.err" >&2; die "ioacct failed: bench --runtime 100ms $DIRECT"; }
   startup_files+=("$out.time")
 done
-read -r su_wall su_cpu su_wmin su_wmax su_cmin su_cmax <<<"$($BL startup 0.1 "${startup_files[@]}")"
-echo "  wall - 100 ms: $($BL fmt "$su_wall") ms ($($BL fmt "$su_wmin")-$($BL fmt "$su_wmax")), CPU: $($BL fmt "$su_cpu") ms ($($BL fmt "$su_cmin")-$($BL fmt "$su_cmax")); medians (min-max)"
+read -r su_wall su_cpu su_wmin su_wmax su_cmin su_cmax su_total <<<"$($BL startup 0.1 "${startup_files[@]}")"
+echo "  wall - 100 ms: $($BL fmt "$su_wall") ms ($($BL fmt "$su_wmin")-$($BL fmt "$su_wmax")), CPU outside the window:" \
+  "$($BL fmt "$su_cpu") ms ($($BL fmt "$su_cmin")-$($BL fmt "$su_cmax")); medians (min-max); the whole process's CPU $($BL fmt "$su_total") ms"
 if [ "$STARTUP_TEMP" -gt 0 ]; then
   temp_files=()
   for i in $(seq 1 "$STARTUP_TEMP"); do
@@ -145,9 +149,9 @@ if [ "$STARTUP_TEMP" -gt 0 ]; then
       || { cat "$out.err" >&2; die "ioacct failed: bench --runtime 100ms (temporary file)"; }
     temp_files+=("$out.time")
   done
-  read -r tw tc _ <<<"$($BL startup 0.1 "${temp_files[@]}")"
+  read -r tw tc _ _ _ _ _ <<<"$($BL startup 0.1 "${temp_files[@]}")"
   echo "  for information, with the default 1 GiB temporary file in $BENCH_DIR (created and filled each run):" \
-    "wall - 100 ms $($BL fmt "$tw") ms, CPU $($BL fmt "$tc") ms (medians of $STARTUP_TEMP)"
+    "wall - 100 ms $($BL fmt "$tw") ms, CPU outside the window $($BL fmt "$tc") ms (medians of $STARTUP_TEMP)"
 fi
 
 echo
@@ -170,4 +174,4 @@ for w in $WORKLOADS; do
   $BL check "$w default - --acct off CPU us per I/O" "$($BL delta "$ROWS" "$w" cpu_us ioacct acct-off)" "<=" 0.3
 done
 $BL check "start-up wall - 100 ms (ms)" "$su_wall" "<=" 150
-$BL check "start-up CPU (ms)" "$su_cpu" "<=" 80
+$BL check "start-up CPU outside the window (ms)" "$su_cpu" "<=" 80 "the whole process: $($BL fmt "$su_total") ms"
