@@ -11,6 +11,13 @@
 #      attached to the same two tracepoints in the same run;
 #    - g2: fio IOPS with / without stat >= 0.98;
 #    - for reference: stat's own user CPU per I/O (its JSON's tracker cost).
+# w) g2 again, inside one fio run: fio runs throughout, and `ioacct stat 1`
+#    is attached in every other window (the order alternating per pair).
+#    Each window's IOPS is the device's own completed reads
+#    (/sys/block/DEV/stat) over WINDOW, from 0.3 s after the attach or the
+#    detach; the verdict is the median of the pairs' ratios, >= 0.98. Separate
+#    fio runs differ by more than 2% on this VM from run to run; adjacent
+#    windows of one run share fio's start, its file and the host's minute.
 # h) Start-up: `ioacct stat 1 1` <= 150 ms wall (median of 10); for
 #    reference the attach itself (`stat -y 10ms 1`: load, attach, settle,
 #    one window), and the tracker's share of `bench --runtime 100ms`
@@ -18,7 +25,8 @@
 #
 # Usage: bench/stat_cost.sh            (as root)
 # Environment: RUNTIME (5s) REPS (5) DEPTHS ("1 32") CASES ("vda loop") LOOP_MIB (512) DIRECT_MIB (1024)
-#   IOACCT FIO OUT_DIR BENCH_DIR (see lib.sh); PARTS ("g h") which parts run.
+#   IOACCT FIO OUT_DIR BENCH_DIR (see lib.sh); PARTS ("g h w") which parts run; for w:
+#   PAIRS (12) and WINDOW (1, seconds).
 # Exit status: 0 when everything ran (whatever PASS/FAIL says), 2 when a run failed.
 set -euo pipefail
 REPS=${REPS:-5}
@@ -29,7 +37,9 @@ LOOP_MIB=${LOOP_MIB:-512}
 DIRECT_MIB=${DIRECT_MIB:-1024}
 DEPTHS=${DEPTHS:-1 32}
 CASES=${CASES:-vda loop}
-PARTS=${PARTS:-g h}
+PARTS=${PARTS:-g h w}
+PAIRS=${PAIRS:-12}
+WINDOW=${WINDOW:-1}
 need_ioacct
 need_fio
 [ "$(id -u)" = 0 ] || die "needs root (a loop device, BPF programs)"
@@ -40,8 +50,10 @@ echo "# DEPTHS=$DEPTHS CASES=$CASES PARTS=$PARTS"
 SHM=$(mktemp -d /dev/shm/ioacct-stat-cost.XXXXXX)
 LOOP=""
 STAT_PID=""
+FIO_PID=""
 finish() {
   [ -n "$STAT_PID" ] && kill "$STAT_PID" 2>/dev/null && wait "$STAT_PID" 2>/dev/null
+  [ -n "$FIO_PID" ] && kill "$FIO_PID" 2>/dev/null && wait "$FIO_PID" 2>/dev/null
   stop_empty
   [ -n "$LOOP" ] && losetup -d "$LOOP"
   rm -rf -- "$SHM"
@@ -221,5 +233,71 @@ share_cpu = 1000 * ((med("bench_full", 2) + med("bench_full", 3)) - (med("bench_
 print(f"the tracker's share of bench start-up: {share_wall:.0f} ms wall, {share_cpu:.0f} ms CPU (medians, full - basic)")
 w = 1000 * med("stat_1_1", 1)
 print(f"{'PASS' if w <= 150 else 'FAIL'}  h1 ioacct stat 1 1 start-up: {w:.0f} ms wall (target <= 150)")
+PYEOF
+fi
+
+if [[ " $PARTS " == *" w "* ]]; then
+  echo
+  echo "== w) fio's IOPS inside one run, ioacct stat attached in every other ${WINDOW} s window, $PAIRS pairs"
+  ROWS=$OUT_DIR/w.rows
+  : >"$ROWS"
+  # dev_reads DEV : "ns reads" now (reads completed on the device so far).
+  dev_reads() { echo "$(date +%s%N) $(awk '{print $1}' "/sys/block/$1/stat")"; }
+  window_iops() {  # DEV : settles 0.3 s, then the device's reads per second over WINDOW
+    local t0 n0 t1 n1
+    sleep 0.3
+    read -r t0 n0 <<<"$(dev_reads "$1")"
+    sleep "$WINDOW"
+    read -r t1 n1 <<<"$(dev_reads "$1")"
+    $PY -c 'import sys; t0, n0, t1, n1 = map(int, sys.argv[1:]); print((n1 - n0) / ((t1 - t0) / 1e9))' "$t0" "$n0" "$t1" "$n1"
+  }
+  for c in $CASES; do
+    for qd in $DEPTHS; do
+      out=$OUT_DIR/w.$c.$qd
+      # shellcheck disable=SC2046 # fio_args is a list of words
+      "$FIO" $(fio_args "$c" "$qd" | sed "s/--runtime=[^ ]*/--runtime=$((PAIRS * 2 * (WINDOW + 2) + 30))/") \
+        --output-format=json --output="$out.fio.json" &
+      FIO_PID=$!
+      sleep 1.5
+      for k in $(seq 1 "$PAIRS"); do
+        if [ $((k % 2)) = 1 ]; then order=(off on); else order=(on off); fi
+        for mode in "${order[@]}"; do
+          if [ "$mode" = on ]; then
+            "$IOACCT" stat 1 "${DEV[$c]}" >/dev/null 2>"$out.stat.err" &
+            STAT_PID=$!
+            for _ in $(seq 200); do grep -q "exact busy time from" "$out.stat.err" 2>/dev/null && break; sleep 0.02; done
+            grep -q "exact busy time from" "$out.stat.err" || { cat "$out.stat.err" >&2; die "ioacct stat did not attach"; }
+            on=$(window_iops "${DEV[$c]}")
+            interrupt_stat
+          else
+            off=$(window_iops "${DEV[$c]}")
+          fi
+        done
+        echo "$c $qd $k $off $on" >>"$ROWS"
+        printf '  pair %2d  %-4s depth %-2s  without %8.0f  with stat %8.0f  (%.3f)\n' "$k" "$c" "$qd" "$off" "$on" \
+          "$($PY -c "print($on / $off)")"
+      done
+      kill "$FIO_PID" 2>/dev/null
+      wait "$FIO_PID" 2>/dev/null || true
+    done
+  done
+  $PY - "$ROWS" <<'PYEOF'
+import statistics as st, sys
+rows = [l.split() for l in open(sys.argv[1])]
+cases = []
+for r in rows:
+    if (r[0], r[1]) not in cases: cases.append((r[0], r[1]))
+print()
+print("| case | depth | pairs | IOPS without (median) | with stat (median) | ratio (median of pairs) | pairs' range |")
+print("|---|---|---|---|---|---|---|")
+for c, qd in cases:
+    rs = [r for r in rows if (r[0], r[1]) == (c, qd)]
+    ratios = [float(r[4]) / float(r[3]) for r in rs]
+    print(f"| {c} | {qd} | {len(rs)} | {st.median(float(r[3]) for r in rs):,.0f} | {st.median(float(r[4]) for r in rs):,.0f} "
+          f"| {st.median(ratios):.3f} | {min(ratios):.2f}-{max(ratios):.2f} |")
+for c, qd in cases:
+    ratios = [float(r[4]) / float(r[3]) for r in rows if (r[0], r[1]) == (c, qd)]
+    m = st.median(ratios)
+    print(f"{'PASS' if m >= 0.98 else 'FAIL'}  w {c} depth {qd}: IOPS with / without stat in adjacent windows {m:.3f} (target >= 0.98)")
 PYEOF
 fi
