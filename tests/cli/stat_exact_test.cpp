@@ -240,8 +240,10 @@ TEST(StatExact, AnIdleDeviceIsIdleAgainAfterABurst) {
 // the same event disagree by up to tens of µs (measured here: p99 3 µs, max
 // 58 µs between tracefs's stamp of block_io_start and the kernel's own start
 // stamp; docs/design.md, "What the witness sees"). The tolerance per request
-// is 20 µs instead of 2. A second witness is held to a tight bound: diskstats'
-// own latency sum, from the kernel's stamps, which no probe's IPI moves.
+// is 20 µs instead of 2. A second witness, diskstats' own latency sum, comes
+// from the kernel's stamps, which no IPI moves; ours can be moved the same
+// way (one landing between the kernel's stamp and our program's clock read),
+// so it gets the same 20 µs per request, on a far tighter base.
 TEST(StatExact, BoundHoldsWhileOtherProgramsComeAndGo) {
   TempDir dir;
   LoopDevice loop(dir.path(), {.random_data = true});
@@ -275,7 +277,9 @@ TEST(StatExact, BoundHoldsWhileOtherProgramsComeAndGo) {
     // edge by the tracker (a loop device over a file on vda takes ms at
     // times), so such windows are left out; a request can still end between
     // diskstats' sample and the tracker's read, and the field is in whole
-    // ms: 2 ms.
+    // ms: 2 ms. And 20 µs per request for the churn's IPIs between the
+    // kernel's stamps and ours (an ASan run once read busy 4.6% above it:
+    // 8 µs per request over 503).
     if (i == 0) continue;
     const nlohmann::json& r = ws[i].row;
     const bool edge_in_flight =
@@ -291,7 +295,7 @@ TEST(StatExact, BoundHoldsWhileOtherProgramsComeAndGo) {
                           (r["r_await_ms"].get<double>() * r["r_s"].get<double>() +
                            r["w_await_ms"].get<double>() * r["w_s"].get<double>());
     const double busy = r["busy_ns"].get<double>(), unsure = r["busy_unsure_ns"].get<double>();
-    const double tol = 0.02 * kernel + 2e6;
+    const double tol = 0.02 * kernel + 2e6 + 20e3 * r["requests_done"].get<double>();
     std::cout << "  diskstats' latency sum " << kernel / 1e6 << " ms, busy " << busy / 1e6 << " ms (+ unsure "
               << unsure / 1e6 << ")\n";
     EXPECT_GE(kernel, busy - tol) << "diskstats' latency sum against busy: " << r;
