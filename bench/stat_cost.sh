@@ -89,12 +89,17 @@ fio_args() {  # CASE DEPTH
 # stat's one report covers fio's run and a little more: it ends on its own
 # and prints its JSON, with the tracker's own cost.
 STAT_S=$($PY -c 'import re,sys; v,u=re.fullmatch(r"(\d+)(ms|s|m)",sys.argv[1]).groups(); print(int(int(v)*{"ms":1e-3,"s":1,"m":60}[u]) + 2)' "$RUNTIME")
+# wait_attached ERR : until the stat writing its stderr to ERR has attached
+# its tracker (10 s at most).
+wait_attached() {
+  for _ in $(seq 500); do grep -q "exact busy time from" "$1" 2>/dev/null && break; sleep 0.02; done
+  grep -q "exact busy time from" "$1" || { cat "$1" >&2; die "ioacct stat did not attach"; }
+}
 start_stat() {  # OUT INTERVAL_S EXTRA_ARGS... DEVICE
   local out=$1 interval=$2; shift 2
   "$IOACCT" stat --format json -y "$interval" 1 "$@" >"$out.stat" 2>"$out.stat.err" &
   STAT_PID=$!
-  for _ in $(seq 200); do grep -q "exact busy time from" "$out.stat.err" 2>/dev/null && break; sleep 0.05; done
-  grep -q "exact busy time from" "$out.stat.err" || { cat "$out.stat.err" >&2; die "ioacct stat did not attach"; }
+  wait_attached "$out.stat.err"
 }
 stop_stat() { wait "$STAT_PID" || die "ioacct stat failed: $(cat "$1.stat.err")"; STAT_PID=""; }
 interrupt_stat() { kill -INT "$STAT_PID"; wait "$STAT_PID" || true; STAT_PID=""; }
@@ -265,8 +270,7 @@ if [[ " $PARTS " == *" w "* ]]; then
           if [ "$mode" = on ]; then
             "$IOACCT" stat 1 "${DEV[$c]}" >/dev/null 2>"$out.stat.err" &
             STAT_PID=$!
-            for _ in $(seq 200); do grep -q "exact busy time from" "$out.stat.err" 2>/dev/null && break; sleep 0.02; done
-            grep -q "exact busy time from" "$out.stat.err" || { cat "$out.stat.err" >&2; die "ioacct stat did not attach"; }
+            wait_attached "$out.stat.err"
             on=$(window_iops "${DEV[$c]}")
             interrupt_stat
           else
