@@ -105,7 +105,7 @@ int run_stat_command(const StatArgs& a) {
     }
   }
 
-  std::set<std::string> warned_lost, warned_unseen, warned_late;
+  std::set<std::string> warned_lost, warned_unseen, warned_late, warned_invisible;
   bool warned_error = false;
   auto emit = [&](const StatReport& r) {
     if (r.busy_error && !warned_error) {
@@ -124,6 +124,12 @@ int run_stat_command(const StatArgs& a) {
                    "busy% may read up to {:.2f} points low in that report, and the JSON has busy_unsure_pct for every "
                    "report\n",
                    n, *row.lost, *row.lost == 1 ? "" : "s", row.unsure_pct.value_or(0));
+      if (row.invisible && *row.invisible > 0 && warned_invisible.insert(n).second)
+        fmt::print(stderr,
+                   "ioacct stat: {}: diskstats counted {} completion{} that no BPF program saw (docs/design.md, \"Lost "
+                   "events\"); the time they may have taken, bounded by diskstats' own latency sum, is counted as "
+                   "unsure: see busy_unsure_pct in the JSON\n",
+                   n, *row.invisible, *row.invisible == 1 ? "" : "s");
       if (row.unseen_starts && *row.unseen_starts > 0 && warned_unseen.insert(n).second)
         fmt::print(stderr,
                    "ioacct stat: {}: {} request{} in flight {} not seen starting (no BPF program ran for {}); {} time "

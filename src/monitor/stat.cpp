@@ -86,7 +86,6 @@ StatSample take_stat_sample(const std::vector<StatDevice>& devices, const BusyTr
     try {
       s.busy = tracker->read();
       s.cost = tracker->cost();
-      s.disks_after = sample_system(names, {}, false, false).disks;
     } catch (const std::exception& e) {
       s.busy_error = e.what();
     }
@@ -158,21 +157,9 @@ StatReport make_stat_report(const std::vector<StatDevice>& devices, const StatSa
       row.unseen_starts = y.unseen_starts - x.unseen_starts;
       row.late_ns = y.late_ns - x.late_ns;
       row.dropped = y.dropped - x.dropped;
-      // diskstats' completions against the tracker's, over a span inside
-      // the tracker's window (after the previous read, before this one): a
-      // few requests in flight at either end may be counted on one side only.
-      auto pa = prev->disks_after.find(dev.name);
-      const DiskStats& da = pa != prev->disks_after.end() ? pa->second : *a;
-      const DiskStats& db = b->second;
-      auto since = [](uint64_t y0, uint64_t x0) { return y0 > x0 ? y0 - x0 : 0; };
-      const uint64_t kernel_done =
-          since(db.reads, da.reads) + since(db.writes, da.writes) + since(db.discards, da.discards);
-      const uint64_t seen = *row.done + *row.lost;
-      const uint64_t slack = x.in_flight + y.in_flight + 4;
-      row.invisible = kernel_done > seen + slack ? kernel_done - seen : 0;
-      if (*row.invisible > 0)
-        row.invalid = fmt::format("{} completions diskstats counted were seen by no BPF program at either end, so "
-                                  "no bound holds for the time they took", *row.invisible);
+      // Completions no program saw at either end: the tracker bounds their
+      // time with diskstats' own latency sum (it is in unsure).
+      row.invisible = y.invisible - x.invisible;
       if (!row.invalid) {
         row.busy_ns = y.busy_ns - x.busy_ns;
         row.busy_pct = pct(*row.busy_ns, w);

@@ -38,11 +38,6 @@ struct StatSample {
   uint64_t uptime_cs = 0;                   // /proc/uptime, 1/100 s: iostat's clock for the interval
   int64_t wall_ns = 0;                      // the wall clock when taken (only to say when)
   std::map<std::string, DiskStats> disks;   // by name
-  // /proc/diskstats again right after the tracker's read (only with a
-  // tracker): the completions diskstats counts between this and the next
-  // sample's `disks` all fall inside the tracker's window, whatever the reads
-  // cost, which is what the check of invisible completions needs.
-  std::map<std::string, DiskStats> disks_after;
   std::optional<std::vector<BusyCounters>> busy;  // in device order; none without a tracker
   std::optional<BusyCost> cost;                   // the tracker's own cost so far
   std::optional<std::string> busy_error;          // the tracker could not be read (then `busy` is none)

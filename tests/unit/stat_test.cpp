@@ -114,29 +114,28 @@ TEST(StatReport, DevPctOnlyWhereTheDeviceSpanWasTraced) {
 // Completions diskstats counted that the tracker neither saw end nor found
 // lost: no bound holds for their time, so the window's exact figures are
 // null and say why. A few are the two samples' skew, not a fault.
-TEST(StatReport, CompletionsNoProgramSawMakeTheWindowInvalid) {
+// The tracker bounds completions no program saw (busy_invisible(), with
+// diskstats' latency sum) and puts their time in unsure: the report shows
+// the count and keeps its figures.
+TEST(StatReport, CompletionsNoProgramSawAreCountedAndTheirTimeIsUnsure) {
   const std::vector<StatDevice> devs = {{"loop7", 7, 7, false}};
   StatSample a, b;
   a.disks["loop7"] = *parse_diskstats_line("7 7 loop7 0 0 0 0 0 0 0 0 0 0 0");
   b.disks["loop7"] = *parse_diskstats_line("7 7 loop7 1000 0 8000 40 0 0 0 0 0 150 40");
   b.uptime_cs = 100;
   BusyCounters x = counters(0, 0, 0, {}), y = counters(1'000'000'000, 500'000'000, 0, {500'000'000, 500'000'000});
-  y.done = 990;
-  y.lost = 6;
+  x.invisible = 3;
+  y.done = 900;
+  y.invisible = 97;
+  y.unsure_ns = 40'000'000;
   a.busy = {x};
   b.busy = {y};
-  StatRow row = make_stat_report(devs, &a, b).rows.at(0);
-  EXPECT_FALSE(row.invalid) << "1000 = 990 seen + 6 lost + 4 within the samples' skew";
-  EXPECT_EQ(*row.invisible, 0u);
-  y.done = 900;
-  b.busy = {y};
-  row = make_stat_report(devs, &a, b).rows.at(0);
-  ASSERT_TRUE(row.invalid);
+  const StatRow row = make_stat_report(devs, &a, b).rows.at(0);
+  EXPECT_FALSE(row.invalid);
   EXPECT_EQ(*row.invisible, 94u);
-  EXPECT_FALSE(row.busy_pct);
-  EXPECT_FALSE(row.unsure_pct);
-  EXPECT_FALSE(row.depth_pct);
-  EXPECT_EQ(*row.done, 900u) << "the counts stay, to say what happened";
+  EXPECT_DOUBLE_EQ(*row.busy_pct, 50.0);
+  EXPECT_DOUBLE_EQ(*row.unsure_pct, 4.0);
+  EXPECT_EQ(*row.done, 900u);
 }
 
 TEST(StatReport, SinceBootHasNoExactColumns) {

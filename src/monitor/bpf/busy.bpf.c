@@ -7,9 +7,11 @@
  * program logs the whole interval: the kernel's own start stamp
  * (rq->start_time_ns, which diskstats' latency uses) and one clock read. A
  * completion the kernel runs no program for is therefore an interval
- * missing, never one stretched. The start program (no clock read) and the
- * merge program only tell the reader which requests are in flight, so that
- * an open interval can be counted up to the moment of a read. */
+ * missing, never one stretched. Nothing runs where a request starts (a
+ * program there costs the submitter, docs/design.md "What it costs"): the
+ * reader finds the requests in flight by walking the queue's requests
+ * (`find_tags`, `sweep`), so that an open interval can be counted up to the
+ * moment of a read. */
 #include <linux/bpf.h>
 
 #include "kernel_types.h"
@@ -53,6 +55,14 @@ struct {
   __type(value, struct ioacct_probe);
 } probes SEC(".maps");
 __u32 n_probes = 0; /* set by the reader before each sweep */
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(map_flags, BPF_F_MMAPABLE);
+  __uint(max_entries, 1); /* sized at load: one per device */
+  __type(key, __u32);
+  __type(value, struct ioacct_tagset);
+} tagsets SEC(".maps");
 
 /* This CPU's head of program `log`'s log: the one line of ours a program
  * reads before its record (busy_shared.h). */
@@ -121,21 +131,6 @@ static __always_inline void append(struct ioacct_head *h, __u32 log, __u64 rq, _
 #endif
 }
 
-SEC("tp_btf/block_io_start")
-int BPF_PROG(on_io_start, struct request *rq) {
-  struct ioacct_head *h = log_head(IOACCT_LOG_START);
-  if (!h || !armed(h)) return 0;
-  struct gendisk *g = rq->q->disk;
-  if (!g) return 0;
-  __u32 dev = disk_dev(g);
-  struct ioacct_watch *w = watched(h, dev);
-  if (!w) return 0;
-  /* No clock read here: the kernel stamps rq->start_time_ns just after this
-   * tracepoint, and the reader reads that stamp. */
-  append(h, IOACCT_LOG_START, (__u64)rq, 0, 0, w->idx, dev);
-  return 0;
-}
-
 /* A request leaves the accounting span where diskstats counts it done: the
  * same test as blk_account_io_done(). A flush sequence's inner completion is
  * not the end; a request without iostats accounting (passthrough) ends
@@ -199,26 +194,112 @@ int BPF_PROG(on_rq_issue, struct request *rq) {
   return 0;
 }
 
-/* Run by the reader (BPF_PROG_TEST_RUN) before it counts a request as in
- * flight: the kernel's own view of each request in `probes`. A raw_tp
- * program, attached nowhere: a tp_btf one cannot be test-run. */
+/* Run by the reader (BPF_PROG_TEST_RUN): where each watched queue keeps its
+ * requests, from one request of it (busy_shared.h). Raw_tp programs,
+ * attached nowhere: a tp_btf one cannot be test-run, and a test-run program
+ * has no typed pointer, so everything is read with bpf_probe_read_kernel. */
+__u32 n_tagsets = 0; /* set by the reader before each run */
+
+static __always_inline void add_tags(struct ioacct_tagset *ts, struct blk_mq_tags *tags) {
+  if (!tags || ts->n >= IOACCT_TAG_ARRAYS) return;
+  __u32 i = ts->n;
+  if (i >= IOACCT_TAG_ARRAYS) return;
+  if (bpf_core_read(&ts->rqs[i], sizeof(ts->rqs[i]), &tags->static_rqs)) return;
+  if (bpf_core_read(&ts->nr[i], sizeof(ts->nr[i]), &tags->nr_tags)) return;
+  if (ts->rqs[i] && ts->nr[i]) ts->n = i + 1;
+}
+
+/* At most this many hardware queues of a tag set are read (more: the
+ * reader finds in-flight requests beyond them missing against diskstats'
+ * count, and the idle time unsure). */
+#define IOACCT_HW_QUEUES 8
+
+static long find_one(__u64 i, void *ctx) {
+  __u32 k = (__u32)i;
+  struct ioacct_tagset *ts = bpf_map_lookup_elem(&tagsets, &k);
+  if (!ts) return 1;
+  struct request *rq = (struct request *)ts->rq;
+  struct request_queue *q = 0;
+  ts->n = 0;
+  ts->ok = 0;
+  if (bpf_core_read(&q, sizeof(q), &rq->q) || !q) return 0;
+  ts->q = (__u64)q;
+  ts->ok = 1;
+  struct blk_mq_hw_ctx *hctx = 0;
+  struct blk_mq_tags *tags = 0;
+  /* The request's own hardware queue: its driver and scheduler tags. */
+  if (!bpf_core_read(&hctx, sizeof(hctx), &rq->mq_hctx) && hctx) {
+    if (!bpf_core_read(&tags, sizeof(tags), &hctx->sched_tags)) add_tags(ts, tags);
+    if (!bpf_core_read(&tags, sizeof(tags), &hctx->tags)) add_tags(ts, tags);
+  }
+  /* Every hardware queue's driver tags, through the tag set. */
+  struct blk_mq_tag_set *set = 0;
+  if (!bpf_core_read(&set, sizeof(set), &q->tag_set) && set) {
+    __u32 nhw = 0;
+    struct blk_mq_tags **arr = 0;
+    bpf_core_read(&nhw, sizeof(nhw), &set->nr_hw_queues);
+    bpf_core_read(&arr, sizeof(arr), &set->tags);
+    for (__u32 j = 0; j < IOACCT_HW_QUEUES && j < nhw && arr; ++j) {
+      tags = 0;
+      if (!bpf_probe_read_kernel(&tags, sizeof(tags), &arr[j])) add_tags(ts, tags);
+    }
+    if (bpf_core_field_exists(set->shared_tags) && !bpf_core_read(&tags, sizeof(tags), &set->shared_tags))
+      add_tags(ts, tags);
+  }
+  /* Every hardware queue's scheduler tags (6.16+ keeps them with the
+   * elevator; before, only the request's own hctx's are reached, above). */
+  if (bpf_core_field_exists(q->sched_shared_tags) && !bpf_core_read(&tags, sizeof(tags), &q->sched_shared_tags))
+    add_tags(ts, tags);
+  struct elevator_queue *e = 0;
+  if (bpf_core_field_exists(struct elevator_queue, et) && !bpf_core_read(&e, sizeof(e), &q->elevator) && e) {
+    struct elevator_tags *et = 0;
+    if (!bpf_core_read(&et, sizeof(et), &e->et) && et) {
+      __u32 nhw = 0, tags_at = bpf_core_field_offset(struct elevator_tags, tags);
+      bpf_core_read(&nhw, sizeof(nhw), &et->nr_hw_queues);
+      for (__u32 j = 0; j < IOACCT_HW_QUEUES && j < nhw; ++j) {
+        tags = 0;
+        if (!bpf_probe_read_kernel(&tags, sizeof(tags), (char *)et + tags_at + 8 * j)) add_tags(ts, tags);
+      }
+    }
+  }
+  return 0;
+}
+
+SEC("raw_tp")
+int find_tags(void *ctx) {
+  bpf_loop(n_tagsets, find_one, 0, 0);
+  return 0;
+}
+
+/* The kernel's own view of each request in `probes`: its accounting state,
+ * read from the struct request in each static_rqs slot. */
 static long probe_one(__u64 i, void *ctx) {
   __u32 k = (__u32)i;
   struct ioacct_probe *p = bpf_map_lookup_elem(&probes, &k);
   if (!p) return 1;
-  struct request *rq = (struct request *)p->rq;
+  struct request *rq = 0;
   struct block_device *bd = 0;
-  int err = 0;
   p->ok = 0;
+  p->rq = 0;
+  p->ref = 0;
   p->part_dev = 0;
-  err |= bpf_core_read(&p->start_time_ns, sizeof(p->start_time_ns), &rq->start_time_ns);
+  p->accounted = 0;
+  if (bpf_probe_read_kernel(&rq, sizeof(rq), (void *)p->slot) || !rq) return 0;
+  p->rq = (__u64)rq;
+  /* Most requests of a queue are free (ref 0): one read says so. */
+  if (bpf_core_read(&p->ref, sizeof(p->ref), &rq->ref.counter)) return 0;
+  if (p->ref <= 0) {
+    p->ok = 1;
+    return 0;
+  }
+  int err = 0;
   __u32 flags = 0;
+  err |= bpf_core_read(&p->q, sizeof(p->q), &rq->q);
   err |= bpf_core_read(&flags, sizeof(flags), &rq->rq_flags);
-  p->accounted = (flags & rqf_io_stat()) ? 1 : 0;
-  err |= bpf_core_read(&p->state, sizeof(p->state), &rq->state);
-  err |= bpf_core_read(&p->ref, sizeof(p->ref), &rq->ref.counter);
+  err |= bpf_core_read(&p->start_time_ns, sizeof(p->start_time_ns), &rq->start_time_ns);
   err |= bpf_core_read(&bd, sizeof(bd), &rq->part);
   if (!err && bd) err |= bpf_core_read(&p->part_dev, sizeof(p->part_dev), &bd->bd_dev);
+  p->accounted = (flags & rqf_io_stat()) ? 1 : 0;
   p->ok = err ? 0 : 1;
   return 0;
 }

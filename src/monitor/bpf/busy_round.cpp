@@ -93,17 +93,15 @@ BusyRoundOutput busy_round(const BusyRoundInput& in) {
   return out;
 }
 
-BusyStructPairing busy_pair(const BusyStructBatch& b) {
-  BusyStructPairing p;
-  p.known_closed_by_before = b.known && b.before > 0;
-  p.known_closed_by_other = b.known && b.before == 0 && b.others > 0;
-  p.unseen_before = b.before - (p.known_closed_by_before ? 1 : 0);
-  const int others = b.others - (p.known_closed_by_other ? 1 : 0);
-  p.paired = std::min(others, b.starts);
-  p.unseen_others = others - p.paired;
-  const int closed_known = p.known_closed_by_before || p.known_closed_by_other ? 1 : 0;
-  p.open_after = (b.known ? 1 : 0) - closed_known + b.starts - p.paired;
-  return p;
+BusyInvisibleOutput busy_invisible(const BusyInvisibleInput& in) {
+  BusyInvisibleOutput out;
+  if (in.kernel_done <= in.seen + in.slack) return out;
+  const uint64_t bound = (in.kernel_ms + in.ms_fields) * 1'000'000;
+  const uint64_t missing = bound > in.seen_latency_ns ? bound - in.seen_latency_ns : 0;
+  if (missing == 0) return out;  // the count's excess is requests at the edges, which took no time unseen
+  out.invisible = in.kernel_done - in.seen;
+  out.unsure_ns = std::min(missing, in.idle_ns);
+  return out;
 }
 
 }  // namespace ioacct

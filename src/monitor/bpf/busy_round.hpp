@@ -1,6 +1,6 @@
 #pragma once
 // The busy tracker's pure core: one round of one device, from spans to
-// figures. The tracker (busy_tracker.cpp) turns the BPF programs' logs and
+// figures, and the bound on completions no program saw. The tracker (busy_tracker.cpp) turns the BPF programs' logs and
 // the kernel's own view of the requests it believes in flight into spans;
 // this turns spans into time. Plain data in, plain data out; unit-tested.
 #include <array>
@@ -47,32 +47,26 @@ struct BusyRoundOutput {
 // Pure. Spans may overlap, repeat and lie partly or wholly outside the round.
 BusyRoundOutput busy_round(const BusyRoundInput& in);
 
-// One batch of one struct request's records, the other half of the core.
-// Starts carry no time (the start program reads no clock), so they are
-// ordered against ends by each end's start stamp: a start is logged before
-// the kernel stamps it, so an end stamped before the batch's floor (the
-// previous batch's cut, less what a plug-cached stamp may lag) closes a
-// request whose start came in an earlier batch: the one the reader knew, or
-// one no program saw start. The other ends close, in order, the known
-// request (when no earlier end did) and this batch's starts; any beyond
-// those started unseen.
-struct BusyStructBatch {
-  bool known = false;  // the reader holds a request of this struct in flight from an earlier batch
-  int starts = 0;
-  int before = 0;  // ends stamped before the floor
-  int others = 0;  // the other ends (and merges and unaccounted ends, which carry no stamp)
+// Completions no program saw at either end (the kernel ran none) leave no
+// trace but diskstats' counts. Their time is at most what diskstats' latency
+// sum grew by over a span holding the window, less the latencies of every
+// completion the programs saw in the window, plus a millisecond per field
+// summed (diskstats truncates each to ms): that much idle time is unsure.
+struct BusyInvisibleInput {
+  uint64_t kernel_done = 0;      // completions diskstats counted over the span
+  uint64_t seen = 0;             // completions the programs saw, or found lost, in the window
+  uint64_t slack = 0;            // requests that may be counted on one side only (in flight at the edges)
+  uint64_t kernel_ms = 0;        // diskstats' latency sums' growth over the span, ms
+  uint64_t ms_fields = 0;        // how many ms fields were summed
+  uint64_t seen_latency_ns = 0;  // the seen completions' latencies summed
+  uint64_t idle_ns = 0;          // the window's time neither busy nor unsure
 };
-
-struct BusyStructPairing {
-  bool known_closed_by_before = false;  // the earliest `before` end closes the known request
-  bool known_closed_by_other = false;   // ... or the earliest other end does
-  int paired = 0;                       // other ends that close this batch's starts
-  int unseen_before = 0;                // `before` ends whose start no program saw
-  int unseen_others = 0;                // other ends (the earliest, after the known's) likewise
-  int open_after = 0;                   // requests of the struct in flight after the batch; 2+: ends went unseen
+struct BusyInvisibleOutput {
+  uint64_t invisible = 0;  // completions no program saw (0 when their time is none)
+  uint64_t unsure_ns = 0;  // idle time that becomes unsure
 };
 
 // Pure.
-BusyStructPairing busy_pair(const BusyStructBatch& b);
+BusyInvisibleOutput busy_invisible(const BusyInvisibleInput& in);
 
 }  // namespace ioacct

@@ -19,8 +19,8 @@
  * the devices, so a lookup looks at one or two slots. dev 0 marks a free slot
  * (major 0 is never a block device). A whole disk with a watched partition is
  * in the table even when the disk itself is not watched (`idx` then
- * IOACCT_NO_DEVICE), so that its requests are logged at start, before the
- * kernel has set their partition. */
+ * IOACCT_NO_DEVICE): the done program finds a request by its disk, then looks
+ * at its partition. */
 struct ioacct_watch {
   __u32 dev;
   __u32 idx;   /* the device's index in the reader's list, or IOACCT_NO_DEVICE */
@@ -40,22 +40,26 @@ static inline __u32 ioacct_watch_hash(__u32 dev) { return (dev * 0x9E3779B1u) >>
  * it by advancing `head` (busy.bpf.c says how it orders the two); the reader
  * copies records up to the head it read and then stores its `tail`. A full
  * log drops the record and counts it (`dropped`, and for a completion the
- * time it covered, so that the reader can still bound it). */
+ * time it covered, so that the reader can still bound it).
+ *
+ * No program runs where a request starts: one in the submitting task costs
+ * it 5-8% of its IOPS at depth 32 here, even empty (docs/design.md, "What it
+ * costs"). The reader finds requests in flight by walking the queue's
+ * requests instead (`sweep`). */
 enum {
-  IOACCT_LOG_START = 0, /* block_io_start: a request entered the accounting span */
-  IOACCT_LOG_DONE = 1,  /* block_io_done: it left, with the kernel's own start stamp */
-  IOACCT_LOG_MERGE = 2, /* block_rq_merge: it was merged into another request and left */
-  IOACCT_LOG_ISSUE = 3, /* block_rq_issue (dev% only): the driver got it */
-  IOACCT_LOGS = 4,
+  IOACCT_LOG_DONE = 0,  /* block_io_done: a request left the span, with the kernel's own start stamp */
+  IOACCT_LOG_MERGE = 1, /* block_rq_merge: it was merged into another request and left */
+  IOACCT_LOG_ISSUE = 2, /* block_rq_issue (dev% only): the driver got it */
+  IOACCT_LOGS = 3,
 };
 
 struct ioacct_rec {
   __u64 rq;   /* the struct request's address: the key that pairs a request's records */
   __u64 s;    /* DONE: rq->start_time_ns, the stamp diskstats itself uses (CLOCK_MONOTONIC) */
-  __u64 t;    /* DONE, MERGE, ISSUE: bpf_ktime_get_ns() at the event; START: 0 */
+  __u64 t;    /* bpf_ktime_get_ns() at the event */
   __u32 disk; /* the whole disk's index, IOACCT_NO_DEVICE when only a partition is watched */
   __u32 part; /* DONE: the partition's index when watched, else IOACCT_NO_DEVICE;
-               * START: the disk's dev_t; DONE with IOACCT_UNACCOUNTED: ended without accounting */
+               * IOACCT_UNACCOUNTED: ended without accounting */
 };
 #define IOACCT_UNACCOUNTED 0xfffffffeu
 
@@ -86,19 +90,35 @@ static_assert(sizeof(struct ioacct_head) == 64, "a log's head is one cache line"
 _Static_assert(sizeof(struct ioacct_head) == 64, "a log's head is one cache line");
 #endif
 
-/* The reader's look at the kernel's own state of requests it believes are in
- * flight, filled by the `sweep` program (run with BPF_PROG_TEST_RUN; a
- * tracing program has no typed pointer to a request it did not get as an
- * argument, so the fields are read with bpf_probe_read_kernel). */
+/* Where a queue keeps its requests, found from one request of it (any the
+ * done program logged) by the `find_tags` program (run with
+ * BPF_PROG_TEST_RUN): the request arrays of its driver tags and of its
+ * scheduler's tags, each every struct request that queue can hand out. The
+ * same array may be named twice (a hardware queue's tags are also the tag
+ * set's); the reader drops repeats. */
+#define IOACCT_TAG_ARRAYS 20
+struct ioacct_tagset {
+  __u64 rq;                            /* in: a request of the queue */
+  __u64 q;                             /* out: its request_queue */
+  __u64 rqs[IOACCT_TAG_ARRAYS];        /* out: blk_mq_tags.static_rqs */
+  __u32 nr[IOACCT_TAG_ARRAYS];         /* out: blk_mq_tags.nr_tags */
+  __u32 n;                             /* out: arrays found */
+  __u32 ok;                            /* out: 1 when the request's queue was read */
+};
+
+/* The reader's look at one struct request of a queue, filled by the `sweep`
+ * program (run with BPF_PROG_TEST_RUN; a program that gets no request as an
+ * argument has no typed pointer to one, so the fields are read with
+ * bpf_probe_read_kernel). */
 struct ioacct_probe {
-  __u64 rq;            /* in: the request's address */
+  __u64 slot;          /* in: the address of a static_rqs entry */
+  __u64 rq;            /* out: the request there */
+  __u64 q;             /* out: rq->q (a tag set may be shared by queues) */
   __u64 start_time_ns; /* out: rq->start_time_ns */
   __u32 accounted;     /* out: 1 when the kernel accounts it (RQF_IO_STAT): its start stamp is set */
-  __u32 state;         /* out: enum mq_rq_state (0 idle, 1 in flight, 2 complete) */
   __s32 ref;           /* out: rq->ref; 0 once the block layer freed it */
   __u32 part_dev;      /* out: rq->part->bd_dev, 0 when unset */
   __u32 ok;            /* out: 1 when every read succeeded */
-  __u32 pad;
 };
 
 #endif

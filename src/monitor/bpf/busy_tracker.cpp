@@ -42,6 +42,9 @@ constexpr uint32_t kNone = IOACCT_NO_DEVICE;
 // until the plug ends or the task is scheduled out (one io_uring
 // submission: tens of µs).
 constexpr uint64_t kStaleStamp = 200'000;
+// How long after its done program diskstats may still count a request in
+// flight (blk_account_io_done moves the count just after the tracepoint).
+constexpr uint64_t kCountLag = 100'000;
 
 // While it lives, large allocations of this thread come from a heap region
 // marked MADV_HUGEPAGE. libbpf reads the kernel's BTF (5.5 MB here) into one
@@ -136,17 +139,22 @@ struct SkelDeleter {
   void operator()(busy_bpf* s) const { busy_bpf__destroy(s); }
 };
 
-// What the reader knows of a request it believes in the accounting span.
+// What the reader knows of a request it has seen in the accounting span.
 struct Req {
-  uint32_t disk = kNone;   // the whole disk's index (kNone: only a partition of it is watched)
-  uint32_t part = kNone;   // the partition's index, once known (the kernel sets it after block_io_start)
-  uint64_t s = 0;          // the kernel's start stamp, once seen (0: not yet)
-  uint64_t seen = 0;       // the last time it was known in flight
-  uint64_t issue = 0;      // block_rq_issue's stamp (dev% only; 0: not issued)
-  uint64_t pred_from = 0;  // the struct's previous request ended unseen, after this (0: none)
-  uint8_t pending = 0;     // rounds the kernel showed it not yet started
-  bool part_counted = false;
-  bool fresh = false;      // started after this round's sweep: not looked at yet
+  uint32_t disk = kNone;  // the whole disk's index (kNone: only a partition of it is watched)
+  uint32_t part = kNone;  // the partition's index, when watched
+  uint64_t s = 0;         // the kernel's start stamp
+  uint64_t seen = 0;      // the last round's end at which the kernel showed it in flight
+  uint64_t issue = 0;     // block_rq_issue's stamp (dev% only; 0: not issued)
+  uint64_t q = 0;         // its request_queue
+  bool swept = false;     // this round's sweep found it
+};
+
+// A queue the sweep walks: the index of its whole disk (kNone: only a
+// partition of it is watched).
+struct Queue {
+  uint32_t disk = kNone;
+  bool walked = false;  // this round's sweep read every request of it
 };
 
 }  // namespace
@@ -156,62 +164,56 @@ struct BusyTracker::Impl {
   std::vector<BusyDevice> devices;
   BusyOptions opt;
   std::string source = "block_io_start/block_io_done";
-  uint32_t ncpu = 1, nlogs = 3, slots = 1, probe_cap = 1;
-  MapView logs_v, heads_v, probes_v;
+  uint32_t ncpu = 1, nlogs = 2, slots = 1, probe_cap = 1;
+  MapView logs_v, heads_v, probes_v, tagsets_v;
   ioacct_rec* logs = nullptr;
   ioacct_head* heads = nullptr;  // IOACCT_LOGS per CPU (busy_shared.h)
   // Program k's head on CPU c.
   ioacct_head& head_of(uint32_t k, uint32_t c) const { return heads[c * IOACCT_LOGS + k]; }
   ioacct_probe* probes = nullptr;
+  ioacct_tagset* tagsets = nullptr;
   std::unordered_map<uint32_t, uint32_t> index_of;  // dev_t -> device index
   std::vector<std::vector<uint32_t>> kernel_devs;   // per device: the dev_ts whose diskstats in_flight add up to it
   int stats_fd = -1;
 
   mutable std::mutex mu;
-  // What one batch holds for one struct request. Its starts and ends
-  // alternate, but the logs are per CPU and a start has no time: the ends'
-  // start stamps order them (busy_pair()). Without that an end of a request
-  // the reader did not know (one from before the attach) and the struct's
-  // next start, taken in one batch, closed each other: the next request was
-  // then never known, and the struct's later ends looked like unseen starts,
-  // batch after batch.
-  struct Agg {
-    BusyStructBatch in;
-    BusyStructPairing out;
-    uint32_t start_disk = kNone;
-    uint64_t first_before = UINT64_MAX;  // the earliest end stamped before the floor
-    uint64_t first_other = UINT64_MAX;   // the earliest of the other ends
-    uint64_t known_end = UINT64_MAX;     // the time of the end that closes the known request (none: max)
-    uint64_t unseen_upto = 0;            // the latest of the other ends that started unseen
-  };
-
   PointerMap<Req> inflight;
-  PointerMap<Agg> aggs;
-  PointerMap<uint64_t> pending_issue;
-  PointerMap<uint8_t> held;
+  PointerMap<uint64_t> issued;     // dev% only: the last issue of a struct request not yet known in flight
+  PointerMap<uint64_t> ended;      // this round: a struct's request that started at or before this is over
+  PointerMap<Queue> queues;        // by request_queue address
+  std::vector<uint64_t> sample;    // per device: a request of its queue (from a completion), 0: none yet
+  std::vector<bool> is_disk;       // per device: a whole disk (not a partition)
   std::vector<uint64_t> keys;
-  std::vector<std::pair<uint64_t, std::optional<Req>>> changes;  // applied after a pass over `aggs`
+  // What diskstats says of a device (its own and, for a whole disk, its
+  // partitions'): the kernel's count of requests in the accounting span
+  // (per-CPU counters moved right after our programs run), the requests it
+  // completed, and their latencies summed (ms, truncated per field).
+  struct Kernel {
+    uint64_t in_flight = 0, done = 0, ms = 0, fields = 0;
+  };
   struct Dev {
     BusyCounters c;
     BusyRoundInput acct, dev;
-    uint64_t valid = 0, fresh_starts = 0;
-    uint64_t certain_in_flight = 0;  // the last round's `valid`: what settling compares with the kernel's count
+    std::vector<BusySpan> carry_acct, carry_dev;  // the parts of completed spans after the round's end
+    uint64_t in_walk = 0;    // requests the sweep showed in flight, started before the kernel's count was read
+    uint64_t ended_at_k = 0;  // completions logged about when the kernel's count was read, started before it
+    Kernel kernel_prev;       // diskstats read just before the last read's round
+    BusyCounters at_read;     // the counters at the last read
   };
   std::vector<Dev> dev;
   uint64_t t_prev = 0, t_arm = 0, last_read = 0;
-  // The cut of the last collect() before a drain, and the one before it:
-  // every start of a batch was logged after its floor's start heads were read.
-  uint64_t last_cut = 0, drained_cut = 0, batch_floor = 0;
   uint64_t lost_at = 0;  // the last round that found a request whose end no program saw
-  uint64_t pre_arm_ended = 0;  // completions of requests started before the attach, since the last settle check
-  uint64_t busiest = 0;        // the most records one log held at a drain, this round
-  bool settled = false;
+  uint64_t busiest = 0;  // the most records one log held at a collect, this round
+  bool settled = false, last_unknown = false;
   std::vector<uint64_t> dropped_seen, dropped_ns_seen;
   uint64_t dropped_total = 0;
   BusyCost cost;
-  std::vector<ioacct_rec> batch[IOACCT_LOGS], pending[IOACCT_LOGS], deferred[IOACCT_LOGS];
+  std::vector<ioacct_rec> batch[IOACCT_LOGS], pending[IOACCT_LOGS];
   std::vector<uint64_t> cut_heads;
+  std::vector<std::pair<uint64_t, uint32_t>> arrays;  // this round's request arrays (static_rqs, nr_tags)
+  std::vector<uint64_t> array_q;                      // ... and the queue each was found from
   bool collected_unknown = false;
+  std::vector<Kernel> kernel_before;  // diskstats as the last checked round read it
 
   std::thread bg;
   std::condition_variable cv;
@@ -234,23 +236,12 @@ struct BusyTracker::Impl {
   }
 
   // Copies every published record into `pending` and frees its slots; the
-  // next round's drain() hands them over. Runs between rounds too, when the
-  // logs fill fast. Returns whether any log dropped a start, merge or issue
-  // record (then a request in flight may be unknown) and adds dropped
-  // completions' time to unsure.
+  // next drain() hands them over. Runs between rounds too, when the logs
+  // fill fast. Returns whether a log dropped a merge or issue record (then
+  // a request may be unaccounted for) and adds dropped completions' time to
+  // unsure. A completion record is whole (its own start stamp), so records
+  // need no order among the logs.
   bool collect() {
-    // A consistent cut: every start log's head first, then the other logs'.
-    // A request's start is logged before its end, so an end taken here has
-    // its start taken too, unless the request started after the start heads
-    // were read; its record says so (its start stamp is later than `cut`),
-    // and it waits for the next pass. Read the other way round, a struct's
-    // next start could be taken before its previous end, or an end before
-    // its own start, whenever this thread is preempted in between.
-    for (uint32_t k = 0; k < nlogs; ++k)
-      for (const ioacct_rec& r : deferred[k]) pending[k].push_back(r);
-    for (auto& d : deferred) d.clear();
-    const uint64_t cut = now_ns();
-    last_cut = cut;
     for (uint32_t k = 0; k < nlogs; ++k)
       for (uint32_t c = 0; c < ncpu; ++c) cut_heads[k * ncpu + c] = __atomic_load_n(&head_of(k, c).head, __ATOMIC_ACQUIRE);
     bool unknown = false;
@@ -261,11 +252,7 @@ struct BusyTracker::Impl {
         const uint64_t head = cut_heads[idx];
         uint64_t tail = h.tail;
         if (head - tail > slots) tail = head - slots;  // never: the writer checks
-        for (uint64_t n = tail; n < head; ++n) {
-          const ioacct_rec& r = logs[h.base + (n & (slots - 1))];
-          const uint64_t started = k == IOACCT_LOG_DONE && r.s ? r.s : r.t;  // the start is no later than this
-          (k != IOACCT_LOG_START && started > cut ? deferred[k] : pending[k]).push_back(r);
-        }
+        for (uint64_t n = tail; n < head; ++n) pending[k].push_back(logs[h.base + (n & (slots - 1))]);
         busiest = std::max<uint64_t>(busiest, head - tail);
         __atomic_store_n(&h.tail, head, __ATOMIC_RELEASE);
         const uint64_t dropped = __atomic_load_n(&h.dropped, __ATOMIC_RELAXED);
@@ -285,11 +272,9 @@ struct BusyTracker::Impl {
     return unknown;
   }
 
-  // Everything collected so far, as this round's batch.
+  // Everything collected so far, as a batch.
   bool drain() {
-    batch_floor = drained_cut;
     collect();
-    drained_cut = last_cut;
     for (uint32_t k = 0; k < nlogs; ++k) {
       batch[k].swap(pending[k]);
       pending[k].clear();
@@ -300,9 +285,9 @@ struct BusyTracker::Impl {
   }
 
   void late(Dev& d, uint64_t s, uint64_t from) {
-    // Coverage of a request nobody saw start, before this round: since the
-    // last read it belongs to the window still open (unsure there, unplaced);
-    // before that, to a report already made.
+    // Coverage of a request no round found in flight, before this round:
+    // since the last read it belongs to the window still open (unsure there,
+    // unplaced); before that, to a report already made.
     const uint64_t a = std::max(s, t_arm);
     if (a >= from) return;
     const uint64_t split = std::max(a, std::min(from, last_read));
@@ -310,278 +295,339 @@ struct BusyTracker::Impl {
     if (settled) d.c.late_ns += split - a;
   }
 
-  // Applies one drained batch: completed intervals become certain spans, the
-  // in-flight set follows starts and ends. `since`: the earliest a request
-  // first seen in this batch can have started; `until`: the latest one can
-  // have ended.
-  void apply(uint64_t from, uint64_t since, uint64_t until, bool after_sweep) {
-    aggs.clear();
-    for (const ioacct_rec& r : batch[IOACCT_LOG_START]) {
-      Agg& a = aggs[r.rq];
-      ++a.in.starts;
-      a.start_disk = r.disk;
-    }
-    // A merge or an unaccounted end has no start stamp: it may close either.
-    const auto before_floor = [&](const ioacct_rec& r) {
-      return r.s != 0 && r.part != IOACCT_UNACCOUNTED && r.s + kStaleStamp < batch_floor;
-    };
-    for (uint32_t k : {uint32_t{IOACCT_LOG_DONE}, uint32_t{IOACCT_LOG_MERGE}})
-      for (const ioacct_rec& r : batch[k]) {
-        Agg& a = aggs[r.rq];
-        if (before_floor(r)) {
-          ++a.in.before;
-          a.first_before = std::min<uint64_t>(a.first_before, r.t);
-        } else {
-          ++a.in.others;
-          a.first_other = std::min<uint64_t>(a.first_other, r.t);
-        }
+  // A request the reader did not know, first seen now (by its completion or
+  // by the sweep). A round's sweep finds every request in flight when it
+  // looks, so one that started more than a plug-cached stamp's lag before
+  // this round was in flight unseen by the last one: its time before this
+  // round is unsure (late()).
+  void first_seen(uint32_t disk, uint32_t part, uint64_t s, uint64_t from) {
+    const bool missed = settled && s >= t_arm && s + kStaleStamp < from;
+    for_devices(disk, part, [&](Dev& d) {
+      ++d.c.started;
+      if (missed) {
+        ++d.c.unseen_starts;
+        late(d, s, from);
       }
-    bool any_unseen_others = false;
-    aggs.for_each([&](uint64_t rq, Agg& a) {
-      a.in.known = inflight.find(rq) != nullptr;
-      a.out = busy_pair(a.in);
-      if (a.out.known_closed_by_before) a.known_end = a.first_before;
-      if (a.out.known_closed_by_other) a.known_end = a.first_other;
-      any_unseen_others |= a.out.unseen_others > 0;
     });
-    if (any_unseen_others) find_unseen_others(before_floor);
-    if (opt.device_span) pair_issues();
+  }
+
+  // A known request ended and no program saw it: unsure from when it was
+  // last known in flight to `until`.
+  void lost(const Req& r, uint64_t from, uint64_t until, uint64_t t) {
+    const uint64_t a = std::max(r.seen, from);
+    for_devices(r.disk, r.part, [&](Dev& d) {
+      if (until > a) {
+        d.acct.unsure.push_back({a, until});
+        if (r.issue) d.dev.unsure.push_back({a, until});
+      }
+      ++d.c.lost;
+    });
+    lost_at = t;
+  }
+
+  // A certain span; its part after the round's end `t` waits for the next.
+  static void certain(std::vector<BusySpan>& now, std::vector<BusySpan>& carry, uint64_t a, uint64_t b, uint64_t t) {
+    now.push_back({a, b});
+    if (b > t) carry.push_back({std::max(a, t), b});
+  }
+
+  // Applies one drained batch: completed intervals become certain spans (the
+  // part after the round's end `t` kept for the next round), and the
+  // requests they end leave the in-flight set. `k`: when the kernel's
+  // in-flight count was read (0: not read).
+  void apply(uint64_t from, uint64_t t, uint64_t k) {
     for (const ioacct_rec& r : batch[IOACCT_LOG_DONE]) {
-      if (r.part == IOACCT_UNACCOUNTED) continue;
-      const Agg& a = *aggs.find(r.rq);
-      const Req* known = inflight.find(r.rq);
-      const bool of_known = known && r.t == a.known_end;
-      // Ends with no start to close: requests in flight since before the
-      // attach, or whose start no program saw. Their time before this round
-      // was not counted.
-      const bool unseen = !of_known && (before_floor(r) || (a.out.unseen_others > 0 && r.t <= a.unseen_upto));
-      const bool count_part = !(of_known && known->part_counted);
+      if (r.part == IOACCT_UNACCOUNTED) continue;  // the kernel did not account it: nor does the sweep
+      if (r.disk != kNone && r.disk < sample.size()) sample[r.disk] = r.rq;
+      else if (r.part != kNone && r.part < sample.size()) sample[r.part] = r.rq;
+      Req* known = inflight.find(r.rq);
+      // The same request: its stamp, or an earlier one (a request merged
+      // into it after the sweep saw it: the kernel keeps the earlier stamp).
+      const bool same = known && r.s <= known->s;
+      if (known && !same) {  // the struct's earlier request ended, no program saw it, before this one started
+        lost(*known, from, std::min<uint64_t>(r.s, t), t);
+        inflight.erase(r.rq);
+        known = nullptr;
+      }
+      if (!same) first_seen(r.disk, r.part, r.s, from);
+      uint64_t& e = ended[r.rq];
+      e = std::max<uint64_t>(e, r.s);
+      const uint64_t lat = r.t > r.s ? r.t - r.s : 0;
+      uint64_t issue = known ? known->issue : issue_of(r.rq, r.s);
+      if (issue >= r.t) issue = 0;
       for_devices(r.disk, r.part, [&](Dev& d) {
-        d.acct.certain.push_back({r.s, r.t});
+        certain(d.acct.certain, d.carry_acct, r.s, r.t, t);
+        if (issue && issue < r.t) certain(d.dev.certain, d.carry_dev, issue, r.t, t);
         ++d.c.done;
-        const uint64_t lat = r.t > r.s ? r.t - r.s : 0;
         d.c.latency_sum_ns += lat;
         d.c.latency_max_ns = std::max(d.c.latency_max_ns, lat);
         if (opt.latency) ++d.c.latency_count[static_cast<size_t>(lat_bucket(lat))];
-        if (unseen) {
-          if (settled || r.s >= t_arm) ++d.c.unseen_starts;
-          late(d, r.s, from);
-        }
+        // diskstats takes a request out of its count just after this
+        // program; one that ended about when the count was read may be in it.
+        if (k && r.s <= k && r.t + kCountLag >= k) ++d.ended_at_k;
       });
-      if (unseen && r.s < t_arm) ++pre_arm_ended;
-      if (count_part && r.part != kNone && r.part < dev.size()) ++dev[r.part].c.started;
+      if (same) inflight.erase(r.rq);
       ++cost.completions;
     }
     for (const ioacct_rec& r : batch[IOACCT_LOG_MERGE]) {
       // Merged away: the survivor keeps the earlier start stamp, so the
       // union loses nothing; its own span up to here counts for depth.
+      uint64_t& e = ended[r.rq];
+      e = std::max<uint64_t>(e, r.t);
       const Req* known = inflight.find(r.rq);
-      const bool of_known = known && r.t == aggs.find(r.rq)->known_end;
-      for_devices(r.disk, of_known ? known->part : kNone, [&](Dev& d) {
-        if (of_known && known->s) d.acct.certain.push_back({known->s, r.t});
+      for_devices(r.disk, known ? known->part : kNone, [&](Dev& d) {
+        if (known) certain(d.acct.certain, d.carry_acct, std::max(known->s, from), r.t, t);
         ++d.c.merged;
       });
-    }
-    aggs.for_each([&](uint64_t rq, Agg& a) {
-      Req* known = inflight.find(rq);
-      const int net = a.out.open_after;
-      if (a.in.starts > 0 && a.start_disk != kNone && a.start_disk < dev.size())
-        dev[a.start_disk].c.started += static_cast<uint64_t>(a.in.starts);
-      uint64_t pred_from = 0;
-      if (net >= 2) {
-        // A struct request started again without an end: the earlier
-        // request's completion ran no program. It ended before the new one
-        // started; classify() closes its unsure span at that start.
-        const uint32_t disk = known ? known->disk : a.start_disk;
-        const uint32_t part = known ? known->part : kNone;
-        pred_from = known ? std::max(known->seen, from) : since;
-        for_devices(disk, part, [&](Dev& d) { d.c.lost += static_cast<uint64_t>(net - 1); });
-        lost_at = until;
-      }
-      if (net >= 1) {
-        Req n;
-        n.disk = a.in.starts ? a.start_disk : (known ? known->disk : kNone);
-        n.seen = since;
-        n.fresh = after_sweep;
-        n.pred_from = pred_from;
-        if (const uint64_t* i = pending_issue.find(rq)) n.issue = *i;
-        changes.emplace_back(rq, n);
-      } else {
-        if (pred_from)  // it ended too: the unseen end lies before this batch's end
-          for_devices(known ? known->disk : a.start_disk, known ? known->part : kNone,
-                      [&](Dev& d) { d.acct.unsure.push_back({pred_from, until}); });
-        if (known) changes.emplace_back(rq, std::nullopt);
-      }
-    });
-    for (const auto& [rq, r] : changes) {
-      if (r) inflight[rq] = *r;
-      else inflight.erase(rq);
-    }
-    changes.clear();
-    pending_issue.clear();
-  }
-
-  // For each struct with more ends than starts to close: the latest of the
-  // earliest `unseen_others` ends that close neither. Rare (a start no
-  // program saw), so a plain pass over the batch.
-  void find_unseen_others(const auto& before_floor) {
-    std::unordered_map<uint64_t, std::vector<uint64_t>> times;
-    for (uint32_t k : {uint32_t{IOACCT_LOG_DONE}, uint32_t{IOACCT_LOG_MERGE}})
-      for (const ioacct_rec& r : batch[k]) {
-        const Agg& a = *aggs.find(r.rq);
-        if (a.out.unseen_others > 0 && !before_floor(r) && r.t != a.known_end) times[r.rq].push_back(r.t);
-      }
-    for (auto& [rq, ts] : times) {
-      Agg& a = *aggs.find(rq);
-      const auto nth = ts.begin() + (a.out.unseen_others - 1);
-      std::nth_element(ts.begin(), nth, ts.end());
-      a.unseen_upto = *nth;
+      if (known) inflight.erase(r.rq);
     }
   }
 
-  // dev% only: each accounting end's device span starts at its request's
-  // last issue before that end. The last, not the first: an issue still held
-  // for the struct is stale when the previous request's end was lost (no
-  // program ran for it), and pairing the next end with it counted the gap
-  // between the two requests as device time (dev% above busy%). A request
-  // requeued and issued again is on the device from its last issue.
-  void pair_issues() {
-    struct Ev {
-      uint64_t rq, t;
-      int kind;  // 0 issue, 1 end
-      const ioacct_rec* r;
-    };
-    std::vector<Ev> ev;
-    for (const ioacct_rec& r : batch[IOACCT_LOG_ISSUE]) ev.push_back({r.rq, r.t, 0, &r});
-    if (ev.empty()) return;
-    for (uint32_t k : {uint32_t{IOACCT_LOG_DONE}, uint32_t{IOACCT_LOG_MERGE}})
-      for (const ioacct_rec& r : batch[k]) ev.push_back({r.rq, r.t, 1, &r});
-    std::sort(ev.begin(), ev.end(), [](const Ev& a, const Ev& b) { return a.rq != b.rq ? a.rq < b.rq : a.t < b.t; });
-    for (size_t g = 0; g < ev.size();) {
-      size_t h = g;
-      while (h < ev.size() && ev[h].rq == ev[g].rq) ++h;
-      const Req* known = inflight.find(ev[g].rq);
-      uint64_t issue = known ? known->issue : 0;
-      for (size_t j = g; j < h; ++j) {
-        if (ev[j].kind == 0) {
-          issue = ev[j].t;
-          continue;
-        }
-        const ioacct_rec& r = *ev[j].r;
-        if (issue && issue < r.t && r.part != IOACCT_UNACCOUNTED)
-          for_devices(r.disk, ev[j].r->part == IOACCT_NO_DEVICE || r.s == 0 ? kNone : r.part,
-                      [&](Dev& d) { d.dev.certain.push_back({issue, r.t}); });
-        issue = 0;
+  // dev% only: a request's device span runs from its last issue (after its
+  // start: an older one is a stale issue of the struct's previous request,
+  // whose end no program saw) to the end of its accounting. Issues of
+  // requests not known yet wait in `issued`.
+  void note_issues() {
+    for (const ioacct_rec& r : batch[IOACCT_LOG_ISSUE]) {
+      if (Req* known = inflight.find(r.rq); known && r.t >= known->s) known->issue = std::max<uint64_t>(known->issue, r.t);
+      else {
+        uint64_t& i = issued[r.rq];
+        i = std::max<uint64_t>(i, r.t);
       }
-      if (issue) pending_issue[ev[g].rq] = issue;  // the request still in flight after the batch
-      g = h;
+    }
+  }
+  uint64_t issue_of(uint64_t rq, uint64_t s) {
+    const uint64_t* i = issued.find(rq);
+    return i && *i >= s ? *i : 0;
+  }
+
+  // Where each queue keeps its requests, from the sample of each device.
+  void find_queues() {
+    arrays.clear();
+    array_q.clear();
+    uint32_t n = 0;
+    std::vector<uint32_t> of;
+    for (uint32_t i = 0; i < sample.size(); ++i)
+      if (sample[i]) {
+        tagsets[n] = ioacct_tagset{};
+        tagsets[n].rq = sample[i];
+        of.push_back(i);
+        ++n;
+      }
+    if (!n) return;
+    queues.clear();
+    skel->bss->n_tagsets = n;
+    uint64_t args[1] = {};
+    LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = args, .ctx_size_in = sizeof(args));
+    if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.find_tags), &run) != 0) return;
+    for (uint32_t j = 0; j < n; ++j) {
+      const ioacct_tagset& ts = tagsets[j];
+      if (!ts.ok) continue;
+      Queue& q = queues[ts.q];
+      // A disk's sample gives its queue the disk's index; a partition's
+      // (its disk is not watched: completions name the disk when it is)
+      // leaves it kNone.
+      if (is_disk[of[j]]) q.disk = of[j];
+      for (uint32_t a = 0; a < ts.n && a < IOACCT_TAG_ARRAYS; ++a) {
+        const std::pair<uint64_t, uint32_t> arr{ts.rqs[a], ts.nr[a]};
+        if (std::find(arrays.begin(), arrays.end(), arr) != arrays.end()) continue;
+        arrays.push_back(arr);
+        array_q.push_back(ts.q);
+      }
     }
   }
 
-  // The kernel's own view of every request in the in-flight set.
-  std::vector<std::pair<uint64_t, ioacct_probe>> sweep() {
-    std::vector<std::pair<uint64_t, ioacct_probe>> out;
-    out.reserve(inflight.size());
-    keys.clear();
-    inflight.for_each([&](uint64_t rq, Req&) { keys.push_back(rq); });
+  // The kernel's own view of every request of every queue found: those in
+  // the accounting span now, with their start stamps.
+  struct Found {
+    uint64_t rq, q, s;
+    uint32_t part_dev;
+  };
+  std::vector<Found> sweep() {
+    std::vector<Found> out;
+    queues.for_each([](uint64_t, Queue& q) { q.walked = true; });
+    std::vector<uint64_t> slot_q;
+    for (size_t a = 0; a < arrays.size(); ++a)
+      for (uint32_t i = 0; i < arrays[a].second; ++i) {
+        keys.push_back(arrays[a].first + 8ull * i);
+        slot_q.push_back(array_q[a]);
+      }
     for (size_t next = 0; next < keys.size();) {
+      const size_t first = next;
       uint32_t n = 0;
       for (; next < keys.size() && n < probe_cap; ++next, ++n) {
         probes[n] = ioacct_probe{};
-        probes[n].rq = keys[next];
+        probes[n].slot = keys[next];
       }
       skel->bss->n_probes = n;
       uint64_t args[1] = {};
       LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = args, .ctx_size_in = sizeof(args));
       const int err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.sweep), &run);
       for (uint32_t i = 0; i < n; ++i) {
-        ioacct_probe p = probes[i];
-        if (err) p.ok = 0;
-        out.emplace_back(p.rq, p);
+        const ioacct_probe& p = probes[i];
+        if (err || !p.ok) {
+          if (Queue* q = queues.find(slot_q[first + i])) q->walked = false;
+          continue;
+        }
+        if (p.ref > 0 && p.accounted && p.start_time_ns) out.push_back({p.rq, p.q, p.start_time_ns, p.part_dev});
       }
     }
+    keys.clear();
     return out;
   }
 
-  // diskstats' in_flight (the kernel's own count of requests in the
-  // accounting span: per-CPU counters moved right after our programs run).
-  std::vector<uint64_t> kernel_in_flight() {
-    std::vector<uint64_t> k(devices.size(), 0);
-    std::unordered_map<uint32_t, uint64_t> by_dev;
+  std::vector<Kernel> kernel_stats() {
+    std::vector<Kernel> k(devices.size());
+    std::unordered_map<uint32_t, DiskStats> by_dev;
     const std::string text = read_file("/proc/diskstats");
     size_t pos = 0;
     while (pos < text.size()) {
       size_t nl = text.find('\n', pos);
       if (nl == std::string::npos) nl = text.size();
       if (auto d = parse_diskstats_line(std::string_view(text).substr(pos, nl - pos)))
-        by_dev[kernel_dev(d->major, d->minor)] = d->in_flight;
+        by_dev[kernel_dev(d->major, d->minor)] = *d;
       pos = nl + 1;
     }
     for (size_t i = 0; i < devices.size(); ++i)
-      for (uint32_t d : kernel_devs[i])
-        if (auto f = by_dev.find(d); f != by_dev.end()) k[i] += f->second;
+      for (uint32_t dv : kernel_devs[i])
+        if (auto f = by_dev.find(dv); f != by_dev.end()) {
+          const DiskStats& s = f->second;
+          k[i].in_flight += s.in_flight;
+          if (dv != kernel_devs[i].front()) continue;  // a disk's completions include its partitions'
+          k[i].done += s.reads + s.writes + s.discards + s.flushes;
+          k[i].ms += s.read_ms + s.write_ms + s.discard_ms + s.flush_ms;
+          k[i].fields += 4;
+        }
     return k;
   }
 
-  // One round: everything up to now becomes cumulative figures.
-  // `check`: also compare with the kernel's in-flight counts (a read).
+  // Completions no program saw at either end (the kernel ran none: docs/
+  // design.md, "Lost events") leave no trace but diskstats' counts: at each
+  // read, busy_invisible() bounds their time with diskstats' latency sum
+  // over a span that holds the window (read before the previous read's round
+  // and after this one's). diskstats' latency of a request is a little
+  // longer than ours (its clock is read after our program), so the bound is
+  // a little loose, never short.
+  void bound_invisible(const std::vector<Kernel>& before, const std::vector<Kernel>& after) {
+    for (size_t i = 0; i < dev.size() && i < before.size() && i < after.size(); ++i) {
+      Dev& d = dev[i];
+      const Kernel& a = d.kernel_prev;
+      const uint64_t seen = (d.c.done - d.at_read.done) + (d.c.lost - d.at_read.lost);
+      const uint64_t kdone = after[i].done > a.done ? after[i].done - a.done : 0;
+      const uint64_t slack = d.at_read.in_flight + d.c.in_flight + 4;
+      const uint64_t window = d.c.stamp_ns - d.at_read.stamp_ns;
+      const uint64_t used = (d.c.busy_ns - d.at_read.busy_ns) + (d.c.unsure_ns - d.at_read.unsure_ns);
+      if (a.fields) {
+        const BusyInvisibleOutput o = busy_invisible({.kernel_done = kdone,
+                                                      .seen = seen,
+                                                      .slack = slack,
+                                                      .kernel_ms = after[i].ms > a.ms ? after[i].ms - a.ms : 0,
+                                                      .ms_fields = after[i].fields,
+                                                      .seen_latency_ns = d.c.latency_sum_ns - d.at_read.latency_sum_ns,
+                                                      .idle_ns = window > used ? window - used : 0});
+        d.c.unsure_ns += o.unsure_ns;
+        d.c.invisible += o.invisible;
+        d.c.invisible_ns += o.unsure_ns;
+      }
+      d.kernel_prev = before[i];
+      d.at_read = d.c;
+    }
+  }
+
+  // One round: everything up to now becomes cumulative figures. The round
+  // ends at `t`, just before the sweep looks; every request in the span
+  // then is either one the sweep finds or one whose completion is logged
+  // before the second drain. `check`: also compare with the kernel's own
+  // in-flight count (every read, and while settling).
   void round(bool check) {
     const uint64_t cpu0 = thread_cpu_ns();
     const uint64_t from = t_prev;
-    const uint64_t t1 = now_ns();
-    bool unknown = drain();
-    apply(from, from, t1, false);
-    const auto probed = sweep();
-    // What the kernel showed in flight when the sweep looked, for the
-    // comparison with its own count below.
-    std::vector<uint64_t> at_sweep(dev.size(), 0);
-    for (const auto& [rq, p] : probed)
-      if (p.ok && p.ref > 0 && p.accounted && p.start_time_ns)
-        if (const Req* r = inflight.find(rq)) {
-          auto f = p.part_dev ? index_of.find(p.part_dev) : index_of.end();
-          const uint32_t part = f == index_of.end() || f->second == r->disk ? kNone : f->second;
-          for_devices(r->disk, part, [&](Dev& d) { ++at_sweep[static_cast<size_t>(&d - dev.data())]; });
-        }
-    std::vector<uint64_t> kernel;
-    if (check) kernel = kernel_in_flight();
-    const uint64_t t = now_ns();
-    unknown |= drain();
-    apply(from, t1, t, true);
-    // Ends taken but held back for the next pass (collect()): those requests
-    // did end, and are not lost; the next round has their records.
-    held.clear();
-    for (uint32_t k : {uint32_t{IOACCT_LOG_DONE}, uint32_t{IOACCT_LOG_MERGE}})
-      for (const ioacct_rec& r : deferred[k]) held[r.rq] = 1;
-    for (const auto& [rq, p] : probed) {
-      Req* r = inflight.find(rq);
-      if (!r || r->fresh) continue;  // ended (or ended and started again) after the sweep
-      if (held.find(rq)) continue;
-      if (!classify(*r, p, from, t)) inflight.erase(rq);
+    ended.clear();
+    for (Dev& d : dev) {
+      for (const BusySpan& s : d.carry_acct) d.acct.certain.push_back(s);
+      for (const BusySpan& s : d.carry_dev) d.dev.certain.push_back(s);
+      d.carry_acct.clear();
+      d.carry_dev.clear();
+      d.in_walk = d.ended_at_k = 0;
     }
-    inflight.for_each([&](uint64_t, Req& r) {
-      if (!r.fresh) return;
-      // Started after the sweep looked: its start is after t1; the next
-      // round looks at it. Until then it may have been in flight.
-      for_devices(r.disk, r.part, [&](Dev& d) {
-        d.acct.unsure.push_back({t1, t});
-        if (r.pred_from) d.acct.unsure.push_back({r.pred_from, t});
-        ++d.fresh_starts;
-      });
-      r.pred_from = 0;
-      r.fresh = false;
-      r.seen = t1;
+    std::vector<uint64_t> kernel;
+    uint64_t k = 0;
+    if (check) {
+      k = now_ns();
+      kernel_before = kernel_stats();
+      for (const Kernel& x : kernel_before) kernel.push_back(x.in_flight);
+    }
+    bool unknown = drain();
+    const uint64_t t = now_ns();
+    if (opt.device_span) note_issues();
+    apply(from, t, k);
+    find_queues();
+    const std::vector<Found> found = sweep();
+    unknown |= drain();
+    if (opt.device_span) note_issues();
+    apply(from, t, k);
+    // What the sweep showed: known requests still in flight, requests not
+    // known yet, and the ends of known ones whose completion no program saw.
+    inflight.for_each([](uint64_t, Req& r) { r.swept = false; });
+    for (const Found& f : found) {
+      const Queue* q = queues.find(f.q);
+      if (!q) continue;  // another queue sharing the tag set
+      if (const uint64_t* e = ended.find(f.rq); e && f.s <= *e) continue;  // it ended after the sweep looked
+      auto pi = f.part_dev ? index_of.find(f.part_dev) : index_of.end();
+      const uint32_t part = pi == index_of.end() || pi->second == q->disk ? kNone : pi->second;
+      if (q->disk == kNone && part == kNone) continue;  // a partition not watched, of a disk not watched
+      Req* known = inflight.find(f.rq);
+      if (known && f.s > known->s) {  // used again: the one known ended unseen before this one started
+        lost(*known, from, std::min(f.s, t), t);
+        inflight.erase(f.rq);
+        known = nullptr;
+      }
+      if (!known) {
+        first_seen(q->disk, part, f.s, from);
+        Req& n = inflight[f.rq];
+        n = Req{};
+        n.disk = q->disk;
+        n.part = part;
+        n.s = f.s;
+        n.issue = issue_of(f.rq, f.s);
+        n.q = f.q;
+        known = &n;
+      }
+      known->s = std::min(known->s, f.s);  // a request merged into it: the kernel keeps the earlier stamp
+      if (known->part == kNone) known->part = part;
+      known->swept = true;
+      known->seen = t;
+      if (known->s < t)
+        for_devices(known->disk, known->part, [&](Dev& d) {
+          d.acct.certain.push_back({std::max(known->s, from), t});
+          if (known->issue && known->issue < t) d.dev.certain.push_back({std::max(known->issue, from), t});
+          if (!k || known->s <= k) ++d.in_walk;
+        });
+    }
+    // Known, and not found in flight: ended, and no program saw it end.
+    keys.clear();
+    inflight.for_each([&](uint64_t rq, Req& r) {
+      if (r.swept) return;
+      const Queue* q = queues.find(r.q);
+      if (!q || !q->walked) {  // not looked at: maybe still in flight
+        for_devices(r.disk, r.part, [&](Dev& d) { d.acct.unsure.push_back({std::max(r.seen, from), t}); });
+        return;
+      }
+      lost(r, from, t, t);
+      keys.push_back(rq);
     });
-    // Every request still held counts as in flight at `t`, not only those
-    // the kernel showed started: one that started after the sweep (or that
-    // the kernel had not stamped yet) was counted started, and must be
-    // somewhere in started = done + lost + in flight.
+    for (uint64_t rq : keys) inflight.erase(rq);
+    keys.clear();
     for (Dev& d : dev) d.c.in_flight = 0;
     inflight.for_each([&](uint64_t, Req& r) { for_devices(r.disk, r.part, [](Dev& d) { ++d.c.in_flight; }); });
+    last_unknown = unknown;
     for (size_t i = 0; i < dev.size(); ++i) {
       Dev& d = dev[i];
-      // A request the kernel counts but the reader does not know is in
-      // flight since some time nobody saw: all the round's idle time is unsure.
-      const bool unknown_here = unknown || (check && kernel[i] > at_sweep[i] + d.fresh_starts);
+      // A request the kernel counts that the sweep did not show (a queue not
+      // found yet, a hardware queue beyond those read) is in flight since
+      // some time nobody saw: all the round's idle time is unsure.
+      const bool unknown_here = unknown || (check && kernel[i] > d.in_walk + d.ended_at_k);
+      last_unknown |= unknown_here;
       d.acct.from = d.dev.from = from;
       d.acct.to = d.dev.to = t;
       d.acct.unknown = d.dev.unknown = unknown_here;
@@ -595,7 +641,6 @@ struct BusyTracker::Impl {
         d.c.dev_busy_ns += v.busy_ns;
         d.c.dev_unsure_ns += v.unsure_ns;
       }
-      d.certain_in_flight = d.valid;
       d.c.stamp_ns = t;
       d.acct.certain.clear();
       d.acct.unsure.clear();
@@ -605,83 +650,9 @@ struct BusyTracker::Impl {
       d.dev.unsure.clear();
       d.dev.unknown = false;
       d.dev.unsure_extra_ns = 0;
-      d.valid = d.fresh_starts = 0;
     }
     t_prev = t;
     cost.user_cpu_ns += thread_cpu_ns() - cpu0;
-  }
-
-  // What the kernel says of one request of the in-flight set; false: it is
-  // not in flight (any more) and leaves the set.
-  bool classify(Req& r, const ioacct_probe& p, uint64_t from, uint64_t t) {
-    const uint32_t part_idx = [&] {
-      auto f = p.part_dev ? index_of.find(p.part_dev) : index_of.end();
-      return f == index_of.end() || f->second == r.disk ? kNone : f->second;
-    }();
-    auto gone = [&](uint64_t until) {
-      // Ended, and no program saw it end: unsure from when it was last
-      // known in flight (or its start, which the freed request still holds)
-      // to `until`. (A completion that did run a program is in this round's
-      // logs: the program logs before the kernel frees the request.)
-      uint64_t a = std::max(r.seen, from);
-      if (!r.s && p.ok && p.accounted && p.start_time_ns > a && p.start_time_ns < until) a = p.start_time_ns;
-      for_devices(r.disk, r.part, [&](Dev& d) {
-        d.acct.unsure.push_back({a, until});
-        if (r.issue) d.dev.unsure.push_back({a, until});
-        ++d.c.lost;
-      });
-      lost_at = t;
-    };
-    const bool started = p.accounted && p.start_time_ns != 0;
-    if (r.pred_from) {
-      // The request this struct served before ended unseen, before this one
-      // started (or, when it has not, before now).
-      const uint64_t until = started ? std::min<uint64_t>(t, std::max<uint64_t>(p.start_time_ns, r.pred_from)) : t;
-      for_devices(r.disk, r.part, [&](Dev& d) { d.acct.unsure.push_back({r.pred_from, until}); });
-      r.pred_from = 0;
-    }
-    if (!p.ok || p.ref <= 0) {
-      gone(t);
-      return false;
-    }
-    if (!started) {
-      if (r.s) {  // freed and allocated again: the one we knew ended unseen
-        gone(t);
-        return false;
-      }
-      // Logged at block_io_start, not yet stamped by the kernel (or a
-      // request it does not account). Maybe in flight since it was seen.
-      for_devices(r.disk, r.part, [&](Dev& d) { d.acct.unsure.push_back({std::max(r.seen, from), t}); });
-      return ++r.pending < 3;
-    }
-    if (r.s && p.start_time_ns != r.s) {
-      if (p.start_time_ns < r.s) {
-        r.s = p.start_time_ns;  // a request merged into it: the kernel keeps the earlier stamp
-      } else {  // used again by a request no program saw start: the one we knew ended before it started
-        gone(std::min<uint64_t>(t, p.start_time_ns));
-        r.issue = 0;
-        r.s = 0;
-        r.part_counted = false;
-        for_devices(r.disk, part_idx, [&](Dev& d) {
-          ++d.c.unseen_starts;
-          late(d, p.start_time_ns, from);
-        });
-      }
-    }
-    if (!r.s) r.s = p.start_time_ns;
-    if (part_idx != kNone && r.part == kNone) r.part = part_idx;
-    if (!r.part_counted && r.part != kNone && r.part < dev.size()) {
-      ++dev[r.part].c.started;
-      r.part_counted = true;
-    }
-    r.pending = 0;
-    for_devices(r.disk, r.part, [&](Dev& d) {
-      d.acct.certain.push_back({std::max(r.s, from), t});
-      if (r.issue) d.dev.certain.push_back({std::max(r.issue, from), t});
-      ++d.valid;
-    });
-    r.seen = t;
-    return true;
   }
 
   uint64_t fill() const {
@@ -737,8 +708,7 @@ struct BusyTracker::Impl {
 
   uint64_t recursion_misses() const {
     uint64_t missed = 0;
-    for (const bpf_program* prog : {skel->progs.on_io_start, skel->progs.on_io_done, skel->progs.on_rq_merge,
-                                    skel->progs.on_rq_issue}) {
+    for (const bpf_program* prog : {skel->progs.on_io_done, skel->progs.on_rq_merge, skel->progs.on_rq_issue}) {
       const int fd = bpf_program__fd(prog);
       if (fd < 0) continue;
       bpf_prog_info info{};
@@ -777,6 +747,7 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   // diskstats in_flight is its own plus, for a whole disk, its partitions'.
   std::vector<uint32_t> parent_disks;  // dev_ts of whole disks with a watched partition
   impl->kernel_devs.resize(devices.size());
+  impl->is_disk.assign(devices.size(), true);
   for (size_t i = 0; i < devices.size(); ++i) {
     const BusyDevice& d = devices[i];
     const uint32_t dev = kernel_dev(d.major, d.minor);
@@ -786,6 +757,7 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
         std::filesystem::canonical(fmt::format("/sys/dev/block/{}:{}", d.major, d.minor), ec);
     if (ec) continue;
     const bool partition = std::filesystem::exists(sys / "partition", ec);
+    impl->is_disk[i] = !partition;
     const std::filesystem::path disk = partition ? sys.parent_path() : sys;
     if (read_first_line((disk / "queue" / "iostats").string()) == "0")
       throw NotAvailable(fmt::format("iostats is off for {} ({}/queue/iostats is 0), so the block layer does not "
@@ -806,7 +778,7 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   const int ncpu = libbpf_num_possible_cpus();
   if (ncpu <= 0) throw NotAvailable(fmt::format("cannot count the possible CPUs: {}", errno_text(-ncpu)));
   impl->ncpu = static_cast<uint32_t>(ncpu);
-  impl->nlogs = options.device_span ? 4 : 3;
+  impl->nlogs = options.device_span ? 3 : 2;
   // 4096 records (128 KiB) per log and CPU: small enough to stay in the
   // CPU's cache (a ring four times larger cost each append a cache miss,
   // ~50-80 ns here), large enough that the background thread, which empties
@@ -829,6 +801,7 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   bpf_map__set_max_entries(skel->maps.logs, impl->nlogs * impl->ncpu * impl->slots);
   bpf_map__set_max_entries(skel->maps.heads, IOACCT_LOGS * impl->ncpu);
   bpf_map__set_max_entries(skel->maps.probes, impl->probe_cap);
+  bpf_map__set_max_entries(skel->maps.tagsets, static_cast<uint32_t>(std::max<size_t>(1, devices.size())));
   if (!options.device_span) bpf_program__set_autoload(skel->progs.on_rq_issue, false);
   step("opened");
   {
@@ -877,6 +850,9 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
       h.first = first;
     }
   impl->probes = impl->probes_v.as<ioacct_probe>();
+  impl->tagsets_v.map(skel->maps.tagsets, "the busy tracker's queue map");
+  impl->tagsets = impl->tagsets_v.as<ioacct_tagset>();
+  impl->sample.assign(devices.size(), 0);
   impl->dropped_seen.assign(impl->nlogs * impl->ncpu, 0);
   impl->cut_heads.assign(impl->nlogs * impl->ncpu, 0);
   impl->dropped_ns_seen.assign(impl->nlogs * impl->ncpu, 0);
@@ -904,29 +880,26 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   // look like starts no program saw.
   for (uint32_t k = 0; k < impl->nlogs; ++k)
     for (uint32_t c = 0; c < impl->ncpu; ++c) __atomic_store_n(&impl->head_of(k, c).armed, 1, __ATOMIC_SEQ_CST);
-  impl->t_arm = impl->t_prev = impl->last_read = impl->drained_cut = now_ns();
+  impl->t_arm = impl->t_prev = impl->last_read = now_ns();
   for (Impl::Dev& d : impl->dev) d.c.attach_ns = d.c.stamp_ns = impl->t_arm;
 
-  // Settle: wait until the kernel counts no request in flight that the
-  // reader does not know (requests from before the attach have left), so
-  // that the caller's first read starts a whole window.
+  // Settle: rounds until the kernel counts no request in flight that the
+  // sweep did not show (the first completion on a device names its queue),
+  // so that the caller's first read starts a whole window.
   {
     std::lock_guard<std::mutex> l(impl->mu);
     const uint64_t give_up = now_ns() + 300'000'000ull;
     for (;;) {
-      impl->round(false);
-      const std::vector<uint64_t> k = impl->kernel_in_flight();
-      bool known = true;
-      for (size_t i = 0; i < devices.size(); ++i) known &= k[i] <= impl->dev[i].certain_in_flight;
-      // And no request from before the attach ended in that round: the
-      // kernel's count moves while it is read, so both must say so.
-      known &= impl->pre_arm_ended == 0;
-      impl->pre_arm_ended = 0;
-      if (known || now_ns() >= give_up) break;
+      impl->round(true);
+      if (!impl->last_unknown || now_ns() >= give_up) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     impl->settled = true;
     impl->last_read = impl->t_prev;
+    for (size_t i = 0; i < impl->dev.size() && i < impl->kernel_before.size(); ++i) {
+      impl->dev[i].kernel_prev = impl->kernel_before[i];
+      impl->dev[i].at_read = impl->dev[i].c;
+    }
   }
   step("settled");
   Impl* p = impl.get();
@@ -938,6 +911,7 @@ std::vector<BusyCounters> BusyTracker::read() const {
   Impl& m = *impl_;
   std::lock_guard<std::mutex> l(m.mu);
   m.round(true);
+  m.bound_invisible(m.kernel_before, m.kernel_stats());
   m.last_read = m.t_prev;
   const uint64_t missed = m.recursion_misses();
   std::vector<BusyCounters> out;
@@ -955,8 +929,8 @@ BusyCost BusyTracker::cost() const {
   std::lock_guard<std::mutex> l(m.mu);
   BusyCost c = m.cost;
   uint64_t ns = 0, runs = 0;
-  for (const bpf_program* prog : {m.skel->progs.on_io_start, m.skel->progs.on_io_done, m.skel->progs.on_rq_merge,
-                                  m.skel->progs.on_rq_issue, m.skel->progs.sweep}) {
+  for (const bpf_program* prog : {m.skel->progs.on_io_done, m.skel->progs.on_rq_merge, m.skel->progs.on_rq_issue,
+                                  m.skel->progs.find_tags, m.skel->progs.sweep}) {
     const int fd = bpf_program__fd(prog);
     if (fd < 0) continue;
     bpf_prog_info info{};

@@ -17,8 +17,42 @@ struct gendisk {
   int first_minor;
 } __attribute__((preserve_access_index));
 
+struct request;
+
+/* A tag set's requests: static_rqs[0..nr_tags) are every struct request the
+ * queue can hand out (the sweep walks them). */
+struct blk_mq_tags {
+  unsigned int nr_tags;
+  struct request **static_rqs;
+} __attribute__((preserve_access_index));
+
+struct blk_mq_tag_set {
+  unsigned int nr_hw_queues;
+  struct blk_mq_tags **tags;
+  struct blk_mq_tags *shared_tags;
+} __attribute__((preserve_access_index));
+
+struct blk_mq_hw_ctx {
+  struct blk_mq_tags *tags;
+  struct blk_mq_tags *sched_tags;
+} __attribute__((preserve_access_index));
+
+/* 6.16+: the scheduler's tags per hardware queue (older kernels: each
+ * hctx's sched_tags, reached from a request of that hctx). */
+struct elevator_tags {
+  unsigned int nr_hw_queues;
+  struct blk_mq_tags *tags[0];
+} __attribute__((preserve_access_index));
+
+struct elevator_queue {
+  struct elevator_tags *et;
+} __attribute__((preserve_access_index));
+
 struct request_queue {
   struct gendisk *disk;
+  struct elevator_queue *elevator;
+  struct blk_mq_tag_set *tag_set;
+  struct blk_mq_tags *sched_shared_tags;
 } __attribute__((preserve_access_index));
 
 struct block_device {
@@ -39,6 +73,7 @@ enum mq_rq_state {
 
 struct request {
   struct request_queue *q;
+  struct blk_mq_hw_ctx *mq_hctx;
   int tag;          /* the driver's tag */
   int internal_tag; /* the scheduler's tag, -1 without a scheduler */
   req_flags_t rq_flags;
