@@ -313,19 +313,21 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
                         "2-3, ..., 128-255, 256+); the buckets other than 0 add up to ioacct_device_busy_seconds_total",
                         MetricType::Counter);
     auto unseen = family("ioacct_device_unseen_starts_total",
-                         "Requests in flight whose start no BPF program saw (the kernel skipped it)",
+                         "Requests first seen in flight later than the busy tracker's sweep should have found them",
                          MetricType::Counter);
     auto lost = family("ioacct_device_lost_completions_total",
                        "Requests whose end no BPF program saw (the kernel skipped it); the kernel's own state showed "
                        "them gone", MetricType::Counter);
     auto seen = family("ioacct_device_seen_completions_total",
-                       "Requests whose end the busy tracker saw or found lost (flushes aside): where the increase of "
-                       "ioacct_device_completed_ios_total{direction!=\"flush\"} over a window is larger, some "
-                       "completions were seen by no BPF program at either end and no busy bound holds for it",
-                       MetricType::Counter);
+                       "Requests whose end the busy tracker saw or found lost", MetricType::Counter);
+    auto invisible = family("ioacct_device_invisible_completions_total",
+                            "Completions diskstats counted that no BPF program saw at either end; the time they may "
+                            "have taken (bounded by diskstats' latency sum) is in ioacct_device_busy_unsure_seconds_total",
+                            MetricType::Counter);
     auto unsure = family("ioacct_device_busy_unsure_seconds_total",
                          "Time that may have been busy but is not counted in ioacct_device_busy_seconds_total (a "
-                         "request whose end or start no program saw): the true busy time lies between that and the sum",
+                         "request whose end no program saw, completions no program saw at all): the true busy time "
+                         "lies between that and the sum",
                          MetricType::Counter);
     auto latency = family("ioacct_device_request_latency_seconds",
                           "Request latency over the accounting span (block_io_start..block_io_done; eBPF)",
@@ -340,6 +342,7 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
       add(unseen, {{"device", name}}, static_cast<double>(c.unseen_starts));
       add(lost, {{"device", name}}, static_cast<double>(c.lost));
       add(seen, {{"device", name}}, static_cast<double>(c.done + c.lost));
+      add(invisible, {{"device", name}}, static_cast<double>(c.invisible));
       add(unsure, {{"device", name}}, seconds(c.unsure_ns));
       if (!c.latency_count.empty()) {
         ClientMetric m;
@@ -354,6 +357,7 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
     out.push_back(std::move(unseen));
     out.push_back(std::move(lost));
     out.push_back(std::move(seen));
+    out.push_back(std::move(invisible));
     out.push_back(std::move(unsure));
     if (!latency.metric.empty()) out.push_back(std::move(latency));
   }
