@@ -5,10 +5,11 @@
 #    (fast, so a per-I/O cost shows), with and without `ioacct stat` attached.
 #    Every case interleaved, REPS rounds, medians:
 #    - g1: the programs' own time per I/O <= 0.3 us: kernel.bpf_stats run
-#      time summed over stat's programs, divided by the I/Os (every request
-#      completed on the machine meanwhile: the programs run for all), minus what
-#      bpf_stats itself adds per program run, measured on an empty program
-#      attached to the same two tracepoints in the same run;
+#      time summed over stat's programs (the completion program and the
+#      reader's sweeps, which bpf_stats times too), divided by the I/Os (every
+#      request completed on the machine meanwhile: the programs run for all),
+#      minus what bpf_stats itself adds per program run, measured on an empty
+#      program attached to block_io_done in the same run;
 #    - g2: fio IOPS with / without stat >= 0.98;
 #    - for reference: stat's own user CPU per I/O (its JSON's tracker cost).
 # w) g2 again, inside one fio run: fio runs throughout, and `ioacct stat 1`
@@ -140,7 +141,7 @@ if [[ " $PARTS " == *" g "* ]]; then
               ;;
             stats)
               start_stat "$out" 3600 --bpf-stats "${DEV[$c]}"
-              start_empty block_io_start block_io_done
+              start_empty block_io_done
               read -r t0 n0 < <(prog_runs "$STAT_PID")
               read -r e0 m0 < <(prog_runs name:ioacct_empty)
               b0=$(block_ios)

@@ -132,14 +132,14 @@ int run_stat_command(const StatArgs& a) {
                    n, *row.invisible, *row.invisible == 1 ? "" : "s");
       if (row.unseen_starts && *row.unseen_starts > 0 && warned_unseen.insert(n).second)
         fmt::print(stderr,
-                   "ioacct stat: {}: {} request{} in flight {} not seen starting (no BPF program ran for {}); {} time "
-                   "is unsure in the report it ended in\n",
+                   "ioacct stat: {}: {} request{} {} first seen later than the tracker's sweep should have found {} "
+                   "in flight; {} time before that is unsure (docs/design.md, \"A request first seen late\")\n",
                    n, *row.unseen_starts, *row.unseen_starts == 1 ? "" : "s", *row.unseen_starts == 1 ? "was" : "were",
                    *row.unseen_starts == 1 ? "it" : "them", *row.unseen_starts == 1 ? "its" : "their");
       if (row.late_ns && *row.late_ns > 0 && row.window_ns && warned_late.insert(n).second)
         fmt::print(stderr,
                    "ioacct stat: {}: the previous report's busy% + unsure% may have been low by up to {:.2f} points: "
-                   "a request no program saw start was already in flight then\n",
+                   "a request its sweep did not find was already in flight then\n",
                    n, 100.0 * static_cast<double>(*row.late_ns) / static_cast<double>(*row.window_ns));
     }
     write_output(a.format == "json" ? stat_to_json(r, f).dump() + "\n" : format_stat_console(r, f));

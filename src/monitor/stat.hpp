@@ -67,7 +67,7 @@ struct StatRow {
   // may have been busy: the truth lies in [busy, busy + unsure].
   std::optional<uint64_t> lost, unsure_ns, dev_unsure_ns;
   std::optional<double> unsure_pct, dev_unsure_pct;
-  std::optional<uint64_t> unseen_starts;  // requests in flight no program saw start
+  std::optional<uint64_t> unseen_starts;  // requests first seen after a sweep should have found them
   std::optional<uint64_t> late_ns;        // time they may have covered in the previous window (BusyCounters::late_ns)
   std::optional<uint64_t> dropped;        // records the tracker's logs had no room for (all devices)
   // Completions diskstats counted that no program saw at either end (beyond

@@ -27,10 +27,10 @@ struct BusyRoundInput {
   // at the round's end.
   std::vector<BusySpan> certain;
   // A request may have been in the span: one whose end no program saw (the
-  // kernel shows it gone), one whose start the kernel had not stamped yet.
+  // kernel's sweep shows it gone), one the sweep could not look at.
   std::vector<BusySpan> unsure;
-  // Some request in flight is unknown (not seen starting, a dropped record):
-  // any time without a certain one is unsure.
+  // Some request in flight is unknown (the kernel counts more than the
+  // sweep showed, a dropped record): any time without a certain one is unsure.
   bool unknown = false;
   // Time the round's unknown requests covered, not placed in time (dropped
   // completions, whose lengths the programs summed): moved from idle to
@@ -49,13 +49,14 @@ BusyRoundOutput busy_round(const BusyRoundInput& in);
 
 // Completions no program saw at either end (the kernel ran none) leave no
 // trace but diskstats' counts. Their time is at most what diskstats' latency
-// sum grew by over a span holding the window, less the latencies of every
-// completion the programs saw in the window, plus a millisecond per field
-// summed (diskstats truncates each to ms): that much idle time is unsure.
+// sum grew by over a span holding the window, less the latencies of the
+// completions the programs saw surely inside that span, plus a millisecond
+// per field summed (diskstats truncates each to ms): that much idle time is
+// unsure. A completion seen near the span's edges may be left out of `seen`:
+// that only makes the bound looser, never short.
 struct BusyInvisibleInput {
   uint64_t kernel_done = 0;      // completions diskstats counted over the span
-  uint64_t seen = 0;             // completions the programs saw, or found lost, in the window
-  uint64_t slack = 0;            // requests that may be counted on one side only (in flight at the edges)
+  uint64_t seen = 0;             // completions the programs saw, or found lost, surely inside the span
   uint64_t kernel_ms = 0;        // diskstats' latency sums' growth over the span, ms
   uint64_t ms_fields = 0;        // how many ms fields were summed
   uint64_t seen_latency_ns = 0;  // the seen completions' latencies summed

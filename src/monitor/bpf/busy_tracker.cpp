@@ -37,11 +37,11 @@ namespace ioacct {
 namespace {
 
 constexpr uint32_t kNone = IOACCT_NO_DEVICE;
-// How far a start stamp may lie before the moment its start was logged: the
-// kernel takes it from the submitting task's plug, which caches the clock
-// until the plug ends or the task is scheduled out (one io_uring
-// submission: tens of µs).
-constexpr uint64_t kStaleStamp = 200'000;
+// How far a start stamp may lie before the kernel accounts the request: it
+// takes the stamp from the submitting task's plug, which caches the clock
+// until the plug ends or the task is scheduled out (one io_uring submission
+// of 16 large reads: up to a few hundred µs under load).
+constexpr uint64_t kStaleStamp = 1'000'000;
 // How long after its done program diskstats may still count a request in
 // flight (blk_account_io_done moves the count just after the tracepoint).
 constexpr uint64_t kCountLag = 100'000;
@@ -199,6 +199,11 @@ struct BusyTracker::Impl {
     uint64_t ended_at_k = 0;  // completions logged about when the kernel's count was read, started before it
     Kernel kernel_prev;       // diskstats read just before the last read's round
     BusyCounters at_read;     // the counters at the last read
+    // Completions seen since diskstats was read before the last read's round
+    // (and, in a read's round, before this read's diskstats after the
+    // sweep), with their latencies; and those since this read's own first
+    // diskstats read, for the next window.
+    uint64_t win_n = 0, win_lat = 0, next_n = 0, next_lat = 0;
   };
   std::vector<Dev> dev;
   uint64_t t_prev = 0, t_arm = 0, last_read = 0;
@@ -213,7 +218,10 @@ struct BusyTracker::Impl {
   std::vector<std::pair<uint64_t, uint32_t>> arrays;  // this round's request arrays (static_rqs, nr_tags)
   std::vector<uint64_t> array_q;                      // ... and the queue each was found from
   bool collected_unknown = false;
-  std::vector<Kernel> kernel_before;  // diskstats as the last checked round read it
+  std::vector<Kernel> kernel_before, kernel_after;  // diskstats as the last checked round read it, before and after its sweep
+  uint64_t win_lo = 0;           // when diskstats was read before the last read's round
+  uint64_t k_now = 0;            // ... before this round's (a checked round), 0 otherwise
+  uint64_t win_cap = UINT64_MAX;  // completions later than this are after this round's second diskstats read
 
   std::thread bg;
   std::condition_variable cv;
@@ -302,11 +310,16 @@ struct BusyTracker::Impl {
   // round is unsure (late()).
   void first_seen(uint32_t disk, uint32_t part, uint64_t s, uint64_t from) {
     const bool missed = settled && s >= t_arm && s + kStaleStamp < from;
+    // Within the lag, its time since the last read is unsure in this window
+    // (it may have been accounted after the last sweep looked).
+    const uint64_t a = std::max({s, t_arm, last_read});
     for_devices(disk, part, [&](Dev& d) {
       ++d.c.started;
       if (missed) {
         ++d.c.unseen_starts;
         late(d, s, from);
+      } else if (a < from) {
+        d.acct.unsure_extra_ns += from - a;
       }
     });
   }
@@ -321,6 +334,7 @@ struct BusyTracker::Impl {
         if (r.issue) d.dev.unsure.push_back({a, until});
       }
       ++d.c.lost;
+      ++d.win_n;  // ended after it was last seen in flight: inside the window's span
     });
     lost_at = t;
   }
@@ -365,6 +379,17 @@ struct BusyTracker::Impl {
         // diskstats takes a request out of its count just after this
         // program; one that ended about when the count was read may be in it.
         if (k && r.s <= k && r.t + kCountLag >= k) ++d.ended_at_k;
+        // diskstats counts a completion just after its program: one logged
+        // after a diskstats read is not in it, one logged well before the
+        // next is.
+        if (r.t > win_lo && r.t + kCountLag <= win_cap) {
+          ++d.win_n;
+          d.win_lat += lat;
+        }
+        if (k_now && r.t > k_now) {
+          ++d.next_n;
+          d.next_lat += lat;
+        }
       });
       if (same) inflight.erase(r.rq);
       ++cost.completions;
@@ -505,33 +530,43 @@ struct BusyTracker::Impl {
   // design.md, "Lost events") leave no trace but diskstats' counts: at each
   // read, busy_invisible() bounds their time with diskstats' latency sum
   // over a span that holds the window (read before the previous read's round
-  // and after this one's). diskstats' latency of a request is a little
-  // longer than ours (its clock is read after our program), so the bound is
-  // a little loose, never short.
-  void bound_invisible(const std::vector<Kernel>& before, const std::vector<Kernel>& after) {
-    for (size_t i = 0; i < dev.size() && i < before.size() && i < after.size(); ++i) {
+  // and after this read's sweep, before its second drain, so that every
+  // completion counted there has its record drained). diskstats' latency of
+  // a request is a little longer than ours (its clock is read after our
+  // program), so the bound is a little loose, never short.
+  void bound_invisible() {
+    for (size_t i = 0; i < dev.size(); ++i) {
       Dev& d = dev[i];
       const Kernel& a = d.kernel_prev;
-      const uint64_t seen = (d.c.done - d.at_read.done) + (d.c.lost - d.at_read.lost);
-      const uint64_t kdone = after[i].done > a.done ? after[i].done - a.done : 0;
-      const uint64_t slack = d.at_read.in_flight + d.c.in_flight + 4;
-      const uint64_t window = d.c.stamp_ns - d.at_read.stamp_ns;
-      const uint64_t used = (d.c.busy_ns - d.at_read.busy_ns) + (d.c.unsure_ns - d.at_read.unsure_ns);
-      if (a.fields) {
-        const BusyInvisibleOutput o = busy_invisible({.kernel_done = kdone,
-                                                      .seen = seen,
-                                                      .slack = slack,
-                                                      .kernel_ms = after[i].ms > a.ms ? after[i].ms - a.ms : 0,
-                                                      .ms_fields = after[i].fields,
-                                                      .seen_latency_ns = d.c.latency_sum_ns - d.at_read.latency_sum_ns,
+      if (i < kernel_after.size() && a.fields) {
+        const Kernel& b = kernel_after[i];
+        const uint64_t window = d.c.stamp_ns - d.at_read.stamp_ns;
+        const uint64_t used = (d.c.busy_ns - d.at_read.busy_ns) + (d.c.unsure_ns - d.at_read.unsure_ns);
+        const BusyInvisibleOutput o = busy_invisible({.kernel_done = b.done > a.done ? b.done - a.done : 0,
+                                                      .seen = d.win_n,
+                                                      .kernel_ms = b.ms > a.ms ? b.ms - a.ms : 0,
+                                                      .ms_fields = b.fields,
+                                                      .seen_latency_ns = d.win_lat,
                                                       .idle_ns = window > used ? window - used : 0});
         d.c.unsure_ns += o.unsure_ns;
         d.c.invisible += o.invisible;
         d.c.invisible_ns += o.unsure_ns;
       }
-      d.kernel_prev = before[i];
-      d.at_read = d.c;
+      start_window(i);
     }
+    k_now = 0;
+    win_cap = UINT64_MAX;
+  }
+
+  // The next window's span starts at this read's first diskstats read.
+  void start_window(size_t i) {
+    Dev& d = dev[i];
+    if (i < kernel_before.size()) d.kernel_prev = kernel_before[i];
+    d.win_n = d.next_n;
+    d.win_lat = d.next_lat;
+    d.next_n = d.next_lat = 0;
+    d.at_read = d.c;
+    win_lo = k_now;
   }
 
   // One round: everything up to now becomes cumulative figures. The round
@@ -556,6 +591,8 @@ struct BusyTracker::Impl {
       k = now_ns();
       kernel_before = kernel_stats();
       for (const Kernel& x : kernel_before) kernel.push_back(x.in_flight);
+      k_now = k;
+      for (Dev& d : dev) d.next_n = d.next_lat = 0;
     }
     bool unknown = drain();
     const uint64_t t = now_ns();
@@ -563,6 +600,10 @@ struct BusyTracker::Impl {
     apply(from, t, k);
     find_queues();
     const std::vector<Found> found = sweep();
+    if (check) {  // before the second drain: every completion it counts has its record in that drain
+      win_cap = now_ns();
+      kernel_after = kernel_stats();
+    }
     unknown |= drain();
     if (opt.device_span) note_issues();
     apply(from, t, k);
@@ -681,7 +722,10 @@ struct BusyTracker::Impl {
     // as it is otherwise. It runs for well under 1% of a CPU.
     setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), -10);
     std::unique_lock<std::mutex> l(mu);
-    uint64_t collect_every = 100'000'000, collected = now_ns();
+    // The first look soon: until it has seen how fast the logs fill, a log
+    // could fill before a 100 ms wait ends (4096 records in ~37 ms at 110k
+    // completions a second on one CPU).
+    uint64_t collect_every = 2'000'000, collected = now_ns();
     while (!stop) {
       const uint64_t round_due = t_prev + round_period();
       const uint64_t due = std::min(round_due, collected + collect_every);
@@ -896,10 +940,9 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
     }
     impl->settled = true;
     impl->last_read = impl->t_prev;
-    for (size_t i = 0; i < impl->dev.size() && i < impl->kernel_before.size(); ++i) {
-      impl->dev[i].kernel_prev = impl->kernel_before[i];
-      impl->dev[i].at_read = impl->dev[i].c;
-    }
+    for (size_t i = 0; i < impl->dev.size(); ++i) impl->start_window(i);
+    impl->k_now = 0;
+    impl->win_cap = UINT64_MAX;
   }
   step("settled");
   Impl* p = impl.get();
@@ -911,7 +954,7 @@ std::vector<BusyCounters> BusyTracker::read() const {
   Impl& m = *impl_;
   std::lock_guard<std::mutex> l(m.mu);
   m.round(true);
-  m.bound_invisible(m.kernel_before, m.kernel_stats());
+  m.bound_invisible();
   m.last_read = m.t_prev;
   const uint64_t missed = m.recursion_misses();
   std::vector<BusyCounters> out;

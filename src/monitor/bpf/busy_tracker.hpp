@@ -2,11 +2,11 @@
 // Exact device busy time from the block layer's tracepoints (eBPF, libbpf).
 //
 // A request's accounting span runs from block_io_start to block_io_done, the
-// points where the block layer updates /proc/diskstats. The programs only log
-// (a completion logs its whole interval, from the kernel's own start stamp);
-// the reader merges the logs, with the kernel's own view of every request it
-// believes in flight, into exact unions and depth distributions, and says how
-// unsure they are. See docs/design.md ("Exact busy time").
+// points where the block layer updates /proc/diskstats. One program, at the
+// completion, logs each request's whole interval from the kernel's own start
+// stamp; the reader merges the logs, with the kernel's own view of every
+// request of the queue (a sweep), into exact unions and depth distributions,
+// and says how unsure they are. See docs/design.md ("Exact busy time").
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -35,17 +35,18 @@ struct BusyCounters {
   uint64_t stamp_ns = 0;   // CLOCK_MONOTONIC of the read: every open span is counted up to it
   uint64_t attach_ns = 0;  // counting began: sum(depth_ns) == stamp_ns - attach_ns
   uint64_t busy_ns = 0;    // certainly >= 1 request between block_io_start and block_io_done
-  // Maybe busy: a request whose end no program saw, one not seen starting,
-  // a record the logs had no room for (docs/design.md, "What each figure bounds").
+  // Maybe busy: a request whose end no program saw, completions no program
+  // saw at all (bounded by diskstats), a record the logs had no room for
+  // (docs/design.md, "What each figure bounds").
   uint64_t unsure_ns = 0;
   static constexpr int kDepthBuckets = kBusyDepthBuckets;  // 0, 1, 2-3, ..., 128-255, 256+
   uint64_t depth_ns[kDepthBuckets] = {};                   // time at each count of requests certainly in flight
   bool device_span = false;                                // dev% traced; dev_* are 0 otherwise
   uint64_t dev_busy_ns = 0, dev_unsure_ns = 0;             // block_rq_issue .. block_io_done, likewise
-  uint64_t started = 0, done = 0, merged = 0;              // requests seen starting, completing, merged away
-  uint64_t in_flight = 0;                                  // held in flight at stamp_ns (started, no end seen)
+  uint64_t started = 0, done = 0, merged = 0;              // requests first known (sweep or end), completing, merged away
+  uint64_t in_flight = 0;                                  // held in flight at stamp_ns (the sweep showed it, no end seen)
   uint64_t lost = 0;           // requests whose end no program saw (the kernel showed them gone)
-  uint64_t unseen_starts = 0;  // requests in flight the programs did not see start (after the attach settled)
+  uint64_t unseen_starts = 0;  // requests first seen after a sweep should have found them (after the attach settled)
   // Time such requests may have covered before the previous read of this
   // tracker: the report that ended there may have been short of it.
   uint64_t late_ns = 0;
