@@ -122,6 +122,17 @@ TEST(BusyInvisible, UnseenCompletionsTakeDiskstatsLatencyLessOursAndTheTruncatio
   EXPECT_EQ(o.unsure_ns, 104'000'000u) << "500 + 4 ms less 400 ms";
 }
 
+TEST(BusyInvisible, CompletionsSeenAsDiskstatsWasReadMayExplainTheCount) {
+  const BusyInvisibleInput in{.kernel_done = 502, .seen = 500, .ambiguous = 2, .kernel_ms = 100, .ms_fields = 1,
+                              .seen_latency_ns = 99'000'000, .idle_ns = 1'000'000'000};
+  EXPECT_EQ(busy_invisible(in).unsure_ns, 0u) << "both may be diskstats' two";
+  BusyInvisibleInput more = in;
+  more.kernel_done = 503;
+  const BusyInvisibleOutput o = busy_invisible(more);
+  EXPECT_EQ(o.invisible, 1u);
+  EXPECT_EQ(o.unsure_ns, 2'000'000u) << "100 + 1 ms less the 99 ms seen surely inside";
+}
+
 TEST(BusyInvisible, NeverMoreThanTheIdleTime) {
   const BusyInvisibleOutput o =
       busy_invisible({.kernel_done = 103'000, .seen = 100'000, .kernel_ms = 900, .ms_fields = 4,

@@ -52,13 +52,15 @@ BusyRoundOutput busy_round(const BusyRoundInput& in);
 // sum grew by over a span holding the window, less the latencies of the
 // completions the programs saw surely inside that span, plus a millisecond
 // per field summed (diskstats truncates each to ms): that much idle time is
-// unsure. A completion seen near the span's edges may be left out of `seen`:
-// that only makes the bound looser, never short.
+// unsure. Completions seen as diskstats was read may or may not be in its
+// count: they may explain a count above `seen` (else every such window would
+// pay the truncation's milliseconds), and their latencies stay in the bound.
 struct BusyInvisibleInput {
   uint64_t kernel_done = 0;      // completions diskstats counted over the span
   uint64_t seen = 0;             // completions the programs saw, or found lost, surely inside the span
+  uint64_t ambiguous = 0;        // completions seen as diskstats was read, which it may or may not count
   uint64_t kernel_ms = 0;        // diskstats' latency sums' growth over the span, ms
-  uint64_t ms_fields = 0;        // how many ms fields were summed
+  uint64_t ms_fields = 0;        // how many ms fields moved (each truncated: < 1 ms short)
   uint64_t seen_latency_ns = 0;  // the seen completions' latencies summed
   uint64_t idle_ns = 0;          // the window's time neither busy nor unsure
 };

@@ -45,6 +45,11 @@ constexpr uint64_t kStaleStamp = 1'000'000;
 // How long after its done program diskstats may still count a request in
 // flight (blk_account_io_done moves the count just after the tracepoint).
 constexpr uint64_t kCountLag = 100'000;
+// The most requests one tag set holds (BLK_MQ_MAX_DEPTH), and where kernel
+// addresses lie (x86-64 with 4- or 5-level paging, arm64 with 48- or 52-bit
+// addresses).
+constexpr uint32_t kMaxTags = 10240;
+constexpr uint64_t kKernelSpace = 0xff00000000000000ull;
 
 // While it lives, large allocations of this thread come from a heap region
 // marked MADV_HUGEPAGE. libbpf reads the kernel's BTF (5.5 MB here) into one
@@ -189,7 +194,9 @@ struct BusyTracker::Impl {
   // (per-CPU counters moved right after our programs run), the requests it
   // completed, and their latencies summed (ms, truncated per field).
   struct Kernel {
-    uint64_t in_flight = 0, done = 0, ms = 0, fields = 0;
+    uint64_t in_flight = 0, done = 0, ms = 0;
+    uint64_t field_done[4] = {};  // completions per ms field (reads, writes, discards, flushes)
+    bool read = false;
   };
   struct Dev {
     BusyCounters c;
@@ -203,7 +210,10 @@ struct BusyTracker::Impl {
     // (and, in a read's round, before this read's diskstats after the
     // sweep), with their latencies; and those since this read's own first
     // diskstats read, for the next window.
-    uint64_t win_n = 0, win_lat = 0, next_n = 0, next_lat = 0;
+    // Completions logged about when diskstats was read (it may or may not
+    // count them) are `amb`: they may explain a count, and their latencies
+    // are not taken off the bound.
+    uint64_t win_n = 0, win_lat = 0, win_amb = 0, next_n = 0, next_lat = 0, next_amb = 0;
   };
   std::vector<Dev> dev;
   uint64_t t_prev = 0, t_arm = 0, last_read = 0;
@@ -219,9 +229,11 @@ struct BusyTracker::Impl {
   std::vector<uint64_t> array_q;                      // ... and the queue each was found from
   bool collected_unknown = false;
   std::vector<Kernel> kernel_before, kernel_after;  // diskstats as the last checked round read it, before and after its sweep
-  uint64_t win_lo = 0;           // when diskstats was read before the last read's round
-  uint64_t k_now = 0;            // ... before this round's (a checked round), 0 otherwise
-  uint64_t win_cap = UINT64_MAX;  // completions later than this are after this round's second diskstats read
+  // When diskstats was read before the last read's round (the read began,
+  // it ended), before this round's (a checked round; 0 otherwise), and
+  // after this round's sweep (began, ended).
+  uint64_t win_lo_start = 0, win_lo = 0, k_now = 0, k_end = 0;
+  uint64_t win_cap = UINT64_MAX, win_cap_end = UINT64_MAX;
 
   std::thread bg;
   std::condition_variable cv;
@@ -385,10 +397,14 @@ struct BusyTracker::Impl {
         if (r.t > win_lo && r.t + kCountLag <= win_cap) {
           ++d.win_n;
           d.win_lat += lat;
+        } else if (r.t > win_lo_start && r.t <= win_cap_end) {
+          ++d.win_amb;
         }
-        if (k_now && r.t > k_now) {
+        if (k_now && r.t > k_end) {
           ++d.next_n;
           d.next_lat += lat;
+        } else if (k_now && r.t > k_now) {
+          ++d.next_amb;
         }
       });
       if (same) inflight.erase(r.rq);
@@ -455,6 +471,11 @@ struct BusyTracker::Impl {
       if (is_disk[of[j]]) q.disk = of[j];
       for (uint32_t a = 0; a < ts.n && a < IOACCT_TAG_ARRAYS; ++a) {
         const std::pair<uint64_t, uint32_t> arr{ts.rqs[a], ts.nr[a]};
+        // A queue holds at most BLK_MQ_MAX_DEPTH (10240) requests per tag
+        // set, in kernel memory: anything else was read from a request that
+        // is no longer the queue's (a sample from a queue since torn down),
+        // and walking it would take the sweep forever.
+        if (arr.second == 0 || arr.second > kMaxTags || arr.first < kKernelSpace) continue;
         if (std::find(arrays.begin(), arrays.end(), arr) != arrays.end()) continue;
         arrays.push_back(arr);
         array_q.push_back(ts.q);
@@ -521,7 +542,9 @@ struct BusyTracker::Impl {
           if (dv != kernel_devs[i].front()) continue;  // a disk's completions include its partitions'
           k[i].done += s.reads + s.writes + s.discards + s.flushes;
           k[i].ms += s.read_ms + s.write_ms + s.discard_ms + s.flush_ms;
-          k[i].fields += 4;
+          const uint64_t per[4] = {s.reads, s.writes, s.discards, s.flushes};
+          for (int n = 0; n < 4; ++n) k[i].field_done[n] += per[n];
+          k[i].read = true;
         }
     return k;
   }
@@ -538,14 +561,19 @@ struct BusyTracker::Impl {
     for (size_t i = 0; i < dev.size(); ++i) {
       Dev& d = dev[i];
       const Kernel& a = d.kernel_prev;
-      if (i < kernel_after.size() && a.fields) {
+      if (i < kernel_after.size() && a.read && kernel_after[i].read) {
         const Kernel& b = kernel_after[i];
+        // diskstats truncates each field's latency sum to ms: a field with
+        // no completion in between did not move at all.
+        uint64_t changed = 0;
+        for (int f = 0; f < 4; ++f) changed += b.field_done[f] != a.field_done[f] ? 1 : 0;
         const uint64_t window = d.c.stamp_ns - d.at_read.stamp_ns;
         const uint64_t used = (d.c.busy_ns - d.at_read.busy_ns) + (d.c.unsure_ns - d.at_read.unsure_ns);
         const BusyInvisibleOutput o = busy_invisible({.kernel_done = b.done > a.done ? b.done - a.done : 0,
                                                       .seen = d.win_n,
+                                                      .ambiguous = d.win_amb,
                                                       .kernel_ms = b.ms > a.ms ? b.ms - a.ms : 0,
-                                                      .ms_fields = b.fields,
+                                                      .ms_fields = changed,
                                                       .seen_latency_ns = d.win_lat,
                                                       .idle_ns = window > used ? window - used : 0});
         d.c.unsure_ns += o.unsure_ns;
@@ -555,7 +583,7 @@ struct BusyTracker::Impl {
       start_window(i);
     }
     k_now = 0;
-    win_cap = UINT64_MAX;
+    win_cap = win_cap_end = UINT64_MAX;
   }
 
   // The next window's span starts at this read's first diskstats read.
@@ -564,9 +592,11 @@ struct BusyTracker::Impl {
     if (i < kernel_before.size()) d.kernel_prev = kernel_before[i];
     d.win_n = d.next_n;
     d.win_lat = d.next_lat;
-    d.next_n = d.next_lat = 0;
+    d.win_amb = d.next_amb;
+    d.next_n = d.next_lat = d.next_amb = 0;
     d.at_read = d.c;
-    win_lo = k_now;
+    win_lo_start = k_now;
+    win_lo = k_end;
   }
 
   // One round: everything up to now becomes cumulative figures. The round
@@ -592,7 +622,8 @@ struct BusyTracker::Impl {
       kernel_before = kernel_stats();
       for (const Kernel& x : kernel_before) kernel.push_back(x.in_flight);
       k_now = k;
-      for (Dev& d : dev) d.next_n = d.next_lat = 0;
+      k_end = now_ns();
+      for (Dev& d : dev) d.next_n = d.next_lat = d.next_amb = 0;
     }
     bool unknown = drain();
     const uint64_t t = now_ns();
@@ -603,6 +634,7 @@ struct BusyTracker::Impl {
     if (check) {  // before the second drain: every completion it counts has its record in that drain
       win_cap = now_ns();
       kernel_after = kernel_stats();
+      win_cap_end = now_ns();
     }
     unknown |= drain();
     if (opt.device_span) note_issues();
@@ -942,7 +974,7 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
     impl->last_read = impl->t_prev;
     for (size_t i = 0; i < impl->dev.size(); ++i) impl->start_window(i);
     impl->k_now = 0;
-    impl->win_cap = UINT64_MAX;
+    impl->win_cap = impl->win_cap_end = UINT64_MAX;
   }
   step("settled");
   Impl* p = impl.get();
