@@ -115,8 +115,6 @@ int run_stat_command(const StatArgs& a) {
     }
     for (const StatRow& row : r.rows) {
       const std::string& n = row.device.name;
-      if (row.invalid)
-        fmt::print(stderr, "ioacct stat: {}: busy% and in-flight are '-' for this report: {}\n", n, *row.invalid);
       if (row.lost && *row.lost > 0 && warned_lost.insert(n).second)
         fmt::print(stderr,
                    "ioacct stat: {}: the kernel ran no BPF program for the end of {} request{} (docs/design.md, "

@@ -160,21 +160,19 @@ StatReport make_stat_report(const std::vector<StatDevice>& devices, const StatSa
       // Completions no program saw at either end: the tracker bounds their
       // time with diskstats' own latency sum (it is in unsure).
       row.invisible = y.invisible - x.invisible;
-      if (!row.invalid) {
-        row.busy_ns = y.busy_ns - x.busy_ns;
-        row.busy_pct = pct(*row.busy_ns, w);
-        row.unsure_ns = y.unsure_ns - x.unsure_ns;
-        row.unsure_pct = pct(*row.unsure_ns, w);
-        if (y.device_span) {
-          row.dev_busy_ns = y.dev_busy_ns - x.dev_busy_ns;
-          row.dev_pct = pct(*row.dev_busy_ns, w);
-          row.dev_unsure_ns = y.dev_unsure_ns - x.dev_unsure_ns;
-          row.dev_unsure_pct = pct(*row.dev_unsure_ns, w);
-        }
-        std::array<double, BusyCounters::kDepthBuckets> d{};
-        for (int k = 0; k < BusyCounters::kDepthBuckets; ++k) d[k] = pct(y.depth_ns[k] - x.depth_ns[k], w);
-        row.depth_pct = d;
+      row.busy_ns = y.busy_ns - x.busy_ns;
+      row.busy_pct = pct(*row.busy_ns, w);
+      row.unsure_ns = y.unsure_ns - x.unsure_ns;
+      row.unsure_pct = pct(*row.unsure_ns, w);
+      if (y.device_span) {
+        row.dev_busy_ns = y.dev_busy_ns - x.dev_busy_ns;
+        row.dev_pct = pct(*row.dev_busy_ns, w);
+        row.dev_unsure_ns = y.dev_unsure_ns - x.dev_unsure_ns;
+        row.dev_unsure_pct = pct(*row.dev_unsure_ns, w);
       }
+      std::array<double, BusyCounters::kDepthBuckets> d{};
+      for (int k = 0; k < BusyCounters::kDepthBuckets; ++k) d[k] = pct(y.depth_ns[k] - x.depth_ns[k], w);
+      row.depth_pct = d;
       if (!y.latency_count.empty() && x.latency_count.size() == y.latency_count.size()) {
         std::vector<uint64_t> delta(y.latency_count.size());
         LatencySummary l;

@@ -73,8 +73,6 @@ struct StatRow {
   // Completions diskstats counted that no program saw at either end (beyond
   // what the two samples' few hundred µs apart explain).
   std::optional<uint64_t> invisible;
-  // Why this window's exact figures are null: the tracker cannot bound them.
-  std::optional<std::string> invalid;
 };
 
 // The tracker's own cost over a report's window, all devices together.

@@ -1,6 +1,6 @@
 // `ioacct stat`'s exact busy time against an independent witness: the same
 // tracepoints recorded through tracefs and their union computed here. Every
-// window either holds its stated bound or says it is invalid.
+// window holds its stated bound: busy <= truth <= busy + unsure.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -113,21 +113,17 @@ void report(const std::string& what, const Window& w) {
 
 // The issue's tolerance: the union lies in [busy, busy + unsure], each end
 // within max(2% relative, 2 µs per request): two probes on one tracepoint
-// cannot both run first, and tracefs stamps in µs. An invalid window must
-// say why and print no figure. Returns whether the window was valid.
-bool holds_its_bound(const Window& w, double per_request_ns = 2000) {
-  if (!w.row["exact_invalid"].is_null()) {
-    EXPECT_TRUE(w.row["busy_pct"].is_null()) << w.row;
-    EXPECT_TRUE(w.row["inflight_pct"].is_null()) << w.row;
-    EXPECT_FALSE(w.row["exact_invalid"].get<std::string>().empty());
-    return false;
-  }
+// cannot both run first, and tracefs stamps in µs. No window is invalid:
+// every loss the tracker meets is bounded as unsure (docs/design.md, "What
+// each figure bounds").
+void holds_its_bound(const Window& w, double per_request_ns = 2000) {
+  ASSERT_TRUE(w.row["exact_invalid"].is_null()) << w.row;
+  ASSERT_TRUE(w.row["busy_ns"].is_number()) << w.row;
   const double truth = static_cast<double>(w.trace_union_ns);
   const double busy = w.row["busy_ns"].get<double>(), unsure = w.row["busy_unsure_ns"].get<double>();
   const double tol = std::max(0.02 * truth, per_request_ns * w.row["requests_done"].get<double>());
   EXPECT_GE(truth, busy - tol) << "busy is a lower bound of the trace-derived union: " << w.row;
   EXPECT_LE(truth, busy + unsure + tol) << "busy + unsure is an upper bound of it: " << w.row;
-  return true;
 }
 
 // The issue's acceptance test, paced reads at depth 1 on a loop device that
@@ -164,7 +160,7 @@ TEST(StatExact, ConcurrentRequestsFromTwoThreadsSurvive) {
   ASSERT_EQ(ws.size(), 1u);
   const Window& w = ws[0];
   report("threads_2_depth_16", w);
-  ASSERT_TRUE(holds_its_bound(w));
+  holds_its_bound(w);
   EXPECT_EQ(w.row["records_dropped"], 0u) << "the logs never fill";
   const double busy = w.row["busy_ns"].get<double>(), window = w.row["window_ns"].get<double>();
   double sum = 0, deep = 0;
@@ -234,7 +230,7 @@ TEST(StatExact, AnIdleDeviceIsIdleAgainAfterABurst) {
 // The issue's second test: the paced witness comparison while a helper
 // process attaches and detaches programs on block_io_start, block_io_done,
 // block_rq_issue and block_rq_complete as fast as it can. Every window holds
-// its bound or is marked invalid. The witness is itself one more observer:
+// its bound. The witness is itself one more observer:
 // while probes come and go the kernel patches its text, and the IPIs that
 // does can land between two probes of one tracepoint, so two observers of
 // the same event disagree by up to tens of µs (measured here: p99 3 µs, max
@@ -255,7 +251,7 @@ TEST(StatExact, BoundHoldsWhileOtherProgramsComeAndGo) {
   const uint64_t cycles = churn.stop();
   std::cout << "the helper attached and detached its programs " << cycles << " times\n";
   EXPECT_GT(cycles, 20u) << "the helper really churned the tracepoints";
-  int valid = 0, kernel_checked = 0;
+  int kernel_checked = 0;
   uint64_t done = 0;
   for (size_t i = 0; i < ws.size(); ++i) {
     SCOPED_TRACE("report " + std::to_string(i));
@@ -265,8 +261,8 @@ TEST(StatExact, BoundHoldsWhileOtherProgramsComeAndGo) {
     // (IPIs to every CPU), and one landing between the tracefs probe and the
     // kernel's own stamp puts the witness's edge tens of µs from the
     // tracker's (docs/design.md).
-    if (!holds_its_bound(ws[i], 20'000)) continue;
-    ++valid;
+    holds_its_bound(ws[i], 20'000);
+    if (::testing::Test::HasFatalFailure()) continue;
     // diskstats' latency of the requests done in the window: the same start
     // stamp, and the completion's own clock read just before the done
     // program's. Its samples are taken just before the tracker's reads, so
@@ -305,7 +301,6 @@ TEST(StatExact, BoundHoldsWhileOtherProgramsComeAndGo) {
   EXPECT_GT(kernel_checked, 0) << "a window after the first was held to diskstats' own latency sum";
   // Slower than 500/s: every detach waits for RCU and patches the kernel's text.
   EXPECT_GT(done, 300u) << "the reads ran through the windows";
-  EXPECT_GT(valid, 0) << "an invalid window is allowed, not a tracker that never knows";
 }
 
 // A tracker started while I/O is already in flight at depth 16 is right from
@@ -313,8 +308,8 @@ TEST(StatExact, BoundHoldsWhileOtherProgramsComeAndGo) {
 // have left (docs/design.md, "Attach"). 256 KiB reads keep the depth with
 // some 10-20k requests a second: 4 KiB ones ran at 110-170k a second on a
 // quiet 2-CPU machine, beyond what the logs hold between the reader's turns
-// there (the windows then say they cannot be sure: records_dropped and
-// exact_invalid; docs/design.md, "Lost events").
+// there (the windows then say they cannot be sure: records_dropped and a
+// wide busy_unsure; docs/design.md, "Lost events").
 TEST(StatExact, StartedMidFlightIsRightFromItsFirstWindow) {
   TempDir dir;
   LoopDevice loop(dir.path(), {.random_data = true});
@@ -326,7 +321,7 @@ TEST(StatExact, StartedMidFlightIsRightFromItsFirstWindow) {
   for (size_t i = 0; i < ws.size(); ++i) {
     SCOPED_TRACE("report " + std::to_string(i));
     report("mid_flight_" + std::to_string(i), ws[i]);
-    EXPECT_TRUE(holds_its_bound(ws[i])) << "the first window is whole";
+    holds_its_bound(ws[i]);
     EXPECT_GT(ws[i].row["requests_done"].get<uint64_t>(), 100u) << "the reads ran through the window";
   }
   EXPECT_EQ(ws[0].row["late_ns"], 0u) << "nothing from before the attach reached into the first window";

@@ -194,9 +194,10 @@ struct BusyTracker::Impl {
   // (per-CPU counters moved right after our programs run), the requests it
   // completed, and their latencies summed (ms, truncated per field).
   struct Kernel {
-    uint64_t in_flight = 0, done = 0, ms = 0;
+    uint64_t in_flight = 0, ms = 0;
     uint64_t field_done[4] = {};  // completions per ms field (reads, writes, discards, flushes)
     bool read = false;
+    uint64_t done() const { return field_done[0] + field_done[1] + field_done[2] + field_done[3]; }
   };
   struct Dev {
     BusyCounters c;
@@ -379,8 +380,7 @@ struct BusyTracker::Impl {
       uint64_t& e = ended[r.rq];
       e = std::max<uint64_t>(e, r.s);
       const uint64_t lat = r.t > r.s ? r.t - r.s : 0;
-      uint64_t issue = known ? known->issue : issue_of(r.rq, r.s);
-      if (issue >= r.t) issue = 0;
+      const uint64_t issue = known ? known->issue : issue_of(r.rq, r.s);
       for_devices(r.disk, r.part, [&](Dev& d) {
         certain(d.acct.certain, d.carry_acct, r.s, r.t, t);
         if (issue && issue < r.t) certain(d.dev.certain, d.carry_dev, issue, r.t, t);
@@ -540,7 +540,6 @@ struct BusyTracker::Impl {
           const DiskStats& s = f->second;
           k[i].in_flight += s.in_flight;
           if (dv != kernel_devs[i].front()) continue;  // a disk's completions include its partitions'
-          k[i].done += s.reads + s.writes + s.discards + s.flushes;
           k[i].ms += s.read_ms + s.write_ms + s.discard_ms + s.flush_ms;
           const uint64_t per[4] = {s.reads, s.writes, s.discards, s.flushes};
           for (int n = 0; n < 4; ++n) k[i].field_done[n] += per[n];
@@ -569,7 +568,7 @@ struct BusyTracker::Impl {
         for (int f = 0; f < 4; ++f) changed += b.field_done[f] != a.field_done[f] ? 1 : 0;
         const uint64_t window = d.c.stamp_ns - d.at_read.stamp_ns;
         const uint64_t used = (d.c.busy_ns - d.at_read.busy_ns) + (d.c.unsure_ns - d.at_read.unsure_ns);
-        const BusyInvisibleOutput o = busy_invisible({.kernel_done = b.done > a.done ? b.done - a.done : 0,
+        const BusyInvisibleOutput o = busy_invisible({.kernel_done = b.done() > a.done() ? b.done() - a.done() : 0,
                                                       .seen = d.win_n,
                                                       .ambiguous = d.win_amb,
                                                       .kernel_ms = b.ms > a.ms ? b.ms - a.ms : 0,
@@ -578,7 +577,6 @@ struct BusyTracker::Impl {
                                                       .idle_ns = window > used ? window - used : 0});
         d.c.unsure_ns += o.unsure_ns;
         d.c.invisible += o.invisible;
-        d.c.invisible_ns += o.unsure_ns;
       }
       start_window(i);
     }

@@ -52,10 +52,10 @@ struct BusyCounters {
   uint64_t late_ns = 0;
   uint64_t missed = 0;         // runs the kernel skipped for recursion (all devices, all programs)
   uint64_t dropped = 0;        // records the logs had no room for (all devices)
-  // Completions diskstats counted between two reads that no program saw,
-  // and the idle time made unsure for them (bounded by diskstats' latency
-  // sum; docs/design.md, "What each figure bounds").
-  uint64_t invisible = 0, invisible_ns = 0;
+  // Completions diskstats counted between two reads that no program saw;
+  // the idle time they may have covered is in unsure (bounded by
+  // diskstats' latency sum; docs/design.md, "What each figure bounds").
+  uint64_t invisible = 0;
   std::vector<uint64_t> latency_le_ns;  // latency bucket upper bounds (ns), with BusyOptions::latency
   std::vector<uint64_t> latency_count;  // completions per bucket (not cumulative over buckets)
   uint64_t latency_sum_ns = 0, latency_max_ns = 0;
