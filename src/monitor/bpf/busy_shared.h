@@ -73,6 +73,13 @@ struct ioacct_rec {
  * costs the program a miss only after the reader has emptied the log (every
  * few ms at most). The entry of program `log` on CPU `cpu` is
  * heads[cpu * IOACCT_LOGS + log]: no setting needed to find it. */
+/* `armed`: 0 until every program is attached, then 1. The bits from
+ * IOACCT_ARM_SKIP_SHIFT up hold a mask, 0 but in the witness tests
+ * (IOACCT_TEST_SKIP_DONE=2^k): the done program then logs no record for one
+ * completion in 2^k, as when the kernel skips its run, so that the tests can
+ * hold the bound for such completions to a tracefs witness. */
+#define IOACCT_ARM_SKIP_SHIFT 8
+
 struct ioacct_head {
   __u64 head;
   __u64 dropped;
