@@ -19,6 +19,8 @@
 #    detach; the verdict is the median of the pairs' ratios, >= 0.98. Separate
 #    fio runs differ by more than 2% on this VM from run to run; adjacent
 #    windows of one run share fio's start, its file and the host's minute.
+#    FLOOR=1 adds a third window per pair with only an empty program on
+#    block_io_done: the floor of any tracker with one program per I/O.
 # h) Start-up: `ioacct stat 1 1` <= 150 ms wall (median of 10); for
 #    reference the attach itself (`stat -y 10ms 1`: load, attach, settle,
 #    one window), and the tracker's share of `bench --runtime 100ms`
@@ -27,7 +29,7 @@
 # Usage: bench/stat_cost.sh            (as root)
 # Environment: RUNTIME (5s) REPS (5) DEPTHS ("1 32") CASES ("vda loop") LOOP_MIB (512) DIRECT_MIB (1024)
 #   IOACCT FIO OUT_DIR BENCH_DIR (see lib.sh); PARTS ("g h w") which parts run; for w:
-#   PAIRS (12) and WINDOW (1, seconds).
+#   PAIRS (12), WINDOW (1, seconds) and FLOOR (0; 1: the empty-program window).
 # Exit status: 0 when everything ran (whatever PASS/FAIL says), 2 when a run failed.
 set -euo pipefail
 REPS=${REPS:-5}
@@ -267,20 +269,33 @@ if [[ " $PARTS " == *" w "* ]]; then
       sleep 1.5
       for k in $(seq 1 "$PAIRS"); do
         if [ $((k % 2)) = 1 ]; then order=(off on); else order=(on off); fi
+        # FLOOR=1: a third window, with only an empty program on
+        # block_io_done (no reader): what any tracker with a program per
+        # completion pays for the tracepoint's dispatch alone.
+        empty=0
+        if [ "${FLOOR:-0}" = 1 ]; then
+          if [ $((k % 3)) = 0 ]; then order=(empty "${order[@]}"); elif [ $((k % 3)) = 1 ]; then order+=(empty); else order=("${order[0]}" empty "${order[1]}"); fi
+        fi
         for mode in "${order[@]}"; do
-          if [ "$mode" = on ]; then
-            "$IOACCT" stat 1 "${DEV[$c]}" >/dev/null 2>"$out.stat.err" &
-            STAT_PID=$!
-            wait_attached "$out.stat.err"
-            on=$(window_iops "${DEV[$c]}")
-            interrupt_stat
-          else
-            off=$(window_iops "${DEV[$c]}")
-          fi
+          case $mode in
+            on)
+              "$IOACCT" stat 1 "${DEV[$c]}" >/dev/null 2>"$out.stat.err" &
+              STAT_PID=$!
+              wait_attached "$out.stat.err"
+              on=$(window_iops "${DEV[$c]}")
+              interrupt_stat
+              ;;
+            empty)
+              start_empty block_io_done
+              empty=$(window_iops "${DEV[$c]}")
+              stop_empty
+              ;;
+            off) off=$(window_iops "${DEV[$c]}") ;;
+          esac
         done
-        echo "$c $qd $k $off $on" >>"$ROWS"
-        printf '  pair %2d  %-4s depth %-2s  without %8.0f  with stat %8.0f  (%.3f)\n' "$k" "$c" "$qd" "$off" "$on" \
-          "$($PY -c "print($on / $off)")"
+        echo "$c $qd $k $off $on $empty" >>"$ROWS"
+        printf '  pair %2d  %-4s depth %-2s  without %8.0f  with stat %8.0f  (%.3f)  empty program %8.0f  (%.3f)\n' \
+          "$k" "$c" "$qd" "$off" "$on" "$($PY -c "print($on / $off)")" "$empty" "$($PY -c "print($empty / $off)")"
       done
       kill "$FIO_PID" 2>/dev/null
       wait "$FIO_PID" 2>/dev/null || true
@@ -288,18 +303,20 @@ if [[ " $PARTS " == *" w "* ]]; then
   done
   $PY - "$ROWS" <<'PYEOF'
 import statistics as st, sys
-pairs = {}  # (case, depth) -> [(without, with)], in the order run
-for c, qd, _, off, on in (l.split() for l in open(sys.argv[1])):
-    pairs.setdefault((c, qd), []).append((float(off), float(on)))
+pairs = {}  # (case, depth) -> [(without, with, empty program or 0)], in the order run
+for c, qd, _, off, on, empty in (l.split() for l in open(sys.argv[1])):
+    pairs.setdefault((c, qd), []).append((float(off), float(on), float(empty)))
 print()
-print("| case | depth | pairs | IOPS without (median) | with stat (median) | ratio (median of pairs) | pairs' range |")
-print("|---|---|---|---|---|---|---|")
+print("| case | depth | pairs | IOPS without (median) | with stat (median) | ratio (median of pairs) | pairs' range "
+      "| empty program alone: ratio (FLOOR=1) |")
+print("|---|---|---|---|---|---|---|---|")
 verdicts = []
 for (c, qd), ps in pairs.items():
-    ratios = [on / off for off, on in ps]
+    ratios = [on / off for off, on, _ in ps]
+    floor = [e / off for off, _, e in ps if e > 0]
     m = st.median(ratios)
     print(f"| {c} | {qd} | {len(ps)} | {st.median(p[0] for p in ps):,.0f} | {st.median(p[1] for p in ps):,.0f} "
-          f"| {m:.3f} | {min(ratios):.2f}-{max(ratios):.2f} |")
+          f"| {m:.3f} | {min(ratios):.2f}-{max(ratios):.2f} | {f'{st.median(floor):.3f}' if floor else '-'} |")
     verdicts.append(f"{'PASS' if m >= 0.98 else 'FAIL'}  w {c} depth {qd}: IOPS with / without stat in adjacent windows {m:.3f} (target >= 0.98)")
 print("\n".join(verdicts))
 PYEOF

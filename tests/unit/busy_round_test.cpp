@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <random>
 
 #include "monitor/bpf/busy_round.hpp"
 
@@ -148,6 +149,33 @@ TEST(BusyInvisible, AnExcessCountWhoseTimeDiskstatsDoesNotShowIsEdgeRequests) {
                       .seen_latency_ns = 410'000'000, .idle_ns = 1'000'000'000});
   EXPECT_EQ(o.invisible, 0u);
   EXPECT_EQ(o.unsure_ns, 0u);
+}
+
+// A round of certain spans only takes a merge of its own (no branch on the
+// data); one with an unsure span takes the general one. An unsure span
+// inside a certain one changes nothing, so both must agree to the ns, on
+// unsorted spans long enough for the radix sort.
+TEST(BusyRound, TheCertainOnlyMergeAgreesWithTheGeneralOne) {
+  std::mt19937_64 rng(11);
+  BusyRoundInput fast;
+  fast.from = 5'000'000;
+  fast.to = fast.from + 100'000'000;
+  fast.unsure_extra_ns = 1'000;
+  for (int i = 0; i < 5000; ++i) {
+    const uint64_t t = fast.from - 200'000 + rng() % 100'400'000;
+    const uint64_t lat = 1'000 + rng() % 400'000;
+    fast.certain.push_back({t - lat, t});
+  }
+  BusyRoundInput general = fast;
+  const BusySpan c = fast.certain[100];
+  general.unsure.push_back({c.from + (c.to - c.from) / 4, c.to - (c.to - c.from) / 4});
+  const BusyRoundOutput a = busy_round(fast), b = busy_round(general);
+  EXPECT_EQ(a.busy_ns, b.busy_ns);
+  EXPECT_EQ(a.unsure_ns, b.unsure_ns);
+  EXPECT_EQ(a.depth_ns, b.depth_ns);
+  EXPECT_EQ(total(a), fast.to - fast.from);
+  EXPECT_GT(a.busy_ns, 0u);
+  EXPECT_GT(a.depth_ns[3], 0u) << "spans overlapped 4 deep somewhere";
 }
 
 }  // namespace
