@@ -801,8 +801,14 @@ uint32_t test_skip_done() {
   const char* v = std::getenv("IOACCT_TEST_SKIP_DONE");  // NOLINT(concurrency-mt-unsafe)
   if (!v) return 1;
   const unsigned long n = std::strtoul(v, nullptr, 10);
-  if (n < 2 || n > 1024 || (n & (n - 1)) != 0) return 1;
-  std::fprintf(stderr, "ioacct: busy tracker: IOACCT_TEST_SKIP_DONE: one completion in %lu is not logged (a test hook: unset it for true figures)\n", n);
+  if (n < 2 || n > 1024 || (n & (n - 1)) != 0) {
+    std::fprintf(stderr, "ioacct: busy tracker: IOACCT_TEST_SKIP_DONE=%s ignored: give a power of two, 2 to 1024\n", v);
+    return 1;
+  }
+  std::fprintf(stderr,
+               "ioacct: busy tracker: IOACCT_TEST_SKIP_DONE: one completion in %lu is not logged (a test hook: "
+               "unset it for true figures)\n",
+               n);
   return static_cast<uint32_t>(n);
 }
 }  // namespace
