@@ -96,7 +96,9 @@ class Worker {
   static const char* error_hint(int key, IoOp op);
   void read_busy(std::vector<BusyCounters>& into) noexcept;
   void open_window();
-  void close_window(Nanos now);
+  // `drained`: nothing of this thread is in flight (a quota reached).
+  void close_window(Nanos now, bool drained = false);
+  void settle_disks(SystemSample& s) const;
   void loop() noexcept;
   bool check_stop(Nanos now);
   void fatal(std::string why);
