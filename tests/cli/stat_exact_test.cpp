@@ -248,8 +248,12 @@ TEST(StatExact, BoundHoldsWhileOtherProgramsComeAndGo) {
   sh("losetup --direct-io=on " + loop.path());
   ProbeChurn churn({"block_io_start", "block_io_done", "block_rq_issue", "block_rq_complete"});
   ASSERT_TRUE(churn.running()) << churn.error();
-  const auto ws = watch(loop, {"bench", "--rate-iops", "500", "--iodepth", "1", "--runtime", "7s", loop.path()},
-                        {.interval = "1", .count = 6});
+  // A window with a request in flight at either edge is not held to
+  // diskstats (below), and at 500/s the loop device is busy ~25% of the
+  // time: with five windows after the first, none was checkable in 1 run of
+  // 20. At 400/s and eight, about 1 in 7,000.
+  const auto ws = watch(loop, {"bench", "--rate-iops", "400", "--iodepth", "1", "--runtime", "10s", loop.path()},
+                        {.interval = "1", .count = 9});
   const uint64_t cycles = churn.stop();
   std::cout << "the helper attached and detached its programs " << cycles << " times\n";
   EXPECT_GT(cycles, 20u) << "the helper really churned the tracepoints";
@@ -283,10 +287,21 @@ TEST(StatExact, BoundHoldsWhileOtherProgramsComeAndGo) {
     const bool edge_in_flight =
         ws[i - 1].row["requests_in_flight"].get<uint64_t>() != 0 || r["requests_in_flight"].get<uint64_t>() != 0;
     if (edge_in_flight) continue;
-    bool deeper = false;
-    for (const auto& [bucket, pct] : r["inflight_pct"].items())
-      deeper |= bucket != "0" && bucket != "1" && pct.get<double>() > 0;
-    if (deeper) continue;
+    // At depth 1 two requests still overlap for a few µs now and then: the
+    // kernel ends the bio (and io_uring wakes the bench, which submits the
+    // next read on the other CPU) before it accounts the request's end and
+    // runs the done program. The latency sum counts such an overlap twice,
+    // the union once: CI saw 0.01-0.24% of a window at depth 2-3, every
+    // window. More than 1% is not this, and leaves the window out.
+    double overlap_ns = 0, deeper_pct = 0;
+    for (const auto& [bucket, pct] : r["inflight_pct"].items()) {
+      if (bucket == "0" || bucket == "1" || pct.get<double>() == 0) continue;
+      const auto dash = bucket.find('-');  // "2-3": up to 3 at once, 2 more than the union counts
+      deeper_pct += dash == std::string::npos ? 100 : pct.get<double>();  // "256+": not this
+      if (dash == std::string::npos) continue;
+      overlap_ns += pct.get<double>() / 100 * ws[i].interval_s * 1e9 * (std::stod(bucket.substr(dash + 1)) - 1);
+    }
+    if (deeper_pct > 1) continue;
     // Over the report's own interval, r_s times it is the reads diskstats
     // counted, so this is diskstats' latency field itself (ms).
     const double kernel = 1e6 * ws[i].interval_s *
@@ -297,11 +312,11 @@ TEST(StatExact, BoundHoldsWhileOtherProgramsComeAndGo) {
     std::cout << "  diskstats' latency sum " << kernel / 1e6 << " ms, busy " << busy / 1e6 << " ms (+ unsure "
               << unsure / 1e6 << ")\n";
     EXPECT_GE(kernel, busy - tol) << "diskstats' latency sum against busy: " << r;
-    EXPECT_LE(kernel, busy + unsure + tol) << "diskstats' latency sum against busy + unsure: " << r;
+    EXPECT_LE(kernel, busy + unsure + overlap_ns + tol) << "diskstats' latency sum against busy + unsure: " << r;
     ++kernel_checked;
   }
   EXPECT_GT(kernel_checked, 0) << "a window after the first was held to diskstats' own latency sum";
-  // Slower than 500/s: every detach waits for RCU and patches the kernel's text.
+  // Slower than 400/s: every detach waits for RCU and patches the kernel's text.
   EXPECT_GT(done, 300u) << "the reads ran through the windows";
 }
 
