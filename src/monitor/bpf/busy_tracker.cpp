@@ -273,7 +273,11 @@ struct BusyTracker::Impl {
         const uint64_t head = cut_heads[idx];
         uint64_t tail = h.tail;
         if (head - tail > slots) tail = head - slots;  // never: the writer checks
-        for (uint64_t n = tail; n < head; ++n) pending[k].push_back(logs[h.base + (n & (slots - 1))]);
+        // At most two runs of the ring: up to its end, then from its start.
+        const ioacct_rec* log = logs + h.base;
+        const uint64_t at = tail & (slots - 1), n = head - tail, first = std::min<uint64_t>(n, slots - at);
+        pending[k].insert(pending[k].end(), log + at, log + at + first);
+        pending[k].insert(pending[k].end(), log, log + (n - first));
         busiest = std::max<uint64_t>(busiest, head - tail);
         __atomic_store_n(&h.tail, head, __ATOMIC_RELEASE);
         const uint64_t dropped = __atomic_load_n(&h.dropped, __ATOMIC_RELAXED);
