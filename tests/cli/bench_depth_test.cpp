@@ -97,10 +97,10 @@ TEST(BenchDepth, TheDefaultKeepsTheDepthInFlightAtTheDevice) {
   // or more in flight (also beside a CPU spinner and a writer on vda): each
   // reap-and-refill leaves the device a few requests short for a moment,
   // longer when the bench waits for one of the two CPUs; it moves from
-  // minute to minute with the host. Reads served from dirty pages the drop left behind
-  // once read 26.3 and 75% (fixed above). Lockstep (below) reads 16-18 and
-  // 55-62%, 23-25 beside a writer and a spinner, so the bounds keep the two
-  // apart.
+  // minute to minute with the host. Reads served from dirty pages the drop
+  // left behind once read 26.3 and 75% (fixed above). Lockstep (below) reads
+  // 16-18 and 55-62%, 23-25 beside a writer and a spinner, so the bounds
+  // keep the two apart.
   EXPECT_GE(d.busy_mean, 0.8 * 32) << "refilled as completions are reaped, the device keeps its queue";
   EXPECT_GE(d.near_full, 0.75);
 }

@@ -278,7 +278,7 @@ struct BusyTracker::Impl {
         const uint64_t at = tail & (slots - 1), n = head - tail, first = std::min<uint64_t>(n, slots - at);
         pending[k].insert(pending[k].end(), log + at, log + at + first);
         pending[k].insert(pending[k].end(), log, log + (n - first));
-        busiest = std::max<uint64_t>(busiest, head - tail);
+        busiest = std::max<uint64_t>(busiest, n);
         __atomic_store_n(&h.tail, head, __ATOMIC_RELEASE);
         const uint64_t dropped = __atomic_load_n(&h.dropped, __ATOMIC_RELAXED);
         const uint64_t dropped_ns = __atomic_load_n(&h.dropped_ns, __ATOMIC_RELAXED);
