@@ -65,6 +65,7 @@ void AnatomyResult::merge(const AnatomyResult& o) {
   req_device.merge(o.req_device);
   with_request += o.with_request;
   block_linked += o.block_linked;
+  end_unseen += o.end_unseen;
   residual_max = std::max(residual_max, o.residual_max);
   residual_over_1us += o.residual_over_1us;
   foreign_requests += o.foreign_requests;
@@ -118,6 +119,7 @@ void AnatomyThread::flush() noexcept {
     if (x.wakeup) r_.wakeup.record(*x.wakeup);
     r_.with_request += x.had_request;
     r_.block_linked += x.block_linked;
+    r_.end_unseen += x.end_unseen;
     const uint64_t res = static_cast<uint64_t>(x.residual < 0 ? -x.residual : x.residual);
     r_.residual_max = std::max(r_.residual_max, res);
     r_.residual_over_1us += res > 1000;

@@ -42,6 +42,7 @@ struct AnatomyResult {
   Histogram req_queue, req_device;         // per block request (whether linked or not)
   uint64_t with_request = 0;               // linked I/Os that started a block request
   uint64_t block_linked = 0;               // linked I/Os whose block stages are linked
+  uint64_t end_unseen = 0;                 // linked I/Os whose request's completion no program saw
   uint64_t residual_max = 0;               // largest |end to end - sum of stages|, ns
   uint64_t residual_over_1us = 0;          // linked I/Os whose stages miss end to end by more than 1 us
   uint64_t foreign_requests = 0;           // block requests of the bench started outside its submissions (io-wq)

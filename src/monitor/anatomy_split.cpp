@@ -30,6 +30,7 @@ AnatomySplit split_io(const AnatomyStamps& s, AnatomyBlockLink link) noexcept {
     return r;
   }
   r.had_request = s.nreq > 0;
+  r.end_unseen = s.nreq > 0 && s.io_start && s.rq_issue && !s.rq_complete;
   const bool req_whole = s.nreq > 0 && s.io_start && s.rq_issue && s.rq_complete && s.io_start <= s.rq_issue &&
                          s.rq_issue <= s.rq_complete;
   if (req_whole) {

@@ -80,6 +80,10 @@ struct AnatomySplit {
   std::optional<uint64_t> req_queue, req_device;
   bool block_linked = false;  // its block stages are in `stage`
   bool had_request = false;   // at least one block request started for it
+  // Its request was started and issued, but no program saw it complete: the
+  // kernel runs no BPF program on top of some tasks (docs/design.md, "Lost
+  // events"), and a completion in an interrupt lands on whichever is current.
+  bool end_unseen = false;
   // The thread slept and was woken inside the completion (or kernel) stage:
   // sched_wakeup -> on CPU, a part of that stage, not a stage of its own
   // (AnatomyBlockLink::Order only: one I/O in flight, so the wake-up is its).

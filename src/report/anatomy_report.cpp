@@ -96,6 +96,10 @@ std::string format_anatomy(const AnatomyResult& a) {
   if (a.foreign_requests)
     out += fmt::format("             {} block requests were started outside the bench threads' submissions "
                        "(io-wq workers) and are in no stage\n", a.foreign_requests);
+  if (a.end_unseen)
+    out += fmt::format("             {} I/Os' block request completed where no BPF program ran (the kernel runs "
+                       "none on top of some tasks; see docs/design.md, \"Lost events\"): their kernel time is "
+                       "the `in kernel` stage\n", a.end_unseen);
   out += fmt::format("             stages sum to end to end within 1 us for {} of {} linked I/Os "
                      "(largest residual {} ns)\n", a.linked - a.residual_over_1us, a.linked, a.residual_max);
   out += fmt::format("             CPU idle state at wake-up: {}\n", a.cpuidle.value_or("not available"));
@@ -121,7 +125,7 @@ json anatomy_json(const AnatomyResult& a) {
   j["flavor"] = a.flavor == AnatomyFlavor::Uring ? "io_uring" : "syscall";
   if (a.unavailable) {
     for (const char* k : {"ios", "linked", "unlinked", "linking", "stages", "end_to_end", "wakeup", "per_request",
-                          "block_stages", "residual", "foreign_block_requests", "cpuidle", "bpf_run_ns_per_io",
+                          "block_stages", "residual", "foreign_block_requests", "block_completions_unseen", "cpuidle", "bpf_run_ns_per_io",
                           "bpf_runs_per_io", "reap_ns_per_io"})
       j[k] = nullptr;
     return j;
@@ -156,6 +160,7 @@ json anatomy_json(const AnatomyResult& a) {
   j["block_stages"] = w ? json(*w) : json(nullptr);
   j["residual"] = {{"max_ns", a.residual_max}, {"over_1us", a.residual_over_1us}};
   j["foreign_block_requests"] = a.foreign_requests;
+  j["block_completions_unseen"] = a.end_unseen;
   j["cpuidle"] = a.cpuidle ? json(*a.cpuidle) : json(nullptr);
   const bool cost = a.bpf_run_ns && a.ios;
   j["bpf_run_ns_per_io"] = cost ? json(static_cast<double>(*a.bpf_run_ns) / static_cast<double>(a.ios)) : json(nullptr);

@@ -42,21 +42,42 @@ uint64_t median(std::vector<uint64_t> v) {
   return v[v.size() / 2];
 }
 
+// The kernel runs no BPF program while this process is the current task
+// (PID 1: on this VM the sandbox's agent; docs/design.md, "Lost events"), so
+// a block request that completes in an interrupt on top of it is invisible to
+// the bench's programs while tracefs sees it. Elsewhere PID 1 is seldom on a
+// CPU when an interrupt comes, and this allows next to nothing.
+constexpr uint32_t kBlindTgid = 1;
+// Programs the kernel skips on top of any other task: 2 in ~150,000 when
+// counted for docs/design.md, so a few at most in a run of thousands.
+constexpr uint64_t kSkippedElsewhere = 3;
+
+struct Witness {
+  std::map<std::string, std::vector<uint64_t>> stages;  // durations, by the stage names the bench prints
+  uint64_t blind = 0;  // I/Os (requests) whose block completion ran on top of kBlindTgid
+};
+
 // The witness's stage durations, by the stage names the bench prints.
-std::map<std::string, std::vector<uint64_t>> witness_stages(const std::vector<StageTrace::Event>& ev,
-                                                            const std::vector<std::pair<uint64_t, uint64_t>>& ios,
-                                                            bool psync) {
+Witness witness_stages(const std::vector<StageTrace::Event>& ev, const std::vector<std::pair<uint64_t, uint64_t>>& ios,
+                       bool psync) {
   using T = StageTrace;
   std::vector<std::array<uint64_t, 5>> groups;  // one per submission, its events by kind
+  std::vector<bool> blind;
   for (const auto& e : ev) {
-    if (e.kind == T::kSubmit) groups.push_back({});
-    if (!groups.empty() && groups.back()[e.kind] == 0) groups.back()[e.kind] = e.t_ns;
+    if (e.kind == T::kSubmit) groups.push_back({}), blind.push_back(false);
+    if (groups.empty()) continue;
+    if (groups.back()[e.kind] == 0) groups.back()[e.kind] = e.t_ns;
+    if (e.kind == T::kRqComplete && e.tgid == kBlindTgid) blind.back() = true;
   }
   // The measured I/Os are the last ones (opening the target may read first).
   EXPECT_GE(groups.size(), ios.size()) << "the witness saw fewer submissions than the bench measured";
   if (groups.size() < ios.size()) return {};
-  groups.erase(groups.begin(), groups.end() - static_cast<long>(ios.size()));
-  std::map<std::string, std::vector<uint64_t>> st;
+  const auto skip = static_cast<long>(groups.size() - ios.size());
+  groups.erase(groups.begin(), groups.begin() + skip);
+  blind.erase(blind.begin(), blind.begin() + skip);
+  Witness w;
+  w.blind = static_cast<uint64_t>(std::count(blind.begin(), blind.end(), true));
+  auto& st = w.stages;
   for (size_t i = 0; i < ios.size(); ++i) {
     const auto& g = groups[i];
     const auto [a, b] = ios[i];
@@ -74,7 +95,7 @@ std::map<std::string, std::vector<uint64_t>> witness_stages(const std::vector<St
     st["completion"].push_back(d(g[T::kRqComplete], g[T::kPost]));
     st[psync ? "return" : "reaping"].push_back(d(g[T::kPost], b));
   }
-  return st;
+  return w;
 }
 
 // The file's extents on its disk, as a tracefs filter on the block events'
@@ -142,25 +163,35 @@ void check_against_witness(const std::string& engine, bool on_vda = false) {
   const auto ios = read_dump(dump);
   ASSERT_EQ(ios.size(), 3000u);
   const auto w = witness_stages(events, ios, psync);
-  ASSERT_EQ(w.size(), 6u) << "the witness has every stage";
+  ASSERT_EQ(w.stages.size(), 6u) << "the witness has every stage";
+  // Every I/O has one request, so an I/O is left out of the block stages only
+  // when no program saw its request complete, and that is only on top of a
+  // task where the kernel runs none.
+  const auto unseen = a["block_completions_unseen"].get<uint64_t>();
+  EXPECT_LE(unseen, w.blind + kSkippedElsewhere) << "block completions no program saw, of which the witness saw "
+                                                 << w.blind << " on top of PID " << kBlindTgid;
+  std::printf("%s%s: %lu block completions unseen, %lu on top of PID %u in the witness\n", engine.c_str(),
+              on_vda ? " vda" : "", static_cast<unsigned long>(unseen), static_cast<unsigned long>(w.blind), kBlindTgid);
   std::set<std::string> seen;
   for (const auto& s : a["stages"]) {
     const std::string name = s["stage"];
     if (name == "in kernel") {
-      // An I/O whose first block request was not its data (the file
-      // system reading its extent tree on vda): not linked per I/O.
-      EXPECT_LE(s["ios"].get<uint64_t>(), 30u) << "I/Os without linked block stages";
+      EXPECT_LE(s["ios"].get<uint64_t>(), unseen + kSkippedElsewhere)
+          << "I/Os without linked block stages, beyond those whose completion no program saw";
       continue;
     }
     seen.insert(name);
-    ASSERT_TRUE(w.count(name)) << "a stage the witness does not have: " << name;
-    EXPECT_GE(s["ios"].get<uint64_t>(), 2970u) << name << ": linked per I/O for (nearly) every I/O";
+    ASSERT_TRUE(w.stages.count(name)) << "a stage the witness does not have: " << name;
+    const bool block = name == "issue" || name == "queue" || name == "device" || name == "completion";
+    EXPECT_GE(s["ios"].get<uint64_t>() + (block ? unseen + kSkippedElsewhere : 0), 3000u)
+        << name << ": linked per I/O for every I/O whose block events a program could see";
     const double ours = s["latency_ns"]["p50"].get<double>();
-    const double theirs = static_cast<double>(median(w.at(name)));
+    const double theirs = static_cast<double>(median(w.stages.at(name)));
     const double tol = std::max(0.02 * theirs, 2000.0);
-    std::printf("%s%s %-14s ours %9.0f ns  witness %9.0f ns  (%zu I/Os)\n", engine.c_str(), on_vda ? " vda" : "", name.c_str(), ours, theirs, w.at(name).size());
+    std::printf("%s%s %-14s ours %9.0f ns  witness %9.0f ns  (%zu I/Os)\n", engine.c_str(), on_vda ? " vda" : "",
+                name.c_str(), ours, theirs, w.stages.at(name).size());
     EXPECT_NEAR(ours, theirs, tol) << engine << " " << name << ": median " << ours << " ns, the witness's " << theirs
-                                   << " ns (" << w.at(name).size() << " I/Os)";
+                                   << " ns (" << w.stages.at(name).size() << " I/Os)";
   }
   EXPECT_EQ(seen.size(), 6u) << a["stages"];
 }
@@ -175,11 +206,12 @@ TEST(BenchAnatomy, PsyncStagesOnVdaMatchTheTracefsWitness) { check_against_witne
 
 // The witness's queue and device times per block request, each request
 // followed by its sector (FIFO per sector: a sector read twice at once is
-// issued and completed in order).
-std::map<std::string, std::vector<uint64_t>> witness_per_request(const std::vector<StageTrace::Event>& ev) {
+// issued and completed in order), and how many completed on top of kBlindTgid.
+Witness witness_per_request(const std::vector<StageTrace::Event>& ev) {
   using T = StageTrace;
   std::map<uint64_t, std::deque<uint64_t>> started, issued;
-  std::map<std::string, std::vector<uint64_t>> st;
+  Witness w;
+  auto& st = w.stages;
   for (const auto& e : ev) {
     if (e.kind == T::kIoStart) {
       started[e.sector].push_back(e.t_ns);
@@ -194,9 +226,10 @@ std::map<std::string, std::vector<uint64_t>> witness_per_request(const std::vect
       if (q.empty()) continue;
       st["device"].push_back(e.t_ns - std::min(e.t_ns, q.front()));
       q.pop_front();
+      w.blind += e.tgid == kBlindTgid;
     }
   }
-  return st;
+  return w;
 }
 
 // Deeper than one I/O per thread, O_DIRECT: each I/O's block request is the
@@ -217,23 +250,29 @@ void check_deep_against_witness(bool on_vda) {
   EXPECT_TRUE(a["wakeup"].is_null()) << "a wake-up belongs to no single I/O when several are in flight";
   EXPECT_TRUE(a["per_request"].is_null()) << a["per_request"];
   const auto w = witness_per_request(events);
+  const auto unseen = a["block_completions_unseen"].get<uint64_t>();
+  EXPECT_LE(unseen, w.blind + kSkippedElsewhere) << "block completions no program saw, of which the witness saw "
+                                                 << w.blind << " on top of PID " << kBlindTgid;
+  // Two adjacent blocks in one batch merge into one request (a few per run),
+  // and a request no program saw complete is not linked either.
+  const uint64_t allowed = 40 + unseen + kSkippedElsewhere;
   std::set<std::string> seen;
   for (const auto& s : a["stages"]) {
     const std::string name = s["stage"];
     seen.insert(name);
-    if (name == "in kernel") {  // merged into another I/O's request; on vda, the file system's own reads first
-      EXPECT_LE(s["ios"].get<uint64_t>(), 40u) << "I/Os without linked block stages";
+    if (name == "in kernel") {
+      EXPECT_LE(s["ios"].get<uint64_t>(), allowed) << "I/Os without linked block stages (" << unseen << " unseen)";
       continue;
     }
-    EXPECT_GE(s["ios"].get<uint64_t>(), 3960u) << name << ": linked per I/O for (nearly) every I/O";
-    if (!w.count(name)) continue;
+    EXPECT_GE(s["ios"].get<uint64_t>() + allowed, 4000u) << name << ": linked per I/O for (nearly) every I/O";
+    if (!w.stages.count(name)) continue;
+    const auto& theirs_all = w.stages.at(name);
     const double ours = s["latency_ns"]["p50"].get<double>();
-    const double theirs = static_cast<double>(median(w.at(name)));
+    const double theirs = static_cast<double>(median(theirs_all));
     const double tol = std::max(0.02 * theirs, 2000.0);
     std::printf("depth 8%s %-8s ours %9.0f ns  witness %9.0f ns  (%zu requests)\n", on_vda ? " vda" : "",
-                name.c_str(), ours, theirs, w.at(name).size());
-    // Two adjacent blocks in one batch merge into one request (a few per run).
-    EXPECT_GE(w.at(name).size(), 3960u) << "the witness saw (nearly) every I/O's request";
+                name.c_str(), ours, theirs, theirs_all.size());
+    EXPECT_GE(theirs_all.size(), 3960u) << "the witness saw (nearly) every I/O's request";
     EXPECT_NEAR(ours, theirs, tol) << name << ": median " << ours << " ns, the witness's " << theirs << " ns";
   }
   for (const char* name : {"submit", "issue", "queue", "device", "completion", "reaping"})

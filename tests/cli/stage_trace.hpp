@@ -4,12 +4,16 @@
 // programs' clock). One follows this process and its children (set_event_pid
 // with event-fork: the bench and its threads) for the submission and
 // completion events; the other the test's own block device, since a request
-// completes in whatever context the interrupt finds.
+// completes in whatever context the interrupt finds. Each block event keeps
+// the process that was current (record-tgid): the kernel runs no BPF program
+// on top of some tasks (on this VM, PID 1, the sandbox's agent: docs/design.md,
+// "Lost events"), so the witness can say which events no program could see.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -27,6 +31,7 @@ class StageTrace {
     uint64_t t_ns;  // tracefs prints microseconds
     Kind kind;
     uint64_t sector = 0;  // block events: the request's first sector
+    uint32_t tgid = 0;    // block events: the process current when it fired (0: none, or not known)
   };
 
   // `psync`: the submission and completion are pread64's entry and exit,
@@ -44,6 +49,7 @@ class StageTrace {
       write(d, "buffer_size_kb", "16384");
     }
     write(task_, "options/event-fork", "1");
+    write(block_, "options/record-tgid", "1");
     write(task_, "set_event_pid", std::to_string(getpid()));
     for (const char* ev : psync ? kSyscallEvents : kUringEvents) write(task_, std::string("events/") + ev + "/enable", "1");
     const std::string filter =
@@ -86,12 +92,18 @@ class StageTrace {
         const size_t dot = ts.find('.');
         // "block_rq_issue: 7,0 R 4096 () 12345 + 8 ...": the sector follows the command's parentheses.
         uint64_t sector = 0;
+        uint32_t tgid = 0;
         if (kind == kIoStart || kind == kRqIssue || kind == kRqComplete) {
           const size_t close = line.find(") ", at);
           if (close != std::string::npos) sector = std::stoull(line.substr(close + 2));
+          // "  <idle>-0  (-------) [001] ...": the tgid column, dashes where there is none
+          // (looked for from the timestamp back: a command's name may hold parentheses).
+          const size_t shut = line.rfind(") [", at);
+          const size_t open = shut == std::string::npos ? shut : line.rfind('(', shut);
+          if (open != std::string::npos) tgid = static_cast<uint32_t>(std::strtoul(line.c_str() + open + 1, nullptr, 10));
         }
         out.push_back({std::stoull(ts.substr(0, dot)) * 1'000'000'000ull + std::stoull(ts.substr(dot + 1)) * 1000ull,
-                       static_cast<Kind>(kind), sector});
+                       static_cast<Kind>(kind), sector, tgid});
       }
     }
     std::stable_sort(out.begin(), out.end(),

@@ -107,10 +107,16 @@ TEST(AnatomySplit, ASplitOrPartialRequestIsNotLinkedPerIo) {
   EXPECT_TRUE(x.stage[idx(AnatomyStage::Kernel)]);
   EXPECT_EQ(x.residual, 0);
   s = device_read();
+  EXPECT_FALSE(x.end_unseen);
+  s = device_read();
   s.rq_complete = 0;  // its completion was not seen
   x = split_io(s, AnatomyBlockLink::Order);
   EXPECT_FALSE(x.block_linked);
   EXPECT_FALSE(x.req_device);
+  EXPECT_TRUE(x.end_unseen);
+  EXPECT_EQ(x.stage[idx(AnatomyStage::Kernel)], 59000u);
+  s.rq_issue = 0;  // never issued either: merged into another request, not unseen
+  EXPECT_FALSE(split_io(s, AnatomyBlockLink::Order).end_unseen);
   s = device_read();
   s.rq_issue = 3000;  // before block_io_start: out of order
   x = split_io(s, AnatomyBlockLink::Order);
