@@ -97,9 +97,9 @@ std::string format_anatomy(const AnatomyResult& a) {
     out += fmt::format("             {} block requests were started outside the bench threads' submissions "
                        "(io-wq workers) and are in no stage\n", a.foreign_requests);
   if (a.end_unseen)
-    out += fmt::format("             {} I/Os' block request completed where no BPF program ran (the kernel runs "
-                       "none on top of some tasks; see docs/design.md, \"Lost events\"): their kernel time is "
-                       "the `in kernel` stage\n", a.end_unseen);
+    out += fmt::format("             {} I/Os' block request completed where no BPF program ran: their kernel time is "
+                       "the `in kernel` stage\n             (the kernel runs none on top of some tasks; "
+                       "docs/design.md, \"Lost events\")\n", a.end_unseen);
   out += fmt::format("             stages sum to end to end within 1 us for {} of {} linked I/Os "
                      "(largest residual {} ns)\n", a.linked - a.residual_over_1us, a.linked, a.residual_max);
   out += fmt::format("             CPU idle state at wake-up: {}\n", a.cpuidle.value_or("not available"));
