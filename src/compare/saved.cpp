@@ -218,7 +218,7 @@ RunMetrics metrics_of_bench(const json& doc) {
       if (auto w = num(t, "work_s")) work += *w;
       else all = false;
     }
-    if (all && cpu > 0) m.sq_work = work / cpu;
+    if (all) m.sq_work = sq_work_ratio(work, cpu);
   }
   if (at(r, "devices").is_array())
     for (const auto& d : r["devices"])

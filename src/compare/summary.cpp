@@ -38,7 +38,7 @@ RunMetrics measure(const RunResult& r) {
       if (sq.work_s) work += *sq.work_s;
       else all_work = false;
     }
-    if (all_work && cpu > 0) m.sq_work = work / cpu;
+    if (all_work) m.sq_work = sq_work_ratio(work, cpu);
     for (const auto& d : r.accounting->devices)
       if (d.role == DeviceRole::Target) {
         m.util_pct = d.row.util;

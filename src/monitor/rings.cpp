@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "acct/accounting.hpp"
 #include "acct/clock.hpp"
 #include "acct/system.hpp"
 #include "common/files.hpp"
@@ -174,7 +175,7 @@ RingsView rings_view(const RingScan& before, const RingScan& after) {
     t.cpu_share = *t.cpu_s / v.interval_s;
     if (now->sq_work_us && then->second->sq_work_us) {
       t.work_s = static_cast<double>(delta(*then->second->sq_work_us, *now->sq_work_us)) / 1e6;
-      if (*t.cpu_s > 0) t.work_ratio = std::min(1.0, *t.work_s / *t.cpu_s);
+      t.work_ratio = sq_work_ratio(*t.work_s, *t.cpu_s);
       t.mostly_idle = *t.cpu_share > 0.05 && *t.work_s < 0.5 * *t.cpu_s;
     }
   }

@@ -293,12 +293,16 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
     const Accounting& a = *r->accounting;
     results["cpu"]["breakdown"] = {{"submitters_s", a.cpu.submitters_s}, {"sq_threads_s", a.cpu.sq_threads_s},
                                    {"iowq_s", a.cpu.iowq_s}, {"other_s", a.cpu.other_s}, {"total_s", a.cpu.total_s}};
+    auto work_ratio = [](const SqThreadStat& t) -> json {
+      const auto w = t.work_s ? sq_work_ratio(*t.work_s, t.cpu_s) : std::nullopt;
+      return w ? json(*w) : json(nullptr);
+    };
     json sq = json::array();
     for (const auto& t : a.sq_threads)
       sq.push_back({{"tid", t.tid}, {"rings", t.rings}, {"cpu_s", t.cpu_s},
                     {"cpu_fraction", a.interval_s > 0 ? json(t.cpu_s / a.interval_s) : json(nullptr)},
                     {"work_s", t.work_s ? json(*t.work_s) : json(nullptr)},
-                    {"work_ratio", t.work_s && t.cpu_s > 0 ? json(*t.work_s / t.cpu_s) : json(nullptr)},
+                    {"work_ratio", work_ratio(t)},
                     {"cpu_per_io_us", r->total.ios ? json(t.cpu_s * 1e6 / static_cast<double>(r->total.ios)) : json(nullptr)},
                     {"source", t.source}});
     results["sq_threads"] = sq;

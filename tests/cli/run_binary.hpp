@@ -8,6 +8,13 @@
 
 namespace ioacct::test {
 
+// How far an SQ thread's SqWorkTime may read over its SqTotalTime (seconds).
+// Both come from the thread's runtime, which the kernel brings up to date for
+// a running task only at a tick or a switch, and the fdinfo reads the total
+// first, then the work the thread has added up itself: 0.9 ms over on 0.2 s
+// was seen here (HZ=250). One tick at HZ=100, the coarsest, is 10 ms.
+inline constexpr double kSqWorkOverTotalS = 0.010;
+
 struct Outcome {
   int exit_code = -1;  // 128+N when killed by signal N, as a shell reports it
   std::string out, err;

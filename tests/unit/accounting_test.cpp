@@ -73,6 +73,14 @@ TEST(Accounting, WithoutSqTimeFieldsUsesSchedstatAndSaysWorkIsUnknown) {
   EXPECT_FALSE(r.system.cpuidle_s);
 }
 
+TEST(Accounting, SqWorkRatioIsCappedAtOneAndNoneWithoutCpu) {
+  EXPECT_DOUBLE_EQ(*sq_work_ratio(0.05, 0.2), 0.25);
+  // The work read 0.9 ms over the total: up to a tick either way, never more than all of it.
+  EXPECT_DOUBLE_EQ(*sq_work_ratio(0.199525, 0.198631), 1.0);
+  EXPECT_FALSE(sq_work_ratio(0.0, 0.0));
+  EXPECT_FALSE(sq_work_ratio(0.1, -1.0));
+}
+
 TEST(Accounting, SystemIowaitAndIdleFromProcStat) {
   SystemSample a, b;
   a.cpu_ticks = {100, 0, 50, 1000, 10, 0, 0, 0, 0, 0};
