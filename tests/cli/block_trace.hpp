@@ -102,6 +102,17 @@ inline uint64_t trace_union_ns(const std::vector<BlockTrace::Event>& ev, uint64_
   return busy;
 }
 
+// Requests in flight at `t`, counted the same way as trace_union_ns.
+inline uint64_t trace_inflight_at(const std::vector<BlockTrace::Event>& ev, uint64_t t) {
+  uint64_t count = 0;
+  for (const auto& e : ev) {
+    if (e.t_ns > t) break;
+    if (e.start) ++count;
+    else if (count > 0) --count;
+  }
+  return count;
+}
+
 // Time within [from, to] spent at each depth (index = requests in flight),
 // counted the same way as trace_union_ns.
 inline std::vector<uint64_t> trace_depth_ns(const std::vector<BlockTrace::Event>& ev, uint64_t from, uint64_t to) {

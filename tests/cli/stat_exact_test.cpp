@@ -27,6 +27,7 @@ struct Window {
   double interval_s = 0;  // the report's own interval: the iostat figures' (r_s, r_await_ms)
   uint64_t trace_union_ns = 0;
   uint64_t trace_starts = 0, trace_dones = 0;  // inside the window
+  uint64_t trace_inflight_at_start = 0;         // requests in flight as it opened
 };
 
 struct WatchOptions {
@@ -91,6 +92,7 @@ std::vector<Window> watch(const LoopDevice& loop, const std::vector<std::string>
     EXPECT_EQ(x.row["device"], loop.name());
     const uint64_t from = x.row["window_start_ns"], to = x.row["window_end_ns"];
     x.trace_union_ns = trace_union_ns(events, from, to);
+    x.trace_inflight_at_start = trace_inflight_at(events, from);
     for (const auto& e : events)
       if (e.t_ns >= from && e.t_ns <= to) ++(e.start ? x.trace_starts : x.trace_dones);
     out.push_back(x);
@@ -374,8 +376,19 @@ TEST(StatExact, StartedMidFlightIsRightFromItsFirstWindow) {
     holds_its_bound(ws[i]);
     EXPECT_GT(ws[i].row["requests_done"].get<uint64_t>(), 100u) << "the reads ran through the window";
   }
-  EXPECT_EQ(ws[0].row["late_ns"], 0u) << "nothing from before the attach reached into the first window";
-  EXPECT_EQ(ws[0].row["starts_unseen"], 0u) << "attach waited for the requests from before it to leave";
+  // The attach settles: every request in flight when the first window opens
+  // is known from its own stamp. One can still be stamped before the attach
+  // and become visible (block_io_start, RQF_IO_STAT) only after the settle's
+  // last sweep, when its submitter is preempted between the request's
+  // allocation, which stamps it, and its accounting (seen once in CI: 1.8 ms).
+  // stat counts that time in late_ns and says so, and the bound above holds
+  // either way; the bench's one thread holds at most one such request. A
+  // settle that did not work would miss every request in flight at the
+  // attach, each for its age (tens of ms at this depth).
+  ASSERT_GE(ws[0].trace_inflight_at_start, 8u) << "the attach came with I/O in flight";
+  EXPECT_LE(ws[0].row["late_ns"].get<uint64_t>(), 10'000'000u)
+      << "from before the attach, at most one request's preemption reached into the first window ("
+      << ws[0].row["starts_unseen"] << " starts unseen)";
 }
 
 // The programs are gone after every way out: COUNT reached, Ctrl-C, SIGTERM.
