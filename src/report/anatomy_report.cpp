@@ -125,8 +125,8 @@ json anatomy_json(const AnatomyResult& a) {
   j["flavor"] = a.flavor == AnatomyFlavor::Uring ? "io_uring" : "syscall";
   if (a.unavailable) {
     for (const char* k : {"ios", "linked", "unlinked", "linking", "stages", "end_to_end", "wakeup", "per_request",
-                          "block_stages", "residual", "foreign_block_requests", "block_completions_unseen", "cpuidle", "bpf_run_ns_per_io",
-                          "bpf_runs_per_io", "reap_ns_per_io"})
+                          "block_stages", "residual", "foreign_block_requests", "block_completions_unseen", "cpuidle",
+                          "bpf_run_ns_per_io", "bpf_runs_per_io", "reap_ns_per_io"})
       j[k] = nullptr;
     return j;
   }

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/units.hpp"
+#include "report/json_opt.hpp"
 #include "report/report.hpp"
 
 namespace ioacct {
@@ -293,7 +294,6 @@ json anatomy_json(const VariantSummary& v, const Fig& fig) {
 }
 
 json verdict_json(const Verdict& v, const VerdictRule& rule, bool baseline) {
-  auto opt = [](const std::optional<double>& x) { return x ? json(*x) : json(nullptr); };
   const auto& r = v.ratio;
   return {{"verdict", verdict_word(v.kind)},
           {"verdict_text", verdict_text(v, rule)},
@@ -302,13 +302,12 @@ json verdict_json(const Verdict& v, const VerdictRule& rule, bool baseline) {
                                                 : json(nullptr)},
           {"repeat_needed", v.kind == VerdictKind::Unresolved ? json(v.repeat_needed) : json(nullptr)},
           {"repeat_needed_capped", v.capped},
-          {"log_spread", opt(v.spread)}};
+          {"log_spread", opt_json(v.spread)}};
 }
 
 }  // namespace
 
 json compare_json(const CompareResult& c, json context) {
-  auto opt = [](const std::optional<double>& x) { return x ? json(*x) : json(nullptr); };
   auto fig = [](const Figure& f) -> json {
     if (!f.s) return nullptr;
     return {{"median", f.s->median}, {"min", f.s->min}, {"max", f.s->max}, {"mad", f.s->mad ? json(*f.s->mad) : json(nullptr)}};
@@ -343,11 +342,11 @@ json compare_json(const CompareResult& c, json context) {
     for (size_t i = 0; i < v.runs.size(); ++i) {
       const RunMetrics& r = v.runs[i];
       runs.push_back({{"iops", r.iops}, {"bytes_per_s", r.bytes_per_s}, {"ios", r.ios},
-                      {"cpu_per_io_ns", opt(r.cpu_per_io_ns)},
-                      {"cpu_split_ns", {{"submitters", opt(r.cpu_submit_ns)}, {"sq_threads", opt(r.cpu_sq_ns)},
-                                        {"io_wq", opt(r.cpu_iowq_ns)}, {"other", opt(r.cpu_other_ns)}}},
-                      {"p50_ns", opt(r.p50_ns)}, {"p99_ns", opt(r.p99_ns)},
-                      {"sq_work_fraction", opt(r.sq_work)}, {"util_pct", opt(r.util_pct)}, {"busy_pct", opt(r.busy_pct)},
+                      {"cpu_per_io_ns", opt_json(r.cpu_per_io_ns)},
+                      {"cpu_split_ns", {{"submitters", opt_json(r.cpu_submit_ns)}, {"sq_threads", opt_json(r.cpu_sq_ns)},
+                                        {"io_wq", opt_json(r.cpu_iowq_ns)}, {"other", opt_json(r.cpu_other_ns)}}},
+                      {"p50_ns", opt_json(r.p50_ns)}, {"p99_ns", opt_json(r.p99_ns)},
+                      {"sq_work_fraction", opt_json(r.sq_work)}, {"util_pct", opt_json(r.util_pct)}, {"busy_pct", opt_json(r.busy_pct)},
                       {"outlier", std::find(v.outliers.begin(), v.outliers.end(), i) != v.outliers.end()}});
     }
     json curve = json::array(), hist = json::array();
@@ -362,10 +361,10 @@ json compare_json(const CompareResult& c, json context) {
                   {"description", v.description},
                   {"engine_description", v.engine_desc},
                   {"baseline", v.baseline},
-                  {"ratio_of_medians", opt(v.ratio_of_medians)},
+                  {"ratio_of_medians", opt_json(v.ratio_of_medians)},
                   {"without_outliers", v.without_outliers ? verdict_json(*v.without_outliers, c.rule, false) : json(nullptr)},
                   {"verdicts_disagree", disagree(v)},
-                  {"rate_iops", opt(v.rate_iops)},
+                  {"rate_iops", opt_json(v.rate_iops)},
                   {"iops", fig(v.iops)},
                   {"cpu_per_io_ns", fig(v.cpu_per_io_ns)},
                   {"cpu_split_ns", {{"submitters", fig(v.cpu_submit_ns)}, {"sq_threads", fig(v.cpu_sq_ns)},

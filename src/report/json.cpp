@@ -7,6 +7,7 @@
 
 #include "common/units.hpp"
 #include "acct/device_identity.hpp"
+#include "report/json_opt.hpp"
 #include "report/report.hpp"
 
 namespace ioacct {
@@ -293,16 +294,12 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
     const Accounting& a = *r->accounting;
     results["cpu"]["breakdown"] = {{"submitters_s", a.cpu.submitters_s}, {"sq_threads_s", a.cpu.sq_threads_s},
                                    {"iowq_s", a.cpu.iowq_s}, {"other_s", a.cpu.other_s}, {"total_s", a.cpu.total_s}};
-    auto work_ratio = [](const SqThreadStat& t) -> json {
-      const auto w = t.work_s ? sq_work_ratio(*t.work_s, t.cpu_s) : std::nullopt;
-      return w ? json(*w) : json(nullptr);
-    };
     json sq = json::array();
     for (const auto& t : a.sq_threads)
       sq.push_back({{"tid", t.tid}, {"rings", t.rings}, {"cpu_s", t.cpu_s},
                     {"cpu_fraction", a.interval_s > 0 ? json(t.cpu_s / a.interval_s) : json(nullptr)},
                     {"work_s", t.work_s ? json(*t.work_s) : json(nullptr)},
-                    {"work_ratio", work_ratio(t)},
+                    {"work_ratio", opt_json(t.work_s ? sq_work_ratio(*t.work_s, t.cpu_s) : std::nullopt)},
                     {"cpu_per_io_us", r->total.ios ? json(t.cpu_s * 1e6 / static_cast<double>(r->total.ios)) : json(nullptr)},
                     {"source", t.source}});
     results["sq_threads"] = sq;
@@ -358,14 +355,13 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
   }
   if (r->series) {
     json samples = json::array();
-    auto opt = [](const auto& o) { return o ? json(*o) : json(nullptr); };
     for (const auto& x : r->series->samples())
       samples.push_back({{"t_s", x.t_s}, {"dur_s", x.dur_s}, {"iops", x.iops},
                          {"bytes_per_s", moves_data ? json(x.bytes_per_s) : json(nullptr)},
-                         {"p50_ns", opt(x.p50_ns)}, {"p99_ns", opt(x.p99_ns)}, {"inflight", x.inflight},
-                         {"own_inflight_pct", opt(x.own_inflight_pct)}, {"busy_pct", opt(x.own_inflight_pct)},
-                         {"device_busy_pct", opt(x.device_busy_pct)}, {"cpu_pct", opt(x.cpu_pct)}, {"sq_cpu_pct", opt(x.sq_cpu_pct)},
-                         {"sq_work_pct", opt(x.sq_work_pct)}, {"util_pct", opt(x.util_pct)}});
+                         {"p50_ns", opt_json(x.p50_ns)}, {"p99_ns", opt_json(x.p99_ns)}, {"inflight", x.inflight},
+                         {"own_inflight_pct", opt_json(x.own_inflight_pct)}, {"busy_pct", opt_json(x.own_inflight_pct)},
+                         {"device_busy_pct", opt_json(x.device_busy_pct)}, {"cpu_pct", opt_json(x.cpu_pct)}, {"sq_cpu_pct", opt_json(x.sq_cpu_pct)},
+                         {"sq_work_pct", opt_json(x.sq_work_pct)}, {"util_pct", opt_json(x.util_pct)}});
     results["series"] = {{"interval_s", static_cast<double>(job.log_interval.count()) / 1e9},
                          {"keep_every", r->series->keep_every()},
                          {"max_samples", Series::kMaxSamples},

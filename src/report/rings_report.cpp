@@ -3,15 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "report/json_opt.hpp"
+
 namespace ioacct {
 namespace {
 
 using nlohmann::json;
-
-template <typename T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
 
 // A figure the kernel did not print is "-", never 0.
 template <typename T>
@@ -63,14 +60,14 @@ json rings_to_json(const RingsView& v) {
     threads.push_back({{"tid", t.tid},
                        {"pid", t.pid},
                        {"comm", t.comm},
-                       {"cpu", opt(t.cpu)},
+                       {"cpu", opt_json(t.cpu)},
                        {"cpus_allowed", t.cpus_allowed.empty() ? json(nullptr) : json(t.cpus_allowed)},
                        {"pinned", t.pinned},
                        {"ring_fds", t.fds},
-                       {"cpu_s", opt(t.cpu_s)},
-                       {"work_s", opt(t.work_s)},
-                       {"cpu_share", opt(t.cpu_share)},
-                       {"work_ratio", opt(t.work_ratio)},
+                       {"cpu_s", opt_json(t.cpu_s)},
+                       {"work_s", opt_json(t.work_s)},
+                       {"cpu_share", opt_json(t.cpu_share)},
+                       {"work_ratio", opt_json(t.work_ratio)},
                        {"mostly_idle", t.mostly_idle}});
   json rings = json::array();
   for (const auto& r : v.rings) {
@@ -80,14 +77,14 @@ json rings_to_json(const RingsView& v) {
                      {"comm", r.comm},
                      {"fd", r.fd},
                      {"locked", r.locked},
-                     {"sq_entries", opt(r.sq_entries)},
-                     {"cq_entries", opt(r.cq_entries)},
-                     {"sq_pending", opt(r.sq_pending)},
-                     {"cq_pending", opt(r.cq_pending)},
-                     {"cq_overflow", opt(r.overflow)},
-                     {"user_files", opt(r.user_files)},
-                     {"user_bufs", opt(r.user_bufs)},
-                     {"sq_thread", opt(r.sq_thread)},
+                     {"sq_entries", opt_json(r.sq_entries)},
+                     {"cq_entries", opt_json(r.cq_entries)},
+                     {"sq_pending", opt_json(r.sq_pending)},
+                     {"cq_pending", opt_json(r.cq_pending)},
+                     {"cq_overflow", opt_json(r.overflow)},
+                     {"user_files", opt_json(r.user_files)},
+                     {"user_bufs", opt_json(r.user_bufs)},
+                     {"sq_thread", opt_json(r.sq_thread)},
                      {"fdinfo", fields}});
   }
   return {{"context", {{"ioacct_version", IOACCT_VERSION}, {"schema_version", kRingsSchemaVersion}}},

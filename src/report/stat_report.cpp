@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/units.hpp"
+#include "report/json_opt.hpp"
 
 namespace ioacct {
 namespace {
@@ -19,9 +20,6 @@ std::string opt(const std::optional<double>& v, int width, int prec) {
   if (!v) return fmt::format(" {:>{}}", "-", width);
   return fmt::format(" {:{}.{}f}", *v, width, prec);
 }
-
-nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
-nlohmann::json opt_json(const std::optional<uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
 
 }  // namespace
 

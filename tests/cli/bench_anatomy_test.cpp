@@ -64,7 +64,10 @@ Witness witness_stages(const std::vector<StageTrace::Event>& ev, const std::vect
   std::vector<std::array<uint64_t, 5>> groups;  // one per submission, its events by kind
   std::vector<bool> blind;
   for (const auto& e : ev) {
-    if (e.kind == T::kSubmit) groups.push_back({}), blind.push_back(false);
+    if (e.kind == T::kSubmit) {
+      groups.push_back({});
+      blind.push_back(false);
+    }
     if (groups.empty()) continue;
     if (groups.back()[e.kind] == 0) groups.back()[e.kind] = e.t_ns;
     if (e.kind == T::kRqComplete && e.tgid == kBlindTgid) blind.back() = true;
