@@ -77,6 +77,11 @@ void InflightMerger::poll(const std::vector<InflightLog*>& logs, const std::func
   }
   if (window_end) end_ = std::min(end_, window_end());
   merge_until(safe);
+  // Every event up to `safe` is merged and none to come is earlier: the
+  // counts hold until then. A worker whose count does not change (the fused
+  // path keeps every slot in flight) logs no event for seconds, and the
+  // time series' intervals must not wait for one.
+  if (safe != UINT64_MAX) advance(safe);
 }
 
 InflightResult InflightMerger::finish(const std::vector<InflightLog*>& logs, uint64_t end) {

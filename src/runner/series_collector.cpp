@@ -9,6 +9,10 @@ void SeriesCollector::tick(Nanos now) {
   if (now < next_ || ctl_.windows_open.load(std::memory_order_acquire) == 0) return;
   const uint32_t e = ctl_.epoch.load(std::memory_order_relaxed);
   if (!all_acked(e)) return;  // a worker still fills the histogram we would hand back: later
+  // Epoch e + 1 fills epoch e - 1's histograms again: those must have been
+  // read and reset first, or a worker would write into one being read. The
+  // interval grows instead (its length is measured, never assumed).
+  if (!pending_.empty() && pending_.front().epoch + 1 <= e) return;
   Snap s = snap(now);
   merger_.add_boundary(now);
   if (have_prev_) pending_.push_back({prev_, s, e, boundaries_});
@@ -79,7 +83,8 @@ void SeriesCollector::emit(const Pending& p, std::optional<uint64_t> busy_ns) {
     x.p50_ns = merged.quantile(0.5);
     x.p99_ns = merged.quantile(0.99);
   }
-  if (busy_ns) x.own_inflight_pct = 100.0 * static_cast<double>(*busy_ns) / (dur * 1e9);
+  // In ns over ns: a thread that never leaves full depth reads exactly 100.
+  if (busy_ns) x.own_inflight_pct = 100.0 * static_cast<double>(*busy_ns) / static_cast<double>(p.b.t - p.a.t);
   if (p.a.busy && p.b.busy && p.b.busy->stamp_ns > p.a.busy->stamp_ns)
     x.device_busy_pct = 100.0 * static_cast<double>(p.b.busy->busy_ns - p.a.busy->busy_ns) /
                         static_cast<double>(p.b.busy->stamp_ns - p.a.busy->stamp_ns);

@@ -70,5 +70,30 @@ TEST(InflightMerger, BeforeTheEndIsKnownAnOpenWorkersWatermarkBoundsTheMerge) {
   EXPECT_EQ(r.by_depth_ns[InflightResult::bucket(0)], 200u);  // [800, 1000)
 }
 
+// A worker whose count does not change logs no event, only its watermark:
+// the intervals it has passed are done at the next poll, not at its next
+// event (the time series waits for them).
+TEST(InflightMerger, AWatermarkWithoutEventsClosesTheIntervalsItPassed) {
+  InflightLog a;
+  const std::vector<InflightLog*> logs = {&a};
+  InflightMerger m(1);
+  m.start_at(0);
+  m.add_boundary(1000);
+  m.add_boundary(2000);
+  a.push(0, 32);
+  a.watermark(1500);
+  m.poll(logs, [] { return UINT64_MAX; });
+  ASSERT_EQ(m.interval_busy().size(), 1u) << "the interval up to 1000 is done, the one up to 2000 is not";
+  EXPECT_EQ(m.interval_busy()[0], 1000u);
+  a.watermark(2500);
+  m.poll(logs, [] { return UINT64_MAX; });
+  ASSERT_EQ(m.interval_busy().size(), 2u);
+  EXPECT_EQ(m.interval_busy()[1], 1000u);
+  a.finish();
+  const InflightResult r = m.finish(logs, 3000);
+  EXPECT_EQ(r.busy_ns, 3000u);
+  EXPECT_EQ(r.by_depth_ns[InflightResult::bucket(32)], 3000u);
+}
+
 }  // namespace
 }  // namespace ioacct
