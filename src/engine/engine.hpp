@@ -6,6 +6,8 @@
 // virtual calls per batch and none per I/O. Per-I/O failures come back as
 // completions with res = -errno, never as exceptions or return values; only
 // the engine's own syscall failing (the ring refused the call) is returned.
+// An io_uring engine also offers the fused path (fused(), one pass per I/O
+// for the runner's steady state), beside this interface, not instead of it.
 #include <sys/uio.h>
 
 #include <cstdint>
@@ -17,6 +19,8 @@
 #include "engine/options.hpp"
 
 namespace ioacct {
+
+class FusedRing;  // engine/fused_ring.hpp
 
 // Read and Write move `len` bytes at `offset`. Fsync and Fdatasync sync the
 // file (offset, len and buf unused). Trim discards [offset, offset + len): a
@@ -84,6 +88,11 @@ class Engine {
   // naming the cause and what to do: "registered buffers: ... (ENOMEM); raise
   // it with 'ulimit -l'". Empty when the engine runs as asked.
   virtual std::vector<std::string> fallbacks() const { return {}; }
+  // The fused path (engine/fused_ring.hpp): completions read and the next
+  // requests written in place, one pass per I/O. Null where the engine has
+  // no ring of its own or its requests are not one plain SQE each; then
+  // queue() and enter() are the way. The two may be mixed between calls.
+  virtual FusedRing* fused() noexcept { return nullptr; }
 };
 
 // What the conformance suite and the runner may rely on per engine.

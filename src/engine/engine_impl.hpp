@@ -2,9 +2,11 @@
 // Concrete engines. Only make_engine() and the tests see these classes.
 #include <liburing.h>
 
+#include <optional>
 #include <vector>
 
 #include "engine/engine.hpp"
+#include "engine/fused_ring.hpp"
 
 namespace ioacct {
 
@@ -24,6 +26,7 @@ class UringEngine final : public Engine {
   uint32_t setup_flags() const noexcept override { return flags_; }
   int ring_fd() const noexcept override { return ring_.ring_fd; }
   std::vector<std::string> fallbacks() const override { return fallbacks_; }
+  FusedRing* fused() noexcept override { return fused_ ? &*fused_ : nullptr; }
 
  private:
   void setup(const EngineOptions& opts);
@@ -57,6 +60,7 @@ class UringEngine final : public Engine {
   bool fixed_bufs_ = false;
   bool registered_ring_ = false;
   std::vector<std::string> fallbacks_;
+  std::optional<FusedRing> fused_;  // where a read or write is one plain SQE
 };
 
 class PsyncEngine final : public Engine {

@@ -21,6 +21,7 @@
 #include "common/units.hpp"
 #include "engine/engine_impl.hpp"
 #include "engine/uapi.hpp"
+#include "engine/uring_enter.hpp"
 
 namespace ioacct {
 namespace {
@@ -70,32 +71,6 @@ std::string memlock_text() {
   return rl.rlim_cur == RLIM_INFINITY ? std::string("unlimited") : format_size(rl.rlim_cur);
 }
 
-// io_uring_enter as an inline `syscall` instruction where the calling
-// convention is known (returns the count, or -errno). Through libc's
-// syscall() each call cost ~110 ns more here, spent on the instructions
-// right after the kernel returns (most likely the `ret` out of the wrapper,
-// mispredicted once the kernel has cleared the return predictions): ~3.5 ns
-// per I/O at depth 32 on nop (bench/README.md, "The enter call"). liburing
-// makes its calls inline too.
-inline long enter_syscall(int fd, unsigned to_submit, unsigned min_complete, unsigned flags, const void* arg,
-                          size_t argsz) noexcept {
-#if defined(__x86_64__)
-  long ret;
-  register unsigned r10 __asm__("r10") = flags;
-  register const void* r8 __asm__("r8") = arg;
-  register size_t r9 __asm__("r9") = argsz;
-  __asm__ volatile("syscall"
-                   : "=a"(ret)
-                   : "0"(static_cast<long>(__NR_io_uring_enter)), "D"(fd), "S"(to_submit), "d"(min_complete),
-                     "r"(r10), "r"(r8), "r"(r9)
-                   : "rcx", "r11", "memory");
-  return ret;  // the kernel's own: -errno on failure
-#else
-  const long ret = syscall(__NR_io_uring_enter, fd, to_submit, min_complete, flags, arg, argsz);
-  return ret < 0 ? -errno : ret;
-#endif
-}
-
 }  // namespace
 
 UringEngine::UringEngine(const EngineOptions& opts, bool nop)
@@ -110,6 +85,18 @@ UringEngine::UringEngine(const EngineOptions& opts, bool nop)
     io_uring_queue_exit(&ring_);
     throw;
   }
+  // The fused path writes plain SQEs and sleeps in io_uring_enter: every
+  // mode that changes either keeps the batch path.
+  if (!o_.sqpoll && !o_.iopoll && !o_.vectored && !o_.nowait && !o_.force_async && o_.wait == WaitMode::Sleep)
+    fused_.emplace(FusedRing::Config{.ring = &ring_,
+                                     .counters = &counters_,
+                                     .fds = fds_.data(),
+                                     .nop = nop_,
+                                     .fixed_files = fixed_files_,
+                                     .fixed_bufs = fixed_bufs_,
+                                     .registered_ring = registered_ring_,
+                                     .ext_arg = (features_ & IORING_FEAT_EXT_ARG) != 0,
+                                     .no_iowait = o_.no_iowait});
 }
 
 void UringEngine::setup(const EngineOptions& opts) {

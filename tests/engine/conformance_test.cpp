@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/engine.hpp"
+#include "engine/fused_ring.hpp"
 #include "engine/test_files.hpp"
 
 namespace ioacct {
@@ -48,6 +49,59 @@ std::map<uint32_t, int32_t> run_all(Engine& e, const std::vector<IoRequest>& req
     }
   }
   return done;
+}
+
+// The fused path's contract (engine/fused_ring.hpp), as the runner uses it:
+// `depth` reads queued through queue() first (the two paths mix), then every
+// completion refills its own tag in place with the next block, `total` in
+// all. Checks that each read comes back once, whole, with its block's data
+// (engines that move data), and that no tag completes while not in flight.
+void run_fused(Engine& e, FusedRing& ring, uint8_t* buf, unsigned depth, uint64_t total, uint64_t blocks,
+               bool moves_data) {
+  std::vector<uint64_t> block_of(depth);
+  std::vector<bool> busy(depth, false);
+  uint64_t issued = 0, completed = 0;
+  for (uint32_t t = 0; t < depth; ++t) {
+    block_of[t] = (issued * 37) % blocks;
+    IoRequest r{block_of[t] * kBlock, buf + t * kBlock, kBlock, 0, t, IoOp::Read};
+    ASSERT_EQ(e.queue({&r, 1}), 1u);
+    busy[t] = true;
+    ++issued;
+  }
+  int idle = 0;
+  while (completed < total) {
+    const int ready = ring.submit_and_wait(2'000'000'000ull);
+    ASSERT_GE(ready, 0) << strerror(-ready);
+    ASSERT_TRUE(ring.all_submitted()) << "the kernel took every request it was given";
+    if (ready == 0) {
+      ASSERT_LT(++idle, 3) << "no completion within 2 s, " << completed << " of " << total;
+      continue;
+    }
+    bool ok = true;
+    ring.reap([&](uint32_t t, int32_t res) {
+      if (!ok) return;
+      ok = t < depth && busy[t] && res == static_cast<int32_t>(kBlock);
+      EXPECT_TRUE(ok) << "tag " << t << " res " << res << (t < depth && !busy[t] ? " (not in flight)" : "");
+      if (moves_data)
+        for (size_t j = 0; ok && j < kBlock; j += 509) {
+          ok = buf[t * kBlock + j] == pattern(block_of[t], j);
+          EXPECT_TRUE(ok) << "tag " << t << " byte " << j;
+        }
+      busy[t] = false;
+      ++completed;
+      if (issued < total) {
+        block_of[t] = (issued * 37) % blocks;
+        if (moves_data) buf[t * kBlock] = kPoison;  // a read that did not happen shows
+        ring.refill(true, 0, block_of[t] * kBlock, buf + t * kBlock, kBlock, t);
+        busy[t] = true;
+        ++issued;
+      }
+    });
+    ASSERT_TRUE(ok);
+  }
+  EXPECT_EQ(e.counters().submitted, total);
+  EXPECT_EQ(e.counters().reaped, total);
+  EXPECT_LT(e.counters().syscalls, total / 2) << "one enter per batch, not per I/O";
 }
 
 template <EngineKind K>
@@ -213,6 +267,32 @@ TYPED_TEST(EngineConformance, NoCompletionLostAtFullDepth) {
     EXPECT_LT(e->counters().syscalls, total / 2);
 }
 
+// The fused path: io_uring engines (nop too) offer it in their default
+// mode, psync has no ring to offer.
+TYPED_TEST(EngineConformance, FusedPathRefillsInPlaceAndLosesNothing) {
+  TempFile f(256);
+  for (bool direct : {false, true}) {
+    SCOPED_TRACE(direct ? "O_DIRECT" : "buffered");
+    const int fd = f.open(O_RDONLY | (direct ? O_DIRECT : 0));
+    ASSERT_GE(fd, 0);
+    const unsigned depth = 16;
+    AlignedBuf buf(kBlock * depth);
+    EngineOptions o;
+    o.depth = depth;
+    o.fds = {fd};
+    for (unsigned i = 0; i < depth; ++i) o.buffers.push_back({buf.p + i * kBlock, kBlock});
+    auto e = make_engine(this->kKind, o);
+    FusedRing* ring = e->fused();
+    if (this->kKind == EngineKind::Psync) {
+      EXPECT_EQ(ring, nullptr);
+    } else {
+      ASSERT_NE(ring, nullptr);
+      run_fused(*e, *ring, buf.p, depth, 20'000, 256, this->traits().moves_data);
+    }
+    close(fd);
+  }
+}
+
 TYPED_TEST(EngineConformance, SyncsCompleteWithZero) {
   if (!this->traits().moves_data) GTEST_SKIP() << "nop neither syncs nor trims (the runner never asks it to)";
   TempFile f(8);
@@ -313,6 +393,7 @@ namespace {
 struct ModeCase {
   const char* name;
   UringOptions uring;
+  bool fused = true;  // Engine::fused() offers the fused path in this mode
 };
 
 class UringModes : public ::testing::TestWithParam<ModeCase> {};
@@ -359,6 +440,15 @@ TEST_P(UringModes, ReadsKnownDataAndLosesNothing) {
     }
     EXPECT_EQ(e->counters().submitted, total);
     EXPECT_EQ(e->counters().reaped, total);
+    // The fused path where a request is one plain SQE and the wait sleeps;
+    // held to the same contract on a ring of its own.
+    auto e2 = make_engine(EngineKind::Uring, o);
+    if (!GetParam().fused) {
+      EXPECT_EQ(e2->fused(), nullptr) << "this mode keeps the batch path";
+    } else {
+      ASSERT_NE(e2->fused(), nullptr);
+      run_fused(*e2, *e2->fused(), buf.p, depth, total, 256, true);
+    }
     close(fd);
   }
 }
@@ -383,19 +473,19 @@ INSTANTIATE_TEST_SUITE_P(
                                  o.fixed_bufs = FlagWish::On;
                                  o.fixed_files = o.register_ring = FlagWish::Off;
                                })},
-                      ModeCase{"vectored", with([](UringOptions& o) { o.vectored = true; })},
+                      ModeCase{"vectored", with([](UringOptions& o) { o.vectored = true; }), false},
                       ModeCase{"register_ring", with([](UringOptions& o) {
                                  o.register_ring = FlagWish::On;
                                  o.fixed_files = o.fixed_bufs = FlagWish::Off;
                                })},
-                      ModeCase{"sqpoll", with([](UringOptions& o) { o.sqpoll = true; o.sq_idle_ms = 10; })},
-                      ModeCase{"spin", with([](UringOptions& o) { o.wait = WaitMode::Spin; })},
-                      ModeCase{"hybrid", with([](UringOptions& o) { o.wait = WaitMode::Hybrid; o.hybrid_spin_ns = 20'000; })},
+                      ModeCase{"sqpoll", with([](UringOptions& o) { o.sqpoll = true; o.sq_idle_ms = 10; }), false},
+                      ModeCase{"spin", with([](UringOptions& o) { o.wait = WaitMode::Spin; }), false},
+                      ModeCase{"hybrid", with([](UringOptions& o) { o.wait = WaitMode::Hybrid; o.hybrid_spin_ns = 20'000; }), false},
                       ModeCase{"no_defer_no_coop", with([](UringOptions& o) {
                                  o.defer_taskrun = FlagWish::Off;
                                  o.coop_taskrun = FlagWish::Off;
                                })},
-                      ModeCase{"force_async", with([](UringOptions& o) { o.force_async = true; })},
+                      ModeCase{"force_async", with([](UringOptions& o) { o.force_async = true; }), false},
                       ModeCase{"no_iowait", with([](UringOptions& o) { o.no_iowait = true; })}),
     [](const ::testing::TestParamInfo<ModeCase>& i) { return std::string(i.param.name); });
 

@@ -1,0 +1,139 @@
+#pragma once
+// The fused path of the io_uring engine: one pass per I/O.
+//
+// queue() and enter() hand a batch of requests in and a batch of completions
+// out. With the runner's own passes over its slots, that made four passes
+// per I/O where a bare io_uring loop makes one, and at nop depth 128 it cost
+// ~12 of ioacct's ~21 ns per I/O in user space (bench/README.md, "Where
+// nop's user-space time goes"). Here the runner reads each completion where
+// the kernel put it and writes the same slot's next request into the SQ at
+// once: what a hand-written loop does, behind the engine's own type.
+//
+// Inline and not virtual: it runs per I/O. Engine::fused() hands one out
+// only where a read or write is one plain SQE (no SQ thread, no polling, no
+// vectored or RWF_NOWAIT requests, no IOSQE_ASYNC, a sleeping wait); the
+// runner uses it only for a run of reads or of writes.
+#include <liburing.h>
+
+#include <cstdint>
+
+#include "engine/engine.hpp"
+#include "engine/uapi.hpp"
+#include "engine/uring_enter.hpp"
+
+namespace ioacct {
+
+class FusedRing {
+ public:
+  struct Config {
+    io_uring* ring;
+    EngineCounters* counters;
+    const int* fds;          // the engine's, indexed by IoRequest::file
+    bool nop;                // IORING_OP_NOP: completes with the request's length
+    bool fixed_files;        // registered: `file` is the index
+    bool fixed_bufs;         // registered: buffer `tag` is the tag's
+    bool registered_ring;    // enter through the registered ring fd
+    bool ext_arg;            // the kernel takes a timeout with the wait
+    bool no_iowait;          // IORING_ENTER_NO_IOWAIT
+  };
+  explicit FusedRing(const Config& c) noexcept : c_(c) {}
+
+  // Whether the kernel took every request written so far: then the SQ has a
+  // free entry for each request in flight, and refill() needs no check.
+  bool all_submitted() const noexcept {
+    const io_uring_sq& sq = c_.ring->sq;
+    return sq.sqe_tail == io_uring_smp_load_acquire(sq.khead);
+  }
+
+  // Submits every request written and waits for at least one completion, or
+  // `timeout_ns`. Returns the completions ready (0 after a timeout or a
+  // signal), or -errno when the kernel refused the call itself.
+  int submit_and_wait(uint64_t timeout_ns) noexcept {
+    io_uring_sq& sq = c_.ring->sq;
+    const unsigned tail = sq.sqe_tail;
+    const unsigned to_submit = tail - sq.sqe_head;
+    if (to_submit) {
+      sq.sqe_head = tail;
+      IO_URING_WRITE_ONCE(*sq.ktail, tail);
+    }
+    int fd = c_.ring->ring_fd;
+    unsigned flags = IORING_ENTER_GETEVENTS;
+    if (c_.registered_ring) {
+      fd = c_.ring->enter_ring_fd;
+      flags |= IORING_ENTER_REGISTERED_RING;
+    }
+    if (c_.no_iowait) flags |= IORING_ENTER_NO_IOWAIT;
+    __kernel_timespec ts{};
+    io_uring_getevents_arg arg{};
+    const void* argp = nullptr;
+    size_t argsz = 0;
+    if (timeout_ns && c_.ext_arg) {
+      ts.tv_sec = static_cast<long long>(timeout_ns / 1'000'000'000ull);
+      ts.tv_nsec = static_cast<long long>(timeout_ns % 1'000'000'000ull);
+      arg.ts = reinterpret_cast<uint64_t>(&ts);
+      argp = &arg;
+      argsz = sizeof(arg);
+      flags |= IORING_ENTER_EXT_ARG;
+    }
+    // Already there (the kernel completed some while we reaped): submit
+    // without waiting, as the batch path does.
+    const unsigned min_complete = io_uring_cq_ready(c_.ring) ? 0 : 1;
+    const long ret = enter_syscall(fd, to_submit, min_complete, flags, argp, argsz);
+    EngineCounters& k = *c_.counters;
+    ++k.syscalls;
+    if (to_submit) ++k.submit_syscalls;
+    if (min_complete) ++k.reap_syscalls;
+    if (ret > 0) k.submitted += static_cast<uint64_t>(ret);
+    if (ret < 0 && ret != -EINTR && ret != -ETIME && ret != -EAGAIN && ret != -EBUSY) return static_cast<int>(ret);
+    return static_cast<int>(io_uring_cq_ready(c_.ring));
+  }
+
+  // Hands each completion ready to f(tag, res), oldest first (res as
+  // Engine::enter's: bytes, or -errno), then frees their CQ entries. `f` may
+  // refill() the tag it is handed.
+  template <class F>
+  unsigned reap(F&& f) noexcept {
+    io_uring_cq& cq = c_.ring->cq;
+    const unsigned head = *cq.khead;
+    const unsigned n = io_uring_smp_load_acquire(cq.ktail) - head;
+    const unsigned mask = cq.ring_mask;
+    for (unsigned i = 0; i < n; ++i) {
+      const io_uring_cqe& cqe = cq.cqes[(head + i) & mask];
+      const uint64_t ud = cqe.user_data;
+      const int32_t res = c_.nop && cqe.res >= 0 ? static_cast<int32_t>(ud >> 32) : cqe.res;
+      f(static_cast<uint32_t>(ud), res);
+    }
+    io_uring_smp_store_release(cq.khead, head + n);
+    c_.counters->reaped += n;
+    return n;
+  }
+
+  // Writes a read or write of `len` bytes at `offset` of file `file` into
+  // the SQ, to be submitted by the next submit_and_wait(). `buf` lies in
+  // buffer `tag` when buffers are registered.
+  void refill(bool read, uint32_t file, uint64_t offset, void* buf, uint32_t len, uint32_t tag) noexcept {
+    io_uring_sq& sq = c_.ring->sq;
+    io_uring_sqe* sqe = &sq.sqes[sq.sqe_tail & sq.ring_mask];
+    ++sq.sqe_tail;
+    if (c_.nop) {
+      io_uring_prep_nop(sqe);
+      // NOP completes with res 0: the length rides along (see reap()).
+      sqe->user_data = (static_cast<uint64_t>(len) << 32) | tag;
+      return;
+    }
+    const int fd = c_.fixed_files ? static_cast<int>(file) : c_.fds[file];
+    if (c_.fixed_bufs) {
+      io_uring_prep_rw(read ? IORING_OP_READ_FIXED : IORING_OP_WRITE_FIXED, sqe, fd, buf, len, offset);
+      sqe->buf_index = static_cast<uint16_t>(tag);
+    } else {
+      io_uring_prep_rw(read ? IORING_OP_READ : IORING_OP_WRITE, sqe, fd, buf, len, offset);
+    }
+    if (c_.fixed_files) sqe->flags |= IOSQE_FIXED_FILE;
+    sqe->user_data = tag;
+  }
+
+ private:
+  Config c_;
+};
+
+}  // namespace ioacct
