@@ -17,12 +17,6 @@
 #include "workload/pace.hpp"
 
 namespace ioacct {
-namespace {
-
-constexpr uint32_t kMaxEagain = 1000;  // a request that keeps failing with EAGAIN is an error
-
-}  // namespace
-
 void Worker::operator()() noexcept {
   try {
     setup();
@@ -141,6 +135,16 @@ void Worker::setup() {
     if (rw_trims_only(job_.rw) || job_.rwmix_trim) out_.trim_latency = std::make_shared<Histogram>();
     if (sync_every_) out_.sync_latency = std::make_shared<Histogram>();
   }
+
+  // The fused path takes the steady state of a plain run: only reads or
+  // only writes, refilled as they are reaped (no lockstep batches, no
+  // --split-submit), unpaced, without --verify or the test-only interval
+  // dump (nor the anatomy, which is attached after set-up: loop() checks
+  // it). Everything else, and every run's edges, take the batch path.
+  if (FusedRing* f = engine_->fused(); f && !tables_ && !dump_ && job_.rate_per_thread() == 0 &&
+                                       !sync_every_ && fixed_op_ && io_moves_data(*fixed_op_) && !job_.lockstep() &&
+                                       !job_.split_submit)
+    fused_ = f;
 
   reqs_.resize(plan_.depth);
   comps_.resize(plan_.depth);
@@ -533,6 +537,16 @@ void Worker::loop() noexcept {
     // has returned, so that their submission can be stamped (slat).
     const unsigned q = nreq_ ? engine_->queue({reqs_.data(), nreq_}) : 0;
     const bool whole = q == nreq_;  // every new one of this batch went
+    if (whole && fresh && fused_may_run(inflight, stopping)) {
+      // The steady state, one pass per I/O. It hands back with every slot
+      // in flight and the last completions unreaped, which the next
+      // iteration's enter collects without a syscall; only a refill of the
+      // batch path (`fresh`) enters it again, so whatever made it hand back
+      // (an error, the window's end) is seen there first.
+      nreq_ = 0;
+      run_fused(now, completed, bytes_all);
+      continue;
+    }
 
     // 2. Wait: only when no more can be issued now (depth full, quota or
     // pace reached, or stopping); then for a complete batch.

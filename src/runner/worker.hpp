@@ -2,7 +2,9 @@
 // One worker thread: it owns its ring (engine), its share of the targets and
 // of the depth (its Plan), its buffers and its accounting, and runs the hot
 // loop: fill the free depth a submit batch at a time, wait for a complete
-// batch, count what completed. No lock, no allocation and no syscall beyond
+// batch, count what completed (the batch path, worker.cpp); in a plain
+// run's steady state, count each completion and refill its slot in one
+// pass (the fused path, worker_fused.cpp). No lock, no allocation and no syscall beyond
 // the I/O's own per batch; what it shares goes through Control and its
 // Published (control.hpp has the memory-ordering contract).
 #include <cstdint>
@@ -20,6 +22,7 @@
 #include "common/rng.hpp"
 #include "engine/engine.hpp"
 #include "engine/fault_engine.hpp"
+#include "engine/fused_ring.hpp"
 #include "runner/control.hpp"
 #include "runner/plan.hpp"
 #include "runner/result.hpp"
@@ -69,6 +72,7 @@ class Worker {
     uint64_t gen;     // --verify: the write's generation
   };
   static_assert(sizeof(Slot) == 64, "a slot is one cache line");
+  static constexpr uint32_t kMaxEagain = 1000;  // a request that keeps failing with EAGAIN is an error
   struct FreeDeleter { void operator()(char* p) const { std::free(p); } };
 
   void setup();
@@ -100,6 +104,13 @@ class Worker {
   void close_window(Nanos now, bool drained = false);
   void settle_disks(SystemSample& s) const;
   void loop() noexcept;
+  // The fused path (worker_fused.cpp): the steady state of a run of reads or
+  // writes, each completion refilling its own slot in place.
+  bool fused_may_run(unsigned inflight, bool stopping) const noexcept;
+  void run_fused(Nanos& now, uint64_t& completed, uint64_t& bytes_all) noexcept;
+  template <bool kTimed, bool kSplit, bool kMoves, bool kOneFile>
+  void fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64_t& bytes_all) noexcept;
+  bool fused_retry(Slot& s, uint32_t tag, int32_t res, FusedRing& ring);
   bool check_stop(Nanos now);
   void fatal(std::string why);
 
@@ -129,6 +140,7 @@ class Worker {
   bool split_lat_ = false;  // slat/clat recorded (--acct latency and full, an engine that queues)
   bool acct_latency_ = true;  // record per-I/O latency (--acct latency and full)
   bool dump_ = false;      // test-only: keep every counted I/O's interval
+  FusedRing* fused_ = nullptr;  // the engine's fused path, where this run may take it
   // The requests: slots and their buffers, the free list, the batch being
   // queued and the completions reaped.
   std::unique_ptr<char, FreeDeleter> buffers_;

@@ -243,6 +243,31 @@ TEST(BenchFaults, TruncatedTargetWithinMaxErrorsIsCounted) {
   EXPECT_EQ(r["bytes"].get<uint64_t>(), r["ios"].get<uint64_t>() * 4096) << "failed reads are not counted";
 }
 
+// A new end of file inside a block: the read of that block comes back
+// short, its rest is resubmitted (and then meets the end), on the default
+// run's fused path as on the batch path (--submit-batch keeps a run there).
+TEST(BenchFaults, ShortReadAtANewEndOfFileIsResubmittedThenCounted) {
+  for (const bool batch : {false, true}) {
+    SCOPED_TRACE(batch ? "batch path" : "fused path");
+    TempDir dir;
+    const std::string file = make_file(dir, "target", "64m");
+    std::vector<std::string> args = {"bench", "--rw", "read", "--bs", "4k", "--runtime", "1s", "--max-errors", "1G",
+                                     "--format", "json", file};
+    if (batch) args.insert(args.begin() + 1, {"--submit-batch", "32"});
+    auto o = run_ioacct(args, {.timeout_s = 60, .action_after = "ioacct bench:",
+                               .action = [&] { sh("truncate -s " + std::to_string(1048576 + 1616) + " " + file); }});
+    expect_no_crash(o);
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    json j = parse_json(o.out, o);
+    const json& r = j["results"];
+    EXPECT_GE(r["short_resubmits"].get<uint64_t>(), 1u) << "each pass over the file reads the cut block";
+    EXPECT_GE(r["errors"]["EOF"].get<uint64_t>(), r["short_resubmits"].get<uint64_t>()) << r["errors"].dump();
+    EXPECT_EQ(r["syscalls"]["submitted_ios"], r["syscalls"]["reaped_ios"]);
+    EXPECT_EQ(r["bytes"].get<uint64_t>(), r["ios"].get<uint64_t>() * 4096) << "failed reads are not counted";
+    EXPECT_GT(r["ios"].get<uint64_t>(), 256u) << "the blocks before the cut were read whole";
+  }
+}
+
 TEST(BenchFaults, DeletedTargetKeepsWorkingThroughItsDescriptor) {
   TempDir dir;
   const std::string file = make_file(dir, "target", "64m");

@@ -1,0 +1,161 @@
+// The fused path of the hot loop: the steady state of a run of only reads
+// or only writes, refilled as reaped. Each completion is read where the
+// kernel put it (FusedRing::reap), counted, and its slot re-armed with the
+// next request, whose SQE is written at once: one pass per I/O where the
+// batch path (worker.cpp) makes four (completions into an array, the reap
+// into the slots and the free list, the refill into the request array, the
+// SQEs). Everything else, and the edges of every run (the first batch, the
+// window's end, a stop, the quota's last I/Os), take the batch path.
+#include <cerrno>
+
+#include "runner/worker.hpp"
+
+namespace ioacct {
+
+// Whether the next batches may take the fused path: the run has one (set
+// up), no anatomy follows each I/O's stages, the window is open, every slot
+// is in flight and the quota is more than two depths away (a batch reaps
+// at most one depth and refills it).
+bool Worker::fused_may_run(unsigned inflight, bool stopping) const noexcept {
+  if (!fused_ || stopping || !counting_ || inflight != plan_.depth || ctl_.anatomy) return false;
+  const uint64_t quota = plan_.quota;
+  return quota == UINT64_MAX || out_.ios + 2ull * plan_.depth <= quota;
+}
+
+void Worker::run_fused(Nanos& now, uint64_t& completed, uint64_t& bytes_all) noexcept {
+  FusedRing& ring = *fused_;
+  const bool one_file = gens_.size() == 1;
+  // One loop per accounting level and per whether offsets are drawn and
+  // from how many files, as the batch path's prepare and reap.
+#define IOACCT_FUSED(T, S)                                                                          \
+  (moves_data_ ? (one_file ? fused_loop<T, S, true, true>(ring, now, completed, bytes_all)         \
+                           : fused_loop<T, S, true, false>(ring, now, completed, bytes_all))       \
+               : (one_file ? fused_loop<T, S, false, true>(ring, now, completed, bytes_all)        \
+                           : fused_loop<T, S, false, false>(ring, now, completed, bytes_all)))
+  if (!acct_latency_) IOACCT_FUSED(false, false);
+  else if (split_lat_) IOACCT_FUSED(true, true);
+  else IOACCT_FUSED(true, false);
+#undef IOACCT_FUSED
+}
+
+// A completion that is not its request's whole transfer. A short transfer
+// and EAGAIN resubmit the rest from the same slot (true: the slot stays
+// as it is); anything else is an error, counted (false: the slot takes the
+// next request, as the batch path refills a freed one).
+bool Worker::fused_retry(Slot& s, uint32_t tag, int32_t res, FusedRing& ring) {
+  const bool read = s.op == IoOp::Read;
+  if (res > 0 && moves_data_) {
+    s.offset += static_cast<uint32_t>(res);
+    s.left -= static_cast<uint32_t>(res);
+    ++out_.short_resubmits;
+  } else if (res == -EAGAIN && ++s.eagains <= kMaxEagain) {
+    ++out_.eagain_retries;
+  } else {
+    record_error(s, res == 0 ? kErrEof : -res);
+    return false;
+  }
+  s.t_issued = 0;
+  ring.refill(read, s.file, s.offset, s.buf + (s.len - s.left), s.left, tag);
+  return true;
+}
+
+template <bool kTimed, bool kSplit, bool kMoves, bool kOneFile>
+void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64_t& bytes_all) noexcept {
+  const unsigned depth = plan_.depth;
+  const uint64_t quota = plan_.quota;
+  const uint32_t bs = static_cast<uint32_t>(job_.bs);
+  const bool read = *fixed_op_ == IoOp::Read;
+  const uint32_t* files = plan_.files.data();
+  OffsetGen* gens = gens_.data();
+  Slot* const slots = slots_.data();
+  Histogram& lat = *out_.latency;
+  for (;;) {
+    const int ready = ring.submit_and_wait(kMaxWaitNs);
+    now = now_ns();
+    // The batch path takes over where it has more to do than count and
+    // refill: a failed call, requests the kernel did not take, the window's
+    // end, a stop, the quota's last I/Os.
+    if (ready < 0 || !ring.all_submitted() || now >= deadline_) return;
+    if (ctl_.stop.load(std::memory_order_relaxed) != kRunning) return;
+    if (quota != UINT64_MAX && out_.ios + 2ull * depth > quota) return;
+    if (ready == 0) continue;
+
+    // Every completion of the batch is stamped `now`, and the request that
+    // refills its slot is stamped `now` too: its latency runs from the
+    // start of the pass that writes its SQE, as the batch path's runs from
+    // the start of its prepare pass.
+    uint64_t run_lat = 0, run_n = 0, run_clat = 0, run_cn = 0, ios = 0, bytes = 0;
+    const auto record_lat_run = [&] {
+      lat.record_n(run_lat, run_n);
+      if (ihist_[0]) ihist_[epoch_ & 1]->record_n(run_lat, run_n);
+    };
+    ring.reap([&](uint32_t tag, int32_t res) {
+      Slot& s = slots[tag];
+      if (res == static_cast<int32_t>(s.left)) [[likely]] {
+        ++ios;
+        if constexpr (kMoves) bytes += s.len;
+        if constexpr (kTimed) {
+          const uint64_t l = now - s.t_submit;
+          if (l == run_lat) {
+            ++run_n;
+          } else {
+            if (run_n) record_lat_run();
+            run_lat = l;
+            run_n = 1;
+          }
+        }
+        if constexpr (kSplit) {
+          // Only the first batch after the batch path can carry t_issued:
+          // every enter here waits, so its submissions have no end of their
+          // own (unsplit, as the batch path's waiting enters).
+          if (s.t_issued) [[unlikely]] {
+            const uint64_t cl = now - s.t_issued;
+            if (cl == run_clat) {
+              ++run_cn;
+            } else {
+              if (run_cn) out_.clat->record_n(run_clat, run_cn);
+              run_clat = cl;
+              run_cn = 1;
+            }
+          }
+        }
+      } else if (fused_retry(s, tag, res, ring)) [[unlikely]] {
+        return;
+      }
+      // The slot's next request.
+      const size_t k = kOneFile ? 0 : pick_file();
+      const uint64_t off = kMoves ? gens[k].next() : 0;  // nop looks at no offset
+      const uint32_t file = files[k];
+      s.start = s.offset = off;
+      s.left = bs;
+      s.eagains = 0;
+      s.file = file;
+      s.t_submit = now;
+      if constexpr (kSplit) s.t_issued = 0;
+      ring.refill(read, file, off, s.buf, bs, tag);
+    });
+    if (run_n) record_lat_run();
+    if (run_cn) out_.clat->record_n(run_clat, run_cn);
+    out_.ios += ios;
+    (read ? out_.reads : out_.writes) += ios;
+    (read ? out_.bytes_read : out_.bytes_written) += bytes;
+    completed += ios;
+    bytes_all += bytes;
+
+    // Once per batch, as the batch path: the interval histograms' epoch,
+    // the in-flight log (every slot stays in flight), the progress.
+    if (ihist_[0]) {
+      const uint32_t e = ctl_.epoch.load(std::memory_order_relaxed);
+      if (e != epoch_) {
+        epoch_ = e;
+        pub_.epoch_ack.store(e, std::memory_order_release);
+      }
+    }
+    if (log_) log_->watermark(now);
+    pub_.completed.store(completed, std::memory_order_relaxed);
+    pub_.bytes.store(bytes_all, std::memory_order_relaxed);
+    pub_.measured.store(out_.ios, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace ioacct
