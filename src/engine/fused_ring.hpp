@@ -88,49 +88,73 @@ class FusedRing {
     return static_cast<int>(io_uring_cq_ready(c_.ring));
   }
 
-  // Hands each completion ready to f(tag, res), oldest first (res as
-  // Engine::enter's: bytes, or -errno), then frees their CQ entries. `f` may
-  // refill() the tag it is handed.
-  template <class F>
+  // The SQ during one reap pass, its tail held in a register: refill()
+  // writes a read or write of `len` bytes at `offset` of file `file` into
+  // `buf` (inside buffer `tag` when buffers are registered), or with kNop an
+  // IORING_OP_NOP, to be submitted by the next submit_and_wait().
+  class Sq {
+   public:
+    template <bool kNop>
+    void refill(bool read, uint32_t file, uint64_t offset, void* buf, uint32_t len, uint32_t tag) noexcept {
+      io_uring_sqe* sqe = &sqes_[tail_++ & mask_];
+      if constexpr (kNop) {
+        io_uring_prep_nop(sqe);
+        // NOP completes with res 0: the length rides along (see reap()).
+        sqe->user_data = (static_cast<uint64_t>(len) << 32) | tag;
+      } else {
+        const int fd = fixed_files_ ? static_cast<int>(file) : fds_[file];
+        if (fixed_bufs_) {
+          io_uring_prep_rw(read ? IORING_OP_READ_FIXED : IORING_OP_WRITE_FIXED, sqe, fd, buf, len, offset);
+          sqe->buf_index = static_cast<uint16_t>(tag);
+        } else {
+          io_uring_prep_rw(read ? IORING_OP_READ : IORING_OP_WRITE, sqe, fd, buf, len, offset);
+        }
+        if (fixed_files_) sqe->flags |= IOSQE_FIXED_FILE;
+        sqe->user_data = tag;
+      }
+    }
+
+   private:
+    friend class FusedRing;
+    io_uring_sqe* sqes_;
+    const int* fds_;
+    unsigned tail_, mask_;
+    bool fixed_files_, fixed_bufs_;
+  };
+
+  // Hands each completion ready to f(tag, res, sq), oldest first (res as
+  // Engine::enter's: bytes, or -errno), then frees their CQ entries; `f` may
+  // refill its tag through `sq`. kNop must be the engine's own (Config::nop):
+  // the runner's nop runs move no data, and only the nop engine's do not.
+  template <bool kNop, class F>
   unsigned reap(F&& f) noexcept {
     io_uring_cq& cq = c_.ring->cq;
+    io_uring_sq& ring_sq = c_.ring->sq;
+    Sq sq;
+    sq.sqes_ = ring_sq.sqes;
+    sq.fds_ = c_.fds;
+    sq.tail_ = ring_sq.sqe_tail;
+    sq.mask_ = ring_sq.ring_mask;
+    sq.fixed_files_ = c_.fixed_files;
+    sq.fixed_bufs_ = c_.fixed_bufs;
     const unsigned head = *cq.khead;
     const unsigned n = io_uring_smp_load_acquire(cq.ktail) - head;
     const unsigned mask = cq.ring_mask;
+    const io_uring_cqe* cqes = cq.cqes;
     for (unsigned i = 0; i < n; ++i) {
-      const io_uring_cqe& cqe = cq.cqes[(head + i) & mask];
+      const io_uring_cqe& cqe = cqes[(head + i) & mask];
       const uint64_t ud = cqe.user_data;
-      const int32_t res = c_.nop && cqe.res >= 0 ? static_cast<int32_t>(ud >> 32) : cqe.res;
-      f(static_cast<uint32_t>(ud), res);
+      int32_t res = cqe.res;
+      if constexpr (kNop) res = res >= 0 ? static_cast<int32_t>(ud >> 32) : res;
+      f(static_cast<uint32_t>(ud), res, sq);
     }
+    ring_sq.sqe_tail = sq.tail_;
     io_uring_smp_store_release(cq.khead, head + n);
     c_.counters->reaped += n;
     return n;
   }
 
-  // Writes a read or write of `len` bytes at `offset` of file `file` into
-  // the SQ, to be submitted by the next submit_and_wait(). `buf` lies in
-  // buffer `tag` when buffers are registered.
-  void refill(bool read, uint32_t file, uint64_t offset, void* buf, uint32_t len, uint32_t tag) noexcept {
-    io_uring_sq& sq = c_.ring->sq;
-    io_uring_sqe* sqe = &sq.sqes[sq.sqe_tail & sq.ring_mask];
-    ++sq.sqe_tail;
-    if (c_.nop) {
-      io_uring_prep_nop(sqe);
-      // NOP completes with res 0: the length rides along (see reap()).
-      sqe->user_data = (static_cast<uint64_t>(len) << 32) | tag;
-      return;
-    }
-    const int fd = c_.fixed_files ? static_cast<int>(file) : c_.fds[file];
-    if (c_.fixed_bufs) {
-      io_uring_prep_rw(read ? IORING_OP_READ_FIXED : IORING_OP_WRITE_FIXED, sqe, fd, buf, len, offset);
-      sqe->buf_index = static_cast<uint16_t>(tag);
-    } else {
-      io_uring_prep_rw(read ? IORING_OP_READ : IORING_OP_WRITE, sqe, fd, buf, len, offset);
-    }
-    if (c_.fixed_files) sqe->flags |= IOSQE_FIXED_FILE;
-    sqe->user_data = tag;
-  }
+  bool nop() const noexcept { return c_.nop; }
 
  private:
   Config c_;

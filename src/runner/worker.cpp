@@ -141,7 +141,7 @@ void Worker::setup() {
   // --split-submit), unpaced, without --verify or the test-only interval
   // dump (nor the anatomy, which is attached after set-up: loop() checks
   // it). Everything else, and every run's edges, take the batch path.
-  if (FusedRing* f = engine_->fused(); f && !tables_ && !dump_ && job_.rate_per_thread() == 0 &&
+  if (FusedRing* f = engine_->fused(); f && f->nop() == !moves_data_ && !tables_ && !dump_ && job_.rate_per_thread() == 0 &&
                                        !sync_every_ && fixed_op_ && io_moves_data(*fixed_op_) && !job_.lockstep() &&
                                        !job_.split_submit)
     fused_ = f;

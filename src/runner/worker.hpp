@@ -110,7 +110,7 @@ class Worker {
   void run_fused(Nanos& now, uint64_t& completed, uint64_t& bytes_all) noexcept;
   template <bool kTimed, bool kSplit, bool kMoves, bool kOneFile>
   void fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64_t& bytes_all) noexcept;
-  bool fused_retry(Slot& s, uint32_t tag, int32_t res, FusedRing& ring);
+  bool fused_retry(Slot& s, uint32_t tag, int32_t res, FusedRing::Sq& sq);
   bool check_stop(Nanos now);
   void fatal(std::string why);
 

@@ -42,7 +42,7 @@ void Worker::run_fused(Nanos& now, uint64_t& completed, uint64_t& bytes_all) noe
 // and EAGAIN resubmit the rest from the same slot (true: the slot stays
 // as it is); anything else is an error, counted (false: the slot takes the
 // next request, as the batch path refills a freed one).
-bool Worker::fused_retry(Slot& s, uint32_t tag, int32_t res, FusedRing& ring) {
+bool Worker::fused_retry(Slot& s, uint32_t tag, int32_t res, FusedRing::Sq& sq) {
   const bool read = s.op == IoOp::Read;
   if (res > 0 && moves_data_) {
     s.offset += static_cast<uint32_t>(res);
@@ -55,7 +55,8 @@ bool Worker::fused_retry(Slot& s, uint32_t tag, int32_t res, FusedRing& ring) {
     return false;
   }
   s.t_issued = 0;
-  ring.refill(read, s.file, s.offset, s.buf + (s.len - s.left), s.left, tag);
+  // Only an engine that moves data (not nop) comes back short or EAGAIN.
+  sq.refill<false>(read, s.file, s.offset, s.buf + (s.len - s.left), s.left, tag);
   return true;
 }
 
@@ -71,17 +72,18 @@ void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64
   Histogram& lat = *out_.latency;
   for (;;) {
     const int ready = ring.submit_and_wait(kMaxWaitNs);
-    now = now_ns();
+    const Nanos t = now_ns();  // a local: the pass reads it per I/O, and `now` could alias what it writes
+    now = t;
     // The batch path takes over where it has more to do than count and
     // refill: a failed call, requests the kernel did not take, the window's
     // end, a stop, the quota's last I/Os.
-    if (ready < 0 || !ring.all_submitted() || now >= deadline_) return;
+    if (ready < 0 || !ring.all_submitted() || t >= deadline_) return;
     if (ctl_.stop.load(std::memory_order_relaxed) != kRunning) return;
     if (quota != UINT64_MAX && out_.ios + 2ull * depth > quota) return;
     if (ready == 0) continue;
 
-    // Every completion of the batch is stamped `now`, and the request that
-    // refills its slot is stamped `now` too: its latency runs from the
+    // Every completion of the batch is stamped `t`, and the request that
+    // refills its slot is stamped `t` too: its latency runs from the
     // start of the pass that writes its SQE, as the batch path's runs from
     // the start of its prepare pass.
     uint64_t run_lat = 0, run_n = 0, run_clat = 0, run_cn = 0, ios = 0, bytes = 0;
@@ -89,13 +91,13 @@ void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64
       lat.record_n(run_lat, run_n);
       if (ihist_[0]) ihist_[epoch_ & 1]->record_n(run_lat, run_n);
     };
-    ring.reap([&](uint32_t tag, int32_t res) {
+    ring.reap<!kMoves>([&](uint32_t tag, int32_t res, FusedRing::Sq& sq) {
       Slot& s = slots[tag];
       if (res == static_cast<int32_t>(s.left)) [[likely]] {
         ++ios;
         if constexpr (kMoves) bytes += s.len;
         if constexpr (kTimed) {
-          const uint64_t l = now - s.t_submit;
+          const uint64_t l = t - s.t_submit;
           if (l == run_lat) {
             ++run_n;
           } else {
@@ -109,7 +111,7 @@ void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64
           // every enter here waits, so its submissions have no end of their
           // own (unsplit, as the batch path's waiting enters).
           if (s.t_issued) [[unlikely]] {
-            const uint64_t cl = now - s.t_issued;
+            const uint64_t cl = t - s.t_issued;
             if (cl == run_clat) {
               ++run_cn;
             } else {
@@ -119,20 +121,22 @@ void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64
             }
           }
         }
-      } else if (fused_retry(s, tag, res, ring)) [[unlikely]] {
+      } else if (fused_retry(s, tag, res, sq)) [[unlikely]] {
         return;
       }
-      // The slot's next request.
+      // The slot's next request. Only what differs from the last one is
+      // stored: nop has no offset, one file is always that file, and a
+      // retried request's count is reset only where there was one.
       const size_t k = kOneFile ? 0 : pick_file();
       const uint64_t off = kMoves ? gens[k].next() : 0;  // nop looks at no offset
       const uint32_t file = files[k];
-      s.start = s.offset = off;
+      if constexpr (kMoves) s.start = s.offset = off;
       s.left = bs;
-      s.eagains = 0;
-      s.file = file;
-      s.t_submit = now;
+      if (s.eagains) [[unlikely]] s.eagains = 0;
+      if constexpr (!kOneFile) s.file = file;
+      s.t_submit = t;
       if constexpr (kSplit) s.t_issued = 0;
-      ring.refill(read, file, off, s.buf, bs, tag);
+      sq.refill<!kMoves>(read, file, off, s.buf, bs, tag);
     });
     if (run_n) record_lat_run();
     if (run_cn) out_.clat->record_n(run_clat, run_cn);

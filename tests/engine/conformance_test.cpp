@@ -78,7 +78,7 @@ void run_fused(Engine& e, FusedRing& ring, uint8_t* buf, unsigned depth, uint64_
       continue;
     }
     bool ok = true;
-    ring.reap([&](uint32_t t, int32_t res) {
+    const auto on = [&](uint32_t t, int32_t res, FusedRing::Sq& sq) {
       if (!ok) return;
       ok = t < depth && busy[t] && res == static_cast<int32_t>(kBlock);
       EXPECT_TRUE(ok) << "tag " << t << " res " << res << (t < depth && !busy[t] ? " (not in flight)" : "");
@@ -92,11 +92,15 @@ void run_fused(Engine& e, FusedRing& ring, uint8_t* buf, unsigned depth, uint64_
       if (issued < total) {
         block_of[t] = (issued * 37) % blocks;
         if (moves_data) buf[t * kBlock] = kPoison;  // a read that did not happen shows
-        ring.refill(true, 0, block_of[t] * kBlock, buf + t * kBlock, kBlock, t);
+        if (moves_data) sq.refill<false>(true, 0, block_of[t] * kBlock, buf + t * kBlock, kBlock, t);
+        else sq.refill<true>(true, 0, block_of[t] * kBlock, buf + t * kBlock, kBlock, t);
         busy[t] = true;
         ++issued;
       }
-    });
+    };
+    ASSERT_EQ(ring.nop(), !moves_data) << "only the nop engine moves no data";
+    if (moves_data) ring.reap<false>(on);
+    else ring.reap<true>(on);
     ASSERT_TRUE(ok);
   }
   EXPECT_EQ(e.counters().submitted, total);
