@@ -63,22 +63,12 @@ class FusedRing {
       flags |= IORING_ENTER_REGISTERED_RING;
     }
     if (c_.no_iowait) flags |= IORING_ENTER_NO_IOWAIT;
-    __kernel_timespec ts{};
-    io_uring_getevents_arg arg{};
-    const void* argp = nullptr;
-    size_t argsz = 0;
-    if (timeout_ns && c_.ext_arg) {
-      ts.tv_sec = static_cast<long long>(timeout_ns / 1'000'000'000ull);
-      ts.tv_nsec = static_cast<long long>(timeout_ns % 1'000'000'000ull);
-      arg.ts = reinterpret_cast<uint64_t>(&ts);
-      argp = &arg;
-      argsz = sizeof(arg);
-      flags |= IORING_ENTER_EXT_ARG;
-    }
+    EnterTimeout timeout;
+    if (timeout_ns && c_.ext_arg) timeout.set(timeout_ns);
     // Already there (the kernel completed some while we reaped): submit
     // without waiting, as the batch path does.
     const unsigned min_complete = io_uring_cq_ready(c_.ring) ? 0 : 1;
-    const long ret = enter_syscall(fd, to_submit, min_complete, flags, argp, argsz);
+    const long ret = enter_syscall(fd, to_submit, min_complete, flags | timeout.flag(), timeout.arg(), timeout.size());
     EngineCounters& k = *c_.counters;
     ++k.syscalls;
     if (to_submit) ++k.submit_syscalls;

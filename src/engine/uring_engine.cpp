@@ -350,20 +350,10 @@ int UringEngine::sys_enter(unsigned to_submit, unsigned min_complete, unsigned f
     fd = ring_.enter_ring_fd;
     flags |= IORING_ENTER_REGISTERED_RING;
   }
-  __kernel_timespec ts{};
-  io_uring_getevents_arg arg{};
-  const void* argp = nullptr;
-  size_t argsz = 0;
-  if (timeout_ns && min_complete && (features_ & IORING_FEAT_EXT_ARG)) {
-    ts.tv_sec = static_cast<long long>(timeout_ns / 1'000'000'000ull);
-    ts.tv_nsec = static_cast<long long>(timeout_ns % 1'000'000'000ull);
-    arg.ts = reinterpret_cast<uint64_t>(&ts);
-    argp = &arg;
-    argsz = sizeof(arg);
-    flags |= IORING_ENTER_EXT_ARG;
-  }
+  EnterTimeout timeout;
+  if (timeout_ns && min_complete && (features_ & IORING_FEAT_EXT_ARG)) timeout.set(timeout_ns);
   if (o_.no_iowait && min_complete) flags |= IORING_ENTER_NO_IOWAIT;
-  const long ret = enter_syscall(fd, to_submit, min_complete, flags, argp, argsz);
+  const long ret = enter_syscall(fd, to_submit, min_complete, flags | timeout.flag(), timeout.arg(), timeout.size());
   ++counters_.syscalls;
   if (to_submit) ++counters_.submit_syscalls;
   if (min_complete) ++counters_.reap_syscalls;

@@ -1,6 +1,7 @@
 #pragma once
 // io_uring_enter, made inline: the engine's batch path and the fused path
 // (engine/fused_ring.hpp) both call it once per batch.
+#include <liburing.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -34,5 +35,28 @@ inline long enter_syscall(int fd, unsigned to_submit, unsigned min_complete, uns
   return ret < 0 ? -errno : ret;
 #endif
 }
+
+// A wait's timeout, passed with IORING_ENTER_EXT_ARG (5.11+); none until
+// set(). It points into itself: make one per call, never copy it.
+class EnterTimeout {
+ public:
+  EnterTimeout() = default;
+  EnterTimeout(const EnterTimeout&) = delete;
+  EnterTimeout& operator=(const EnterTimeout&) = delete;
+  void set(uint64_t ns) noexcept {
+    ts_.tv_sec = static_cast<long long>(ns / 1'000'000'000ull);
+    ts_.tv_nsec = static_cast<long long>(ns % 1'000'000'000ull);
+    arg_.ts = reinterpret_cast<uint64_t>(&ts_);
+    set_ = true;
+  }
+  unsigned flag() const noexcept { return set_ ? IORING_ENTER_EXT_ARG : 0; }
+  const void* arg() const noexcept { return set_ ? &arg_ : nullptr; }
+  size_t size() const noexcept { return set_ ? sizeof(arg_) : 0; }
+
+ private:
+  __kernel_timespec ts_{};
+  io_uring_getevents_arg arg_{};
+  bool set_ = false;
+};
 
 }  // namespace ioacct

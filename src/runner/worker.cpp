@@ -610,21 +610,12 @@ void Worker::loop() noexcept {
     inflight -= r.freed;
     completed += r.completed;
     bytes_all += r.bytes;
-    if (ihist_[0]) {
-      const uint32_t e = ctl_.epoch.load(std::memory_order_relaxed);
-      if (e != epoch_) {  // an interval ended: fill the other histogram from now on
-        epoch_ = e;
-        pub_.epoch_ack.store(e, std::memory_order_release);
-      }
-    }
     if (log_) {
       if (inflight != inflight_logged) log_->push(now, inflight);
       log_->watermark(now);
       inflight_logged = inflight;
     }
-    pub_.completed.store(completed, std::memory_order_relaxed);
-    pub_.bytes.store(bytes_all, std::memory_order_relaxed);
-    pub_.measured.store(out_.ios, std::memory_order_relaxed);
+    publish(completed, bytes_all);
 
     // 4. The window closes at the deadline, at the quota, or on a stop.
     if (counting_ && (now >= deadline_ || out_.ios >= quota)) {
@@ -639,6 +630,19 @@ void Worker::loop() noexcept {
   if (anat) anat->flush();  // the stages of the last I/Os
 }
 
+void Worker::publish(uint64_t completed, uint64_t bytes_all) noexcept {
+  if (ihist_[0]) {
+    const uint32_t e = ctl_.epoch.load(std::memory_order_relaxed);
+    if (e != epoch_) {  // an interval ended: fill the other histogram from now on
+      epoch_ = e;
+      pub_.epoch_ack.store(e, std::memory_order_release);
+    }
+  }
+  pub_.completed.store(completed, std::memory_order_relaxed);
+  pub_.bytes.store(bytes_all, std::memory_order_relaxed);
+  pub_.measured.store(out_.ios, std::memory_order_relaxed);
+}
+
 // The completions of one enter, all stamped `now` (the reaping time):
 // counted, their latency recorded, retried, or reported as errors. Whether
 // latency is recorded, and split, is fixed for the run, so each variant gets
@@ -647,14 +651,13 @@ void Worker::loop() noexcept {
 // reloaded per completion otherwise.
 template <bool kTimed, bool kSplit>
 Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* anat) noexcept {
-  // Requests submitted in one batch and reaped in one batch share both
-  // stamps, so equal latencies come in runs: record each run once.
-  uint64_t run_lat = 0, run_n = 0, run_clat = 0, run_cn = 0;
+  Runs lat_run, clat_run;
   Histogram& lat = *out_.latency;
-  const auto record_lat_run = [&] {
-    lat.record_n(run_lat, run_n);
-    if (ihist_[0]) ihist_[epoch_ & 1]->record_n(run_lat, run_n);
+  const auto record_lat = [&](uint64_t v, uint64_t n) {
+    lat.record_n(v, n);
+    if (ihist_[0]) ihist_[epoch_ & 1]->record_n(v, n);
   };
+  const auto record_clat = [&](uint64_t v, uint64_t n) { out_.clat->record_n(v, n); };
   // How many more completions the window counts: the quota's rest, and none
   // outside the window.
   uint64_t countable = counting_ ? (quota > out_.ios ? quota - out_.ios : 0) : 0;
@@ -692,30 +695,11 @@ Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* a
         if (dump_) out_.intervals.emplace_back(s.t_submit, now);
         if (anat) anat->reap(c.tag, s.t_submit, now, s.left != s.len || s.eagains);
       }
-      if constexpr (kTimed) {
-        const uint64_t l = now - s.t_submit;
-        if (l == run_lat) {
-          ++run_n;
-        } else {
-          if (run_n) record_lat_run();
-          run_lat = l;
-          run_n = 1;
-        }
-      }
-      if constexpr (kSplit) {
-        // An I/O without t_issued is unsplit: counted once, at the end, as
-        // lat's count less clat's (no work here per I/O).
-        if (s.t_issued) [[likely]] {
-          const uint64_t cl = now - s.t_issued;
-          if (cl == run_clat) {
-            ++run_cn;
-          } else {
-            if (run_cn) out_.clat->record_n(run_clat, run_cn);
-            run_clat = cl;
-            run_cn = 1;
-          }
-        }
-      }
+      if constexpr (kTimed) lat_run.add(now - s.t_submit, record_lat);
+      // An I/O without t_issued is unsplit: counted once, at the end, as
+      // lat's count less clat's (no work here per I/O).
+      if constexpr (kSplit)
+        if (s.t_issued) [[likely]] clat_run.add(now - s.t_issued, record_clat);
     } else if (c.res > 0 && moves_data_) {
       // Short transfer: finish it by resubmitting the rest; the latency
       // still runs from the first submission.
@@ -747,8 +731,8 @@ Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* a
       free[nfree++] = c.tag;
     }
   }
-  if (run_n) record_lat_run();
-  if (run_cn) out_.clat->record_n(run_clat, run_cn);
+  if (lat_run.n) record_lat(lat_run.value, lat_run.n);
+  if (clat_run.n) record_clat(clat_run.value, clat_run.n);
   nfree_ = nfree;
   out_.ios += reads + writes;
   out_.reads += reads;

@@ -88,6 +88,26 @@ class Worker {
   size_t pick_file() noexcept;
   IoRequest request(const Slot& s, uint32_t tag, bool may_block = false) const noexcept;
   void count_other(const Slot& s, Nanos now) noexcept;
+  // Equal values in a row, recorded as one run (record_n): I/Os submitted
+  // together and reaped together share both stamps, so their latencies come
+  // in runs. add() hands the run it ends to `record(value, n)`; the caller
+  // records the last one.
+  struct Runs {
+    uint64_t value = 0, n = 0;
+    template <class F>
+    void add(uint64_t v, F&& record) {
+      if (v == value) {
+        ++n;
+        return;
+      }
+      if (n) record(value, n);
+      value = v;
+      n = 1;
+    }
+  };
+  // Once per batch, after its completions: the interval histograms' epoch
+  // and the progress counters.
+  void publish(uint64_t completed, uint64_t bytes_all) noexcept;
   struct Reaped {
     unsigned freed;      // requests finished, whole or failed: no longer in flight
     unsigned completed;  // of which whole

@@ -86,41 +86,24 @@ void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64
     // refills its slot is stamped `t` too: its latency runs from the
     // start of the pass that writes its SQE, as the batch path's runs from
     // the start of its prepare pass.
-    uint64_t run_lat = 0, run_n = 0, run_clat = 0, run_cn = 0, ios = 0, bytes = 0;
-    const auto record_lat_run = [&] {
-      lat.record_n(run_lat, run_n);
-      if (ihist_[0]) ihist_[epoch_ & 1]->record_n(run_lat, run_n);
+    uint64_t ios = 0, bytes = 0;
+    Runs lat_run, clat_run;
+    const auto record_lat = [&](uint64_t v, uint64_t n) {
+      lat.record_n(v, n);
+      if (ihist_[0]) ihist_[epoch_ & 1]->record_n(v, n);
     };
+    const auto record_clat = [&](uint64_t v, uint64_t n) { out_.clat->record_n(v, n); };
     ring.reap<!kMoves>([&](uint32_t tag, int32_t res, FusedRing::Sq& sq) {
       Slot& s = slots[tag];
       if (res == static_cast<int32_t>(s.left)) [[likely]] {
         ++ios;
         if constexpr (kMoves) bytes += s.len;
-        if constexpr (kTimed) {
-          const uint64_t l = t - s.t_submit;
-          if (l == run_lat) {
-            ++run_n;
-          } else {
-            if (run_n) record_lat_run();
-            run_lat = l;
-            run_n = 1;
-          }
-        }
-        if constexpr (kSplit) {
-          // Only the first batch after the batch path can carry t_issued:
-          // every enter here waits, so its submissions have no end of their
-          // own (unsplit, as the batch path's waiting enters).
-          if (s.t_issued) [[unlikely]] {
-            const uint64_t cl = t - s.t_issued;
-            if (cl == run_clat) {
-              ++run_cn;
-            } else {
-              if (run_cn) out_.clat->record_n(run_clat, run_cn);
-              run_clat = cl;
-              run_cn = 1;
-            }
-          }
-        }
+        if constexpr (kTimed) lat_run.add(t - s.t_submit, record_lat);
+        // Only the first batch after the batch path can carry t_issued:
+        // every enter here waits, so its submissions have no end of their
+        // own (unsplit, as the batch path's waiting enters).
+        if constexpr (kSplit)
+          if (s.t_issued) [[unlikely]] clat_run.add(t - s.t_issued, record_clat);
       } else if (fused_retry(s, tag, res, sq)) [[unlikely]] {
         return;
       }
@@ -138,27 +121,18 @@ void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64
       if constexpr (kSplit) s.t_issued = 0;
       sq.refill<!kMoves>(read, file, off, s.buf, bs, tag);
     });
-    if (run_n) record_lat_run();
-    if (run_cn) out_.clat->record_n(run_clat, run_cn);
+    if (lat_run.n) record_lat(lat_run.value, lat_run.n);
+    if (clat_run.n) record_clat(clat_run.value, clat_run.n);
     out_.ios += ios;
     (read ? out_.reads : out_.writes) += ios;
     (read ? out_.bytes_read : out_.bytes_written) += bytes;
     completed += ios;
     bytes_all += bytes;
 
-    // Once per batch, as the batch path: the interval histograms' epoch,
-    // the in-flight log (every slot stays in flight), the progress.
-    if (ihist_[0]) {
-      const uint32_t e = ctl_.epoch.load(std::memory_order_relaxed);
-      if (e != epoch_) {
-        epoch_ = e;
-        pub_.epoch_ack.store(e, std::memory_order_release);
-      }
-    }
-    if (log_) log_->watermark(now);
-    pub_.completed.store(completed, std::memory_order_relaxed);
-    pub_.bytes.store(bytes_all, std::memory_order_relaxed);
-    pub_.measured.store(out_.ios, std::memory_order_relaxed);
+    // Once per batch, as the batch path (every slot stays in flight: the
+    // in-flight log has no event, only the watermark).
+    if (log_) log_->watermark(t);
+    publish(completed, bytes_all);
   }
 }
 

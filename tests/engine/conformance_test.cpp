@@ -51,6 +51,16 @@ std::map<uint32_t, int32_t> run_all(Engine& e, const std::vector<IoRequest>& req
   return done;
 }
 
+// One file and one block-sized buffer per tag, as the runner sets them up
+// (registered where the engine registers buffers).
+EngineOptions options_with_buffers(int fd, uint8_t* buf, unsigned depth) {
+  EngineOptions o;
+  o.depth = depth;
+  o.fds = {fd};
+  for (unsigned i = 0; i < depth; ++i) o.buffers.push_back({buf + i * kBlock, kBlock});
+  return o;
+}
+
 // The fused path's contract (engine/fused_ring.hpp), as the runner uses it:
 // `depth` reads queued through queue() first (the two paths mix), then every
 // completion refills its own tag in place with the next block, `total` in
@@ -281,11 +291,7 @@ TYPED_TEST(EngineConformance, FusedPathRefillsInPlaceAndLosesNothing) {
     ASSERT_GE(fd, 0);
     const unsigned depth = 16;
     AlignedBuf buf(kBlock * depth);
-    EngineOptions o;
-    o.depth = depth;
-    o.fds = {fd};
-    for (unsigned i = 0; i < depth; ++i) o.buffers.push_back({buf.p + i * kBlock, kBlock});
-    auto e = make_engine(this->kKind, o);
+    auto e = make_engine(this->kKind, options_with_buffers(fd, buf.p, depth));
     FusedRing* ring = e->fused();
     if (this->kKind == EngineKind::Psync) {
       EXPECT_EQ(ring, nullptr);
@@ -410,11 +416,8 @@ TEST_P(UringModes, ReadsKnownDataAndLosesNothing) {
     ASSERT_GE(fd, 0);
     const unsigned depth = 16;
     AlignedBuf buf(kBlock * depth);
-    EngineOptions o;
-    o.depth = depth;
-    o.fds = {fd};
+    EngineOptions o = options_with_buffers(fd, buf.p, depth);
     o.uring = GetParam().uring;
-    for (unsigned i = 0; i < depth; ++i) o.buffers.push_back({buf.p + i * kBlock, kBlock});
     auto e = make_engine(EngineKind::Uring, o);
     std::vector<IoCompletion> out(depth);
     std::vector<uint64_t> block_of(depth);
