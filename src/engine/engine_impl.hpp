@@ -35,6 +35,7 @@ class UringEngine final : public Engine {
   void prep_trim(io_uring_sqe* sqe, int fd, const IoRequest& r) noexcept;
   int32_t blkdiscard(const IoRequest& r) noexcept;
   int sys_enter(unsigned to_submit, unsigned min_complete, unsigned flags, uint64_t timeout_ns) noexcept;
+  EnterMode enter_mode() const noexcept;
   bool spin_wait(unsigned wait_nr, uint64_t until_ns) noexcept;
 
   // user_data bit of a block discard, whose failure may call for the fallback.

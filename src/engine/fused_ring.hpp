@@ -18,7 +18,6 @@
 #include <cstdint>
 
 #include "engine/engine.hpp"
-#include "engine/uapi.hpp"
 #include "engine/uring_enter.hpp"
 
 namespace ioacct {
@@ -32,9 +31,7 @@ class FusedRing {
     bool nop;                // IORING_OP_NOP: completes with the request's length
     bool fixed_files;        // registered: `file` is the index
     bool fixed_bufs;         // registered: buffer `tag` is the tag's
-    bool registered_ring;    // enter through the registered ring fd
-    bool ext_arg;            // the kernel takes a timeout with the wait
-    bool no_iowait;          // IORING_ENTER_NO_IOWAIT
+    EnterMode enter;         // the engine's own
   };
   explicit FusedRing(const Config& c) noexcept : c_(c) {}
 
@@ -56,24 +53,11 @@ class FusedRing {
       sq.sqe_head = tail;
       IO_URING_WRITE_ONCE(*sq.ktail, tail);
     }
-    int fd = c_.ring->ring_fd;
-    unsigned flags = IORING_ENTER_GETEVENTS;
-    if (c_.registered_ring) {
-      fd = c_.ring->enter_ring_fd;
-      flags |= IORING_ENTER_REGISTERED_RING;
-    }
-    if (c_.no_iowait) flags |= IORING_ENTER_NO_IOWAIT;
-    EnterTimeout timeout;
-    if (timeout_ns && c_.ext_arg) timeout.set(timeout_ns);
     // Already there (the kernel completed some while we reaped): submit
     // without waiting, as the batch path does.
     const unsigned min_complete = io_uring_cq_ready(c_.ring) ? 0 : 1;
-    const long ret = enter_syscall(fd, to_submit, min_complete, flags | timeout.flag(), timeout.arg(), timeout.size());
-    EngineCounters& k = *c_.counters;
-    ++k.syscalls;
-    if (to_submit) ++k.submit_syscalls;
-    if (min_complete) ++k.reap_syscalls;
-    if (ret > 0) k.submitted += static_cast<uint64_t>(ret);
+    const long ret =
+        ring_enter(*c_.ring, c_.enter, *c_.counters, to_submit, min_complete, IORING_ENTER_GETEVENTS, timeout_ns);
     if (ret < 0 && ret != -EINTR && ret != -ETIME && ret != -EAGAIN && ret != -EBUSY) return static_cast<int>(ret);
     return static_cast<int>(io_uring_cq_ready(c_.ring));
   }

@@ -94,9 +94,7 @@ UringEngine::UringEngine(const EngineOptions& opts, bool nop)
                                      .nop = nop_,
                                      .fixed_files = fixed_files_,
                                      .fixed_bufs = fixed_bufs_,
-                                     .registered_ring = registered_ring_,
-                                     .ext_arg = (features_ & IORING_FEAT_EXT_ARG) != 0,
-                                     .no_iowait = o_.no_iowait});
+                                     .enter = enter_mode()});
 }
 
 void UringEngine::setup(const EngineOptions& opts) {
@@ -345,21 +343,14 @@ unsigned UringEngine::flush_sq() noexcept {
 }
 
 int UringEngine::sys_enter(unsigned to_submit, unsigned min_complete, unsigned flags, uint64_t timeout_ns) noexcept {
-  int fd = ring_.ring_fd;
-  if (registered_ring_) {
-    fd = ring_.enter_ring_fd;
-    flags |= IORING_ENTER_REGISTERED_RING;
-  }
-  EnterTimeout timeout;
-  if (timeout_ns && min_complete && (features_ & IORING_FEAT_EXT_ARG)) timeout.set(timeout_ns);
-  if (o_.no_iowait && min_complete) flags |= IORING_ENTER_NO_IOWAIT;
-  const long ret = enter_syscall(fd, to_submit, min_complete, flags | timeout.flag(), timeout.arg(), timeout.size());
-  ++counters_.syscalls;
-  if (to_submit) ++counters_.submit_syscalls;
-  if (min_complete) ++counters_.reap_syscalls;
-  if (ret < 0) return static_cast<int>(ret);
-  if (!o_.sqpoll) counters_.submitted += static_cast<uint64_t>(ret);
-  return static_cast<int>(ret);
+  return static_cast<int>(ring_enter(ring_, enter_mode(), counters_, to_submit, min_complete, flags, timeout_ns));
+}
+
+EnterMode UringEngine::enter_mode() const noexcept {
+  return {.registered_ring = registered_ring_,
+          .ext_arg = (features_ & IORING_FEAT_EXT_ARG) != 0,
+          .no_iowait = o_.no_iowait,
+          .sqpoll = o_.sqpoll};
 }
 
 // Busy-polls the CQ until wait_nr completions are posted or `until_ns`.

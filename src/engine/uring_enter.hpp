@@ -1,12 +1,16 @@
 #pragma once
-// io_uring_enter, made inline: the engine's batch path and the fused path
-// (engine/fused_ring.hpp) both call it once per batch.
+// io_uring_enter, made inline and counted: the engine's batch path and the
+// fused path (engine/fused_ring.hpp) both enter the ring through ring_enter(),
+// once per batch.
 #include <liburing.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstddef>
+
+#include "engine/engine.hpp"
+#include "engine/uapi.hpp"
 
 namespace ioacct {
 
@@ -58,5 +62,34 @@ class EnterTimeout {
   io_uring_getevents_arg arg_{};
   bool set_ = false;
 };
+
+// How a ring is entered, fixed when it is set up.
+struct EnterMode {
+  bool registered_ring = false;  // through the registered ring fd
+  bool ext_arg = false;          // the kernel takes a wait's timeout (IORING_FEAT_EXT_ARG, 5.11+)
+  bool no_iowait = false;        // waits are not iowait (IORING_ENTER_NO_IOWAIT, 6.15+)
+  bool sqpoll = false;           // the SQ thread submits: the call's count is not what it submitted
+};
+
+// One io_uring_enter of `ring`, counted in `k`. The timeout (0: none) and
+// NO_IOWAIT go with a wait only. Returns the kernel's answer: the requests
+// submitted, or -errno.
+inline long ring_enter(io_uring& ring, const EnterMode& m, EngineCounters& k, unsigned to_submit,
+                       unsigned min_complete, unsigned flags, uint64_t timeout_ns) noexcept {
+  int fd = ring.ring_fd;
+  if (m.registered_ring) {
+    fd = ring.enter_ring_fd;
+    flags |= IORING_ENTER_REGISTERED_RING;
+  }
+  EnterTimeout timeout;
+  if (timeout_ns && min_complete && m.ext_arg) timeout.set(timeout_ns);
+  if (m.no_iowait && min_complete) flags |= IORING_ENTER_NO_IOWAIT;
+  const long ret = enter_syscall(fd, to_submit, min_complete, flags | timeout.flag(), timeout.arg(), timeout.size());
+  ++k.syscalls;
+  if (to_submit) ++k.submit_syscalls;
+  if (min_complete) ++k.reap_syscalls;
+  if (ret > 0 && !m.sqpoll) k.submitted += static_cast<uint64_t>(ret);
+  return ret;
+}
 
 }  // namespace ioacct

@@ -700,22 +700,12 @@ Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* a
       // lat's count less clat's (no work here per I/O).
       if constexpr (kSplit)
         if (s.t_issued) [[likely]] clat_run.add(now - s.t_issued, record_clat);
-    } else if (c.res > 0 && moves_data_) {
-      // Short transfer: finish it by resubmitting the rest; the latency
-      // still runs from the first submission.
-      s.offset += static_cast<uint32_t>(c.res);
-      s.left -= static_cast<uint32_t>(c.res);
-      ++out_.short_resubmits;
-      s.t_issued = 0;  // stamped again by the enter that resubmits it
-      reqs_[nreq_++] = request(s, c.tag);
-    } else if (c.res == -EAGAIN && ++s.eagains <= kMaxEagain) {
-      // Retried. Under --nowait the retry may block: EAGAIN there means
+    } else if (take_retry(s, c.res)) {
+      // Under --nowait the retry of an EAGAIN may block: EAGAIN there means
       // "not possible inline", and the I/O still has to be done (what an
       // application does); eagain_retries then counts the I/Os that could
       // not complete inline.
-      ++out_.eagain_retries;
-      s.t_issued = 0;
-      reqs_[nreq_++] = request(s, c.tag, true);
+      reqs_[nreq_++] = request(s, c.tag, c.res == -EAGAIN);
     } else if (c.res == -EOPNOTSUPP && job_.uring.iopoll) {
       // Polled I/O on a device without poll queues: every I/O will fail the
       // same way. Stop now rather than count them.
@@ -740,6 +730,24 @@ Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* a
   out_.bytes_read += rbytes;
   out_.bytes_written += wbytes;
   return {nfree - nfree0, nfree - nfree0 - failed, bytes};
+}
+
+// A completion short of its request's whole transfer that is tried again:
+// a short transfer (the rest; the latency still runs from the first
+// submission) or EAGAIN (at most kMaxEagain times). Moves the slot on and
+// counts it; false when it is an error instead. Both paths use it.
+bool Worker::take_retry(Slot& s, int32_t res) noexcept {
+  if (res > 0 && moves_data_) {
+    s.offset += static_cast<uint32_t>(res);
+    s.left -= static_cast<uint32_t>(res);
+    ++out_.short_resubmits;
+  } else if (res == -EAGAIN && ++s.eagains <= kMaxEagain) {
+    ++out_.eagain_retries;
+  } else {
+    return false;
+  }
+  s.t_issued = 0;  // stamped again by the enter that resubmits it
+  return true;
 }
 
 bool Worker::check_stop(Nanos now) {

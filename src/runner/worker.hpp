@@ -88,6 +88,7 @@ class Worker {
   size_t pick_file() noexcept;
   IoRequest request(const Slot& s, uint32_t tag, bool may_block = false) const noexcept;
   void count_other(const Slot& s, Nanos now) noexcept;
+  bool take_retry(Slot& s, int32_t res) noexcept;
   // Equal values in a row, recorded as one run (record_n): I/Os submitted
   // together and reaped together share both stamps, so their latencies come
   // in runs. add() hands the run it ends to `record(value, n)`; the caller
@@ -127,6 +128,7 @@ class Worker {
   // The fused path (worker_fused.cpp): the steady state of a run of reads or
   // writes, each completion refilling its own slot in place.
   bool fused_may_run(unsigned inflight, bool stopping) const noexcept;
+  bool quota_far() const noexcept;
   void run_fused(Nanos& now, uint64_t& completed, uint64_t& bytes_all) noexcept;
   template <bool kTimed, bool kSplit, bool kMoves, bool kOneFile>
   void fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64_t& bytes_all) noexcept;

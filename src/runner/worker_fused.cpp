@@ -17,9 +17,11 @@ namespace ioacct {
 // is in flight and the quota is more than two depths away (a batch reaps
 // at most one depth and refills it).
 bool Worker::fused_may_run(unsigned inflight, bool stopping) const noexcept {
-  if (!fused_ || stopping || !counting_ || inflight != plan_.depth || ctl_.anatomy) return false;
-  const uint64_t quota = plan_.quota;
-  return quota == UINT64_MAX || out_.ios + 2ull * plan_.depth <= quota;
+  return fused_ && !stopping && counting_ && inflight == plan_.depth && !ctl_.anatomy && quota_far();
+}
+
+bool Worker::quota_far() const noexcept {
+  return plan_.quota == UINT64_MAX || out_.ios + 2ull * plan_.depth <= plan_.quota;
 }
 
 void Worker::run_fused(Nanos& now, uint64_t& completed, uint64_t& bytes_all) noexcept {
@@ -40,30 +42,21 @@ void Worker::run_fused(Nanos& now, uint64_t& completed, uint64_t& bytes_all) noe
 
 // A completion that is not its request's whole transfer. A short transfer
 // and EAGAIN resubmit the rest from the same slot (true: the slot stays
-// as it is); anything else is an error, counted (false: the slot takes the
-// next request, as the batch path refills a freed one).
+// as it is; take_retry, as the batch path); anything else is an error,
+// counted (false: the slot takes the next request, as the batch path
+// refills a freed one).
 bool Worker::fused_retry(Slot& s, uint32_t tag, int32_t res, FusedRing::Sq& sq) {
-  const bool read = s.op == IoOp::Read;
-  if (res > 0 && moves_data_) {
-    s.offset += static_cast<uint32_t>(res);
-    s.left -= static_cast<uint32_t>(res);
-    ++out_.short_resubmits;
-  } else if (res == -EAGAIN && ++s.eagains <= kMaxEagain) {
-    ++out_.eagain_retries;
-  } else {
+  if (!take_retry(s, res)) {
     record_error(s, res == 0 ? kErrEof : -res);
     return false;
   }
-  s.t_issued = 0;
   // Only an engine that moves data (not nop) comes back short or EAGAIN.
-  sq.refill<false>(read, s.file, s.offset, s.buf + (s.len - s.left), s.left, tag);
+  sq.refill<false>(s.op == IoOp::Read, s.file, s.offset, s.buf + (s.len - s.left), s.left, tag);
   return true;
 }
 
 template <bool kTimed, bool kSplit, bool kMoves, bool kOneFile>
 void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64_t& bytes_all) noexcept {
-  const unsigned depth = plan_.depth;
-  const uint64_t quota = plan_.quota;
   const uint32_t bs = static_cast<uint32_t>(job_.bs);
   const bool read = *fixed_op_ == IoOp::Read;
   const uint32_t* files = plan_.files.data();
@@ -79,7 +72,7 @@ void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64
     // end, a stop, the quota's last I/Os.
     if (ready < 0 || !ring.all_submitted() || t >= deadline_) return;
     if (ctl_.stop.load(std::memory_order_relaxed) != kRunning) return;
-    if (quota != UINT64_MAX && out_.ios + 2ull * depth > quota) return;
+    if (!quota_far()) return;
     if (ready == 0) continue;
 
     // Every completion of the batch is stamped `t`, and the request that
