@@ -5,7 +5,10 @@
 // COOP_TASKRUN), registered file, registered buffers and a registered ring
 // fd, and refill-as-you-reap: wait for at least one completion, reap every
 // one that is there, put a new read into each freed slot, submit them with
-// the next wait. No accounting beyond a count. bench/sol.sh runs it beside
+// the next wait. With O_DIRECT the first refill of a pass of two or more is
+// submitted at once, so that a device the last batch drained starts again
+// while the pass goes on (as ioacct's FusedRing::reap; bench/README.md,
+// "Kicking the device early"). No accounting beyond a count. bench/sol.sh runs it beside
 // `ioacct bench` and fio; what ioacct costs above it is what its own
 // accounting and structure cost. Built as build/<preset>/ioacct_sol (CMake
 // option IOACCT_BENCH, on by default).
@@ -112,6 +115,7 @@ int main(int argc, char** argv) {
   if (bs > (1u << 30)) die(2, "--bs: at most 1 GiB", 0);
   if (!buffered && !nop && bs % 512) die(2, "--bs: O_DIRECT needs a multiple of 512 (or --buffered)", 0);
 
+  const bool direct = !nop && !buffered;
   int fd = -1;
   uint64_t blocks = 1;
   if (!nop) {
@@ -163,6 +167,7 @@ int main(int argc, char** argv) {
       die(1, "io_uring_enter", -r);
     unsigned head, n = 0;
     io_uring_cqe* cqe;
+    const bool early = direct && io_uring_cq_ready(&ring) > 1;
     io_uring_for_each_cqe(&ring, head, cqe) {
       if (cqe->res < 0 || (!nop && static_cast<uint64_t>(cqe->res) != bs)) {
         std::fprintf(stderr, "error: sol: a read returned %d\n", cqe->res);
@@ -171,6 +176,9 @@ int main(int argc, char** argv) {
       ++n;
       if (!stopping) prep(static_cast<unsigned>(cqe->user_data));
       else --inflight;
+      if (early && n == 1 && !stopping)
+        if (int r = io_uring_submit(&ring); r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+          die(1, "io_uring_enter", -r);
     }
     io_uring_cq_advance(&ring, n);
     ios += n;

@@ -46,13 +46,7 @@ class FusedRing {
   // `timeout_ns`. Returns the completions ready (0 after a timeout or a
   // signal), or -errno when the kernel refused the call itself.
   int submit_and_wait(uint64_t timeout_ns) noexcept {
-    io_uring_sq& sq = c_.ring->sq;
-    const unsigned tail = sq.sqe_tail;
-    const unsigned to_submit = tail - sq.sqe_head;
-    if (to_submit) {
-      sq.sqe_head = tail;
-      IO_URING_WRITE_ONCE(*sq.ktail, tail);
-    }
+    const unsigned to_submit = publish(c_.ring->sq.sqe_tail);
     // Already there (the kernel completed some while we reaped): submit
     // without waiting, as the batch path does.
     const unsigned min_complete = io_uring_cq_ready(c_.ring) ? 0 : 1;
@@ -100,8 +94,14 @@ class FusedRing {
   // Engine::enter's: bytes, or -errno), then frees their CQ entries; `f` may
   // refill its tag through `sq`. kNop must be the engine's own (Config::nop):
   // the runner's nop runs move no data, and only the nop engine's do not.
+  //
+  // `early`: in a pass with more than one completion, the request written
+  // for the first is submitted at once, without waiting, and the rest with
+  // the next submit_and_wait(). A device whose queue the last batch drained
+  // starts again while the pass goes on: on vda at depth 32, 6% more IOPS
+  // and no more CPU per I/O (bench/README.md, "Kicking the device early").
   template <bool kNop, class F>
-  unsigned reap(F&& f) noexcept {
+  unsigned reap(F&& f, bool early = false) noexcept {
     io_uring_cq& cq = c_.ring->cq;
     io_uring_sq& ring_sq = c_.ring->sq;
     Sq sq;
@@ -121,6 +121,10 @@ class FusedRing {
       int32_t res = cqe.res;
       if constexpr (kNop) res = res >= 0 ? static_cast<int32_t>(ud >> 32) : res;
       f(static_cast<uint32_t>(ud), res, sq);
+      if (early && i == 0 && n > 1) {
+        // Whatever the kernel does not take now, submit_and_wait() submits.
+        if (const unsigned k = publish(sq.tail_)) ring_enter(*c_.ring, c_.enter, *c_.counters, k, 0, 0, 0);
+      }
     }
     ring_sq.sqe_tail = sq.tail_;
     io_uring_smp_store_release(cq.khead, head + n);
@@ -131,6 +135,18 @@ class FusedRing {
   bool nop() const noexcept { return c_.nop; }
 
  private:
+  // Hands the kernel the SQ up to `tail` and returns how many requests it
+  // has not taken yet: the ones written since the last enter, and any an
+  // enter left (an early submit the kernel cut short).
+  unsigned publish(unsigned tail) noexcept {
+    io_uring_sq& sq = c_.ring->sq;
+    if (tail != sq.sqe_head) {
+      sq.sqe_head = tail;
+      IO_URING_WRITE_ONCE(*sq.ktail, tail);
+    }
+    return tail - io_uring_smp_load_acquire(sq.khead);
+  }
+
   Config c_;
 };
 

@@ -145,6 +145,9 @@ void Worker::setup() {
                                        !sync_every_ && fixed_op_ && io_moves_data(*fixed_op_) && !job_.lockstep() &&
                                        !job_.split_submit)
     fused_ = f;
+  // Only a device has a queue to keep fed: nop and the page cache complete
+  // inside the enter.
+  kick_early_ = fused_ && moves_data_ && job_.direct;
 
   reqs_.resize(plan_.depth);
   comps_.resize(plan_.depth);

@@ -163,6 +163,7 @@ class Worker {
   bool acct_latency_ = true;  // record per-I/O latency (--acct latency and full)
   bool dump_ = false;      // test-only: keep every counted I/O's interval
   FusedRing* fused_ = nullptr;  // the engine's fused path, where this run may take it
+  bool kick_early_ = false;     // FusedRing::reap's `early`: O_DIRECT runs
   // The requests: slots and their buffers, the free list, the batch being
   // queued and the completions reaped.
   std::unique_ptr<char, FreeDeleter> buffers_;
