@@ -291,44 +291,28 @@ TYPED_TEST(EngineConformance, NoCompletionLostAtFullDepth) {
 }
 
 // The fused path: io_uring engines (nop too) offer it in their default
-// mode, psync has no ring to offer.
+// mode, psync has no ring to offer. With `early` (the runner's for O_DIRECT)
+// a pass of two or more submits its first request at once and loses none of
+// the rest; the enters are one per batch and one per such pass.
 TYPED_TEST(EngineConformance, FusedPathRefillsInPlaceAndLosesNothing) {
   TempFile f(256);
   for (bool direct : {false, true}) {
-    SCOPED_TRACE(direct ? "O_DIRECT" : "buffered");
-    const int fd = f.open(O_RDONLY | (direct ? O_DIRECT : 0));
-    ASSERT_GE(fd, 0);
-    const unsigned depth = 16;
-    AlignedBuf buf(kBlock * depth);
-    auto e = make_engine(this->kKind, options_with_buffers(fd, buf.p, depth));
-    FusedRing* ring = e->fused();
-    if (this->kKind == EngineKind::Psync) {
-      EXPECT_EQ(ring, nullptr);
-    } else {
-      ASSERT_NE(ring, nullptr);
-      run_fused(*e, *ring, buf.p, depth, 20'000, 256, this->traits().moves_data);
+    for (bool early : {false, true}) {
+      SCOPED_TRACE(std::string(direct ? "O_DIRECT" : "buffered") + (early ? ", early submit" : ""));
+      const int fd = f.open(O_RDONLY | (direct ? O_DIRECT : 0));
+      ASSERT_GE(fd, 0);
+      const unsigned depth = 16;
+      AlignedBuf buf(kBlock * depth);
+      auto e = make_engine(this->kKind, options_with_buffers(fd, buf.p, depth));
+      FusedRing* ring = e->fused();
+      if (this->kKind == EngineKind::Psync) {
+        EXPECT_EQ(ring, nullptr);
+      } else {
+        ASSERT_NE(ring, nullptr);
+        run_fused(*e, *ring, buf.p, depth, 20'000, 256, this->traits().moves_data, early);
+      }
+      close(fd);
     }
-    close(fd);
-  }
-}
-
-// An early submit inside a pass (the runner's for O_DIRECT: FusedRing::reap)
-// hands the kernel the first request written and loses none of the rest;
-// the enters are one per batch and one per pass of two or more.
-TYPED_TEST(EngineConformance, FusedPathSubmitsEarlyAndLosesNothing) {
-  if (this->kKind == EngineKind::Psync) GTEST_SKIP() << "psync has no fused path";
-  TempFile f(256);
-  for (bool direct : {false, true}) {
-    SCOPED_TRACE(direct ? "O_DIRECT" : "buffered");
-    const int fd = f.open(O_RDONLY | (direct ? O_DIRECT : 0));
-    ASSERT_GE(fd, 0);
-    const unsigned depth = 16;
-    AlignedBuf buf(kBlock * depth);
-    auto e = make_engine(this->kKind, options_with_buffers(fd, buf.p, depth));
-    FusedRing* ring = e->fused();
-    ASSERT_NE(ring, nullptr);
-    run_fused(*e, *ring, buf.p, depth, 20'000, 256, this->traits().moves_data, true);
-    close(fd);
   }
 }
 
