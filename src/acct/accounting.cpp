@@ -127,6 +127,7 @@ void add_exact_busy(Accounting& acc, const std::vector<std::string>& names, cons
       d.busy_pct = 100.0 * static_cast<double>(y.busy_ns - x.busy_ns) / w;
       if (y.device_span) d.dev_pct = 100.0 * static_cast<double>(y.dev_busy_ns - x.dev_busy_ns) / w;
       d.lost = y.lost - x.lost;
+      d.invisible = y.invisible - x.invisible;
       d.unsure_pct = 100.0 * static_cast<double>(y.unsure_ns - x.unsure_ns) / w;
       d.depth_pct.clear();
       if (x.depth_ns.size() == y.depth_ns.size())

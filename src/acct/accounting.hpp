@@ -53,6 +53,9 @@ struct DeviceStat {
   // the share of the window then unsure: busy lies in [busy_pct, busy_pct + unsure_pct].
   std::optional<uint64_t> lost;
   std::optional<double> unsure_pct;
+  // Completions diskstats counted that no program saw at either end
+  // (BusyCounters::invisible): their time, bounded by diskstats, is in unsure_pct.
+  std::optional<uint64_t> invisible;
   // The time at each depth (requests between the same two points), % of the
   // same window, one per bucket of Accounting::exact_depth_low; empty when
   // not measured.
@@ -96,11 +99,12 @@ Accounting account(const SystemSample& a, const SystemSample& b, const std::vect
 // need, cumulative, stamped with CLOCK_MONOTONIC.
 struct ExactBusySample {
   uint64_t stamp_ns = 0, busy_ns = 0, dev_busy_ns = 0, lost = 0, unsure_ns = 0;
+  uint64_t invisible = 0;  // BusyCounters::invisible
   bool device_span = false;  // dev_busy_ns measured (the tracker's dev% is opt-in)
   std::vector<uint64_t> depth_ns;  // time at each depth bucket
 };
 
-// Fills busy_pct, dev_pct (where measured), lost, unsure_pct and depth_pct of every device in `acc` named
+// Fills busy_pct, dev_pct (where measured), lost, invisible, unsure_pct and depth_pct of every device in `acc` named
 // in `names`, from its counters at the window's two edges (a[i] and b[i] are
 // names[i]'s), over the time between the two reads. Pure. When either edge
 // was not read whole (its size is not names.size()) nothing is filled: the

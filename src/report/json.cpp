@@ -313,6 +313,7 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
                       {"busy_pct", d.busy_pct ? json(*d.busy_pct) : json(nullptr)},
                       {"dev_pct", d.dev_pct ? json(*d.dev_pct) : json(nullptr)},
                       {"completions_lost", d.lost ? json(*d.lost) : json(nullptr)},
+                      {"completions_invisible", d.invisible ? json(*d.invisible) : json(nullptr)},
                       {"busy_unsure_pct", d.unsure_pct ? json(*d.unsure_pct) : json(nullptr)},
                       {"by_depth", depth_json(d.depth_pct, a.exact_depth_low)}});
     }

@@ -51,7 +51,7 @@ std::vector<ExactBusySample> exact_samples(const std::vector<BusyCounters>& coun
   std::vector<ExactBusySample> out;
   out.reserve(counters.size());
   for (const BusyCounters& c : counters)
-    out.push_back({c.stamp_ns, c.busy_ns, c.dev_busy_ns, c.lost, c.unsure_ns, c.device_span,
+    out.push_back({c.stamp_ns, c.busy_ns, c.dev_busy_ns, c.lost, c.unsure_ns, c.invisible, c.device_span,
                    std::vector<uint64_t>(std::begin(c.depth_ns), std::end(c.depth_ns))});
   return out;
 }

@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <map>
+#include <thread>
 
 #include "acct/procfs.hpp"
 #include "common/errors.hpp"
@@ -18,6 +20,10 @@
 
 namespace ioacct {
 namespace {
+
+// How long a device the run writes to may stay held by someone letting go
+// before the run calls it in use (held_exclusively).
+constexpr std::chrono::milliseconds kReleaseGrace{1000};
 
 void probe_signatures(const std::string& path, std::vector<std::string>& out) {
   blkid_probe pr = blkid_new_probe_from_filename(path.c_str());
@@ -105,13 +111,22 @@ std::map<dev_t, std::vector<std::string>> devices_in_use(const BlockStack& stack
 
 // O_EXCL on a block device fails with EBUSY while anyone else holds it
 // exclusively: a mount, dm, md, btrfs, zram, or a program that asked the same.
-bool held_exclusively(const std::string& node) {
-  const int fd = ::open(node.c_str(), O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
-  if (fd >= 0) {
-    ::close(fd);
-    return false;
+// With `grace`, a holder that is letting go gets that long first: a run that
+// has just ended can hold its device a few ms past its exit, because io_uring
+// tears a ring down in a kernel worker, and a registered file's last
+// reference can go with it (CI once found the device busy between two runs).
+bool held_exclusively(const std::string& node, std::chrono::milliseconds grace = {}) {
+  const auto give_up = std::chrono::steady_clock::now() + grace;
+  for (auto pause = std::chrono::milliseconds(1);; pause = std::min(pause * 2, std::chrono::milliseconds(50))) {
+    const int fd = ::open(node.c_str(), O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0) {
+      ::close(fd);
+      return false;
+    }
+    if (errno != EBUSY) return false;
+    if (std::chrono::steady_clock::now() >= give_up) return true;
+    std::this_thread::sleep_for(pause);
   }
-  return errno == EBUSY;
 }
 
 }  // namespace
@@ -131,7 +146,7 @@ DeviceFindings inspect_writes(const WriteReach& t, const BlockStack& stack) {
   for (const auto& [root, name] : swap_files)
     if (root == t.extent.root) f.in_use.push_back(fmt::format("{} is used as swap", name));
   if (f.in_use.empty()) {
-    if (t.is_block && held_exclusively(t.path)) {
+    if (t.is_block && held_exclusively(t.path, kReleaseGrace)) {
       // A disk cannot be held while one of its partitions is, even one the
       // run would not touch: name that partition rather than "another user".
       std::string why = "it is held open exclusively by another user";

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <thread>
+
 #include <fstream>
 #include <iterator>
 
@@ -95,6 +98,26 @@ TEST(BenchDevice, DeviceHeldExclusivelyIsNeverWritten) {
   auto o = run_ioacct({"bench", "--rw", "randwrite", "--destroy-data", "--runtime", "300ms", loop.path()});
   close(fd);
   expect_refused(o, {"O_EXCL", "EBUSY"});
+}
+
+// A holder that lets go within a second is waited for: a run that has just
+// ended can hold the device a few ms past its exit (io_uring's ring is torn
+// down by a kernel worker), and the next run must not call that in use.
+TEST(BenchDevice, AHolderLettingGoIsWaitedFor) {
+  TempDir dir;
+  LoopDevice loop(dir.path());
+  const int fd = open(loop.path().c_str(), O_RDONLY | O_EXCL | O_CLOEXEC);  // not the child's to hold
+  ASSERT_GE(fd, 0);
+  std::thread let_go([fd] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    close(fd);
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  auto o = run_ioacct({"bench", "--rw", "randwrite", "--destroy-data", "--ios", "100", loop.path()});
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  let_go.join();
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_GE(took, 0.25) << "it waited for the holder";
 }
 
 TEST(BenchDevice, WritesAreRefusedWithoutDestroyData) {

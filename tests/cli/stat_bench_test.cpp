@@ -51,7 +51,8 @@ TEST(StatBench, BenchShowsTheTargetsExactBusyTime) {
 // completion is unsure from when it was last seen in flight to the round
 // that finds it gone, at most 100 ms for the first and 5 ms for each one
 // within 500 ms of a loss (the reader then looks every 5 ms), and 10 ms for
-// the reader's wake-ups; with none lost, 1 ms (stamps not yet seen). A clean-clone
+// the reader's wake-ups; with none lost, 1 ms (stamps not yet seen), and for
+// completions no program saw at all, what diskstats bounds them by. A clean-clone
 // run lost a few of the 500 on a fast loop device (unsure 6.6% of the window
 // against 3.3% in flight), so the bound, not the in-flight share, is the
 // test.
@@ -70,9 +71,15 @@ TEST(StatBench, DeviceBusyStaysInsideTheRunsInFlightUnion) {
   const double unsure = (*d)["busy_unsure_pct"].get<double>();
   EXPECT_GE(unsure, 0.0);
   const double lost = (*d)["completions_lost"].get<double>();
+  const double invisible = (*d)["completions_invisible"].get<double>();
   const double window_ms = j["results"]["window_s"].get<double>() * 1e3;
-  EXPECT_LE(unsure / 100 * window_ms, (lost > 0 ? 100 + 5 * (lost - 1) + 10 : 1))
-      << "unsure time beyond what " << lost << " lost completions can leave: " << *d;
+  // Completions no program saw at either end (a batch run on top of the
+  // agent: design.md, "Lost events") are bounded by diskstats' latency sum,
+  // truncated to ms per field: a CI run had 1.3 ms so with none lost.
+  const double invisible_ms = invisible > 0 ? 2 + 3 * invisible * (*d)["r_await_ms"].get<double>() : 0;
+  EXPECT_LE(unsure / 100 * window_ms, (lost > 0 ? 100 + 5 * (lost - 1) + 10 : 1) + invisible_ms)
+      << "unsure time beyond what " << lost << " lost and " << invisible << " invisible completions can leave: "
+      << *d;
   EXPECT_LE(lost, 0.02 * j["results"]["ios"].get<double>()) << "only a few completions are ever lost";
 }
 

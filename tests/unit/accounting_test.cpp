@@ -125,7 +125,7 @@ TEST(ExactBusy, PercentagesAreOverTheTimeBetweenTheTwoReads) {
   const std::vector<ExactBusySample> a = {{.stamp_ns = 10'000'000'000, .busy_ns = 100, .dev_busy_ns = 50, .lost = 1, .unsure_ns = 0},
                                           {.stamp_ns = 10'000'000'000, .busy_ns = 0, .dev_busy_ns = 0}};
   const std::vector<ExactBusySample> b = {{.stamp_ns = 12'000'000'000, .busy_ns = 1'000'000'100, .dev_busy_ns = 500'000'050,
-                                           .lost = 4, .unsure_ns = 20'000'000, .device_span = true},
+                                           .lost = 4, .unsure_ns = 20'000'000, .invisible = 7, .device_span = true},
                                           {.stamp_ns = 12'000'000'000, .busy_ns = 2'000'000'000, .dev_busy_ns = 1'500'000'000,
                                            .device_span = true}};
   add_exact_busy(acc, names, a, b);
@@ -135,6 +135,8 @@ TEST(ExactBusy, PercentagesAreOverTheTimeBetweenTheTwoReads) {
   EXPECT_DOUBLE_EQ(*loop0.busy_pct, 50.0);  // 1 s of 2
   EXPECT_DOUBLE_EQ(*loop0.dev_pct, 25.0);
   EXPECT_EQ(*loop0.lost, 3u);
+  ASSERT_TRUE(loop0.invisible);
+  EXPECT_EQ(*loop0.invisible, 7u);
   EXPECT_DOUBLE_EQ(*loop0.unsure_pct, 1.0);  // 20 ms of 2 s
   ASSERT_TRUE(vda.busy_pct && vda.dev_pct);
   EXPECT_DOUBLE_EQ(*vda.busy_pct, 100.0);
