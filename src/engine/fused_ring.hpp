@@ -46,7 +46,7 @@ class FusedRing {
   // `timeout_ns`. Returns the completions ready (0 after a timeout or a
   // signal), or -errno when the kernel refused the call itself.
   int submit_and_wait(uint64_t timeout_ns) noexcept {
-    const unsigned to_submit = publish(c_.ring->sq.sqe_tail);
+    const unsigned to_submit = publish_sq(*c_.ring, c_.ring->sq.sqe_tail, c_.enter, *c_.counters);
     // Already there (the kernel completed some while we reaped): submit
     // without waiting, as the batch path does.
     const unsigned min_complete = io_uring_cq_ready(c_.ring) ? 0 : 1;
@@ -115,15 +115,17 @@ class FusedRing {
     const unsigned n = io_uring_smp_load_acquire(cq.ktail) - head;
     const unsigned mask = cq.ring_mask;
     const io_uring_cqe* cqes = cq.cqes;
+    const bool kick = early && n > 1;
     for (unsigned i = 0; i < n; ++i) {
       const io_uring_cqe& cqe = cqes[(head + i) & mask];
       const uint64_t ud = cqe.user_data;
       int32_t res = cqe.res;
       if constexpr (kNop) res = res >= 0 ? static_cast<int32_t>(ud >> 32) : res;
       f(static_cast<uint32_t>(ud), res, sq);
-      if (early && i == 0 && n > 1) {
+      if (kick && i == 0) {
         // Whatever the kernel does not take now, submit_and_wait() submits.
-        if (const unsigned k = publish(sq.tail_)) ring_enter(*c_.ring, c_.enter, *c_.counters, k, 0, 0, 0);
+        if (const unsigned k = publish_sq(*c_.ring, sq.tail_, c_.enter, *c_.counters))
+          ring_enter(*c_.ring, c_.enter, *c_.counters, k, 0, 0, 0);
       }
     }
     ring_sq.sqe_tail = sq.tail_;
@@ -135,18 +137,6 @@ class FusedRing {
   bool nop() const noexcept { return c_.nop; }
 
  private:
-  // Hands the kernel the SQ up to `tail` and returns how many requests it
-  // has not taken yet: the ones written since the last enter, and any an
-  // enter left (an early submit the kernel cut short).
-  unsigned publish(unsigned tail) noexcept {
-    io_uring_sq& sq = c_.ring->sq;
-    if (tail != sq.sqe_head) {
-      sq.sqe_head = tail;
-      IO_URING_WRITE_ONCE(*sq.ktail, tail);
-    }
-    return tail - io_uring_smp_load_acquire(sq.khead);
-  }
-
   Config c_;
 };
 

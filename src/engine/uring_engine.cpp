@@ -329,18 +329,8 @@ int32_t UringEngine::blkdiscard(const IoRequest& r) noexcept {
 }
 
 // Publishes the SQEs queued since the last call; returns how many the kernel
-// has not consumed yet. (What liburing's __io_uring_flush_sq does.)
-unsigned UringEngine::flush_sq() noexcept {
-  io_uring_sq& sq = ring_.sq;
-  const unsigned tail = sq.sqe_tail;
-  if (sq.sqe_head != tail) {
-    if (o_.sqpoll) counters_.submitted += tail - sq.sqe_head;  // the SQ thread takes all it is given
-    sq.sqe_head = tail;
-    if (o_.sqpoll) io_uring_smp_store_release(sq.ktail, tail);  // the SQ thread reads it concurrently
-    else IO_URING_WRITE_ONCE(*sq.ktail, tail);
-  }
-  return tail - IO_URING_READ_ONCE(*sq.khead);
-}
+// has not consumed yet.
+unsigned UringEngine::flush_sq() noexcept { return publish_sq(ring_, ring_.sq.sqe_tail, enter_mode(), counters_); }
 
 int UringEngine::sys_enter(unsigned to_submit, unsigned min_complete, unsigned flags, uint64_t timeout_ns) noexcept {
   return static_cast<int>(ring_enter(ring_, enter_mode(), counters_, to_submit, min_complete, flags, timeout_ns));

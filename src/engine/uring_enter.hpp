@@ -71,6 +71,21 @@ struct EnterMode {
   bool sqpoll = false;           // the SQ thread submits: the call's count is not what it submitted
 };
 
+// Publishes the SQEs written up to `tail` since the last call and returns
+// how many the kernel has not consumed yet: those, and any an enter left.
+// (What liburing's __io_uring_flush_sq does.) The SQ thread takes all it is
+// given, so with SQPOLL they are counted submitted here.
+inline unsigned publish_sq(io_uring& ring, unsigned tail, const EnterMode& m, EngineCounters& k) noexcept {
+  io_uring_sq& sq = ring.sq;
+  if (sq.sqe_head != tail) {
+    if (m.sqpoll) k.submitted += tail - sq.sqe_head;
+    sq.sqe_head = tail;
+    if (m.sqpoll) io_uring_smp_store_release(sq.ktail, tail);  // the SQ thread reads it concurrently
+    else IO_URING_WRITE_ONCE(*sq.ktail, tail);
+  }
+  return tail - IO_URING_READ_ONCE(*sq.khead);
+}
+
 // One io_uring_enter of `ring`, counted in `k`. The timeout (0: none) and
 // NO_IOWAIT go with a wait only. Returns the kernel's answer: the requests
 // submitted, or -errno.

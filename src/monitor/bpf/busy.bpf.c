@@ -313,10 +313,8 @@ static long probe_one(__u64 i, void *ctx) {
   if (!err && bd) err |= bpf_core_read(&p->part_dev, sizeof(p->part_dev), &bd->bd_dev);
   p->accounted = (flags & rqf_io_stat()) ? 1 : 0;
   p->ok = err ? 0 : 1;
-  if (p->ref <= 0) { /* only with the test hook */
-    if (!p->accounted || p->start_time_ns <= stale) p->accounted = 0;
-    else p->ref = 1;
-  }
+  /* Only with the test hook: the reader takes what is held and accounted. */
+  if (p->ref <= 0 && p->accounted && p->start_time_ns > stale) p->ref = 1;
   return 0;
 }
 
