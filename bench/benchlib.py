@@ -36,6 +36,16 @@ print ratios and PASS/FAIL lines. Standard library only.
                                          to BASE for IOPS and CPU us/IO (bench/sol.sh)
   benchlib.py delta ROWS.tsv SCENARIO FIELD A B
                                       -> median(A.FIELD) - median(B.FIELD)
+  benchlib.py paired ROWS.tsv SCENARIO FIELD A B ratio|delta
+                                      -> "median lo hi coverage": A/B (or A - B) taken
+                                         round by round, the median of those, and a
+                                         distribution-free interval for that median
+                                         (order statistics; coverage >= 0.95 where
+                                         the rounds allow, else min-max and its own)
+  benchlib.py pcheck NAME ROWS.tsv SCENARIO FIELD A B ratio|delta OP THRESHOLD
+                                      -> check on the paired median, the interval in
+                                         the detail, and a note where the target
+                                         lies inside it (more rounds would decide)
   benchlib.py startup RUNTIME_S TIME.txt...
                                       -> "wall_ms cpu_ms wall_min wall_max cpu_min cpu_max":
                                          medians and ranges in ms, wall less RUNTIME_S
@@ -160,6 +170,13 @@ def cmd_spread(rows_path, scenario, base, *tools):
         rc = ratio(median_of(rows, scenario, tool, "cpu_us"), median_of(rows, scenario, base, "cpu_us"))
         print(f"  {tool:<{W}}  {cell(tool, 'iops'):>28}  {cell(tool, 'cpu_us'):>24}  "
               f"{fmt(ri, 'ratio') if tool != base else '':>10}  {fmt(rc, 'ratio') if tool != base else '':>9}")
+    print(f"  the same ratios pair by pair (each round's run against {base}'s of that round): median (interval)")
+    for tool in tools:
+        cells = []
+        for field in ("iops", "cpu_us"):
+            med, lo, hi, cov = paired(rows, scenario, field, tool, base, "ratio")
+            cells.append(f"{fmt(med, 'ratio')} ({fmt(lo, 'ratio')}-{fmt(hi, 'ratio')}, {cov:.0%})")
+        print(f"  {tool:<{W}}  {'IOPS ' + cells[0]:>30}  {'CPU ' + cells[1]:>30}")
 
 
 def window_cpu_s(time_path):
@@ -214,7 +231,9 @@ def fio_job_figures(path, name):
 
 def load_rows(path):
     rows = []
-    for line in open(path):
+    with open(path) as f:
+        lines = f.readlines()
+    for line in lines:
         parts = line.split()
         if len(parts) != 3 + len(FIELDS):
             continue
@@ -296,6 +315,55 @@ def cmd_grid(rows_path, cells_path, extra_path=None):
         print(f"  {label:<{LW}}" + "".join(f"{v:>{w}}" for v, (_, w) in zip(vals, cols)))
 
 
+def median_interval(vals, level=0.95):
+    """The median of vals and the widest-k order-statistic interval
+    [x(k), x(n-k+1)] whose coverage of the true median, 1 - 2 P(Bin(n, 1/2) < k),
+    is at least `level`; with too few values, min-max and its coverage."""
+    v = sorted(vals)
+    n = len(v)
+    if n == 0:
+        return float("nan"), float("nan"), float("nan"), float("nan")
+
+    def coverage(k):
+        return 1 - 2 * sum(math.comb(n, i) for i in range(k)) / 2 ** n
+
+    k = 1
+    while k + 1 <= (n + 1) // 2 and coverage(k + 1) >= level:
+        k += 1
+    return statistics.median(v), v[k - 1], v[n - k], coverage(k)
+
+
+def paired(rows, scenario, field, a, b, kind):
+    """A against B round by round. The tools of one round ran next to each
+    other in time, so what the host does to a whole round (this VM's rounds
+    of one tool move by 30% and more) cancels in the pair, not in the ratio
+    of two medians."""
+    i = FIELDS.index(field)
+    by_rep = {}
+    for s, t, r, f in rows:
+        if s == scenario and t in (a, b) and not math.isnan(f[i]):
+            by_rep.setdefault(r, {})[t] = f[i]
+    vals = []
+    for pair in by_rep.values():
+        if a in pair and b in pair:
+            if kind == "delta":
+                vals.append(pair[a] - pair[b])
+            elif pair[b] != 0:
+                vals.append(pair[a] / pair[b])
+    return median_interval(vals)
+
+
+def cmd_pcheck(name, rows_path, scenario, field, a, b, kind, op, threshold):
+    med, lo, hi, cov = paired(load_rows(rows_path), scenario, field, a, b, kind)
+    t = float(threshold)
+    detail = ""
+    if not math.isnan(med):
+        detail = f"pair by pair; {cov:.0%} interval {fmt(lo)} to {fmt(hi)}"
+        if lo <= t <= hi:
+            detail += ": the target is inside it, more rounds (REPS) would decide"
+    cmd_check(name, med, op, threshold, detail)
+
+
 def cmd_check(name, value, op, threshold, detail=""):
     v, t = float(value), float(threshold)
     ok = (not math.isnan(v)) and (v >= t if op == ">=" else v <= t)
@@ -321,6 +389,11 @@ def main(argv):
     elif cmd == "delta":
         rows = load_rows(args[0])
         print(repr(median_of(rows, args[1], args[3], args[2]) - median_of(rows, args[1], args[4], args[2])))
+    elif cmd == "paired":
+        rows = load_rows(args[0])
+        print(" ".join(repr(x) for x in paired(rows, *args[1:6])))
+    elif cmd == "pcheck":
+        cmd_pcheck(*args)
     elif cmd == "startup":
         cmd_startup(*args)
     elif cmd in ("ioacct-job", "fio-job"):

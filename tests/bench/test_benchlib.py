@@ -1,0 +1,71 @@
+"""bench/benchlib.py's paired verdicts: what every bench/ target is judged by."""
+import contextlib
+import io
+import math
+import os
+import sys
+import tempfile
+import unittest
+
+sys.dont_write_bytecode = True  # nothing of the test's lands in bench/
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+import benchlib  # noqa: E402
+
+
+def rows_file(test, lines):
+    """ROWS.tsv as the bench scripts write it, removed after the test."""
+    f = tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False)
+    test.addCleanup(os.unlink, f.name)
+    with f:
+        f.write("".join(f"{s} {t} {r} {iops} {cpu} nan nan\n" for s, t, r, iops, cpu in lines))
+    return f.name
+
+
+class MedianInterval(unittest.TestCase):
+    def test_five_rounds_give_min_max_at_their_own_coverage(self):
+        self.assertEqual(benchlib.median_interval([5, 1, 4, 2, 3]), (3, 1, 5, 1 - 2 / 32))
+
+    def test_more_rounds_narrow_it_at_95_percent_or_more(self):
+        med, lo, hi, cov = benchlib.median_interval(list(range(15)))
+        # P(Bin(15, 1/2) <= 3) = 0.0176 and <= 4 is 0.059: k = 4.
+        self.assertEqual((med, lo, hi), (7, 3, 11))
+        self.assertAlmostEqual(cov, 1 - 2 * (1 + 15 + 105 + 455) / 2**15)
+        self.assertGreaterEqual(cov, 0.95)
+
+    def test_no_values_no_figure(self):
+        self.assertTrue(all(math.isnan(x) for x in benchlib.median_interval([])))
+
+
+class Paired(unittest.TestCase):
+    def test_a_drifting_host_cancels_in_the_pair(self):
+        # The host halves every tool's speed in rounds 2 and 3, and A and B
+        # each have one odd round: the ratio of the medians says 1.83x (110
+        # against 60), each round's pair 1.1x but for the odd rounds.
+        lines = []
+        for rep, speed in enumerate([1.0, 0.5, 0.5, 1.0, 1.0], 1):
+            lines += [("w", "a", rep, 110 * speed * (1.2 if rep == 2 else 1), 1.0),
+                      ("w", "b", rep, 100 * speed * (0.6 if rep == 4 else 1), 2.0)]
+        rows = benchlib.load_rows(rows_file(self, lines))
+        self.assertAlmostEqual(benchlib.paired(rows, "w", "iops", "a", "b", "ratio")[0], 1.1)
+        self.assertEqual(benchlib.paired(rows, "w", "cpu_us", "a", "b", "delta")[0], -1.0)
+
+    def test_a_round_without_both_tools_is_no_pair(self):
+        rows = benchlib.load_rows(rows_file(self, [("w", "a", 1, 100, 1), ("w", "b", 1, 50, 1), ("w", "a", 2, 1, 1)]))
+        self.assertEqual(benchlib.paired(rows, "w", "iops", "a", "b", "ratio"), (2.0, 2.0, 2.0, 0.0))
+
+    def test_the_verdict_says_when_the_target_is_inside_the_interval(self):
+        path = rows_file(self, [("w", t, r, v, 1) for r, (x, y) in enumerate([(97, 100), (99, 100), (101, 100)], 1)
+                          for t, v in (("a", x), ("b", y))])
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            benchlib.cmd_pcheck("a/b", path, "w", "iops", "a", "b", "ratio", ">=", "0.98")
+            benchlib.cmd_pcheck("a/b", path, "w", "iops", "a", "b", "ratio", ">=", "1.02")
+        first, second = out.getvalue().splitlines()
+        self.assertTrue(first.startswith("PASS  a/b: 0.990"), first)
+        self.assertIn("the target is inside it", first)
+        self.assertTrue(second.startswith("FAIL  a/b: 0.990"), second)
+        self.assertNotIn("inside", second)
+
+
+if __name__ == "__main__":
+    unittest.main()
