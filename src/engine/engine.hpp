@@ -71,10 +71,10 @@ class Engine {
   virtual unsigned queue(std::span<const IoRequest> reqs) noexcept = 0;
 
   // Submits what is queued, waits until at least `wait_nr` completions are
-  // ready or `timeout_ns` passes (0 = no limit), then moves up to out.size()
-  // completions into `out`. Returns how many it moved, or -errno when the
-  // kernel refused the call itself (-EINTR and -ETIME are not errors: the
-  // caller just loops).
+  // ready, `timeout_ns` passes (0 = no limit) or a signal interrupts a wait
+  // that sleeps, then moves up to out.size() completions into `out`.
+  // Returns how many it moved, or -errno when the kernel refused the call
+  // itself (-EINTR and -ETIME are not errors: the caller just loops).
   virtual int enter(unsigned wait_nr, std::span<IoCompletion> out, uint64_t timeout_ns) noexcept = 0;
 
   virtual const EngineCounters& counters() const noexcept = 0;

@@ -109,6 +109,9 @@ int FaultEngine::enter(unsigned wait_nr, std::span<IoCompletion> out, uint64_t t
       out[n++] = c;
     }
     if (timeout_ns && now_ns() >= deadline) break;
+    // Nothing came back from a wait: it timed out or a signal interrupted
+    // it (the runner's kick), and the caller has to look up.
+    if (got == 0 && want > 0) break;
   }
   return static_cast<int>(n);
 }

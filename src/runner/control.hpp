@@ -24,8 +24,10 @@
 //   thread's schedstat would vanish from the closing sample), and the main
 //   thread reads the samples only after joining every worker.
 // - `stop`, `errors` and `epoch` publish nothing but themselves: a worker
-//   looks at `stop` once per batch, and every wait is bounded by kMaxWaitNs,
-//   so a stop is seen within 0.1 s; `epoch` is answered by epoch_ack.
+//   looks at `stop` once per batch, and a worker whose count has not moved
+//   for kMaxWaitNs is woken from its wait (kick.hpp; --wait spin bounds its
+//   spin by kMaxWaitNs instead), so a stop is seen within about 0.1 s;
+//   `epoch` is answered by epoch_ack.
 // - Published: a worker's relaxed stores once per batch, which on x86 are
 //   plain moves (no atomic read-modify-write per I/O); the main thread only
 //   reads them for the progress line and the time series. epoch_ack and done
@@ -45,7 +47,7 @@
 
 namespace ioacct {
 
-inline constexpr Nanos kMaxWaitNs = 100'000'000;  // bound on any wait, so a stop is seen within 0.1 s
+inline constexpr Nanos kMaxWaitNs = 100'000'000;  // how long a worker waits before it looks up (above)
 
 // Control::stop. The first reason to stop stays the reason (compare-and-swap
 // from kRunning), except kFatal, which overrides.

@@ -16,6 +16,7 @@
 #include "acct/system.hpp"
 #include "monitor/attach.hpp"
 #include "runner/control.hpp"
+#include "runner/kick.hpp"
 #include "runner/plan.hpp"
 #include "runner/series_collector.hpp"
 #include "runner/worker.hpp"
@@ -335,8 +336,12 @@ RunResult run_jobs(const std::vector<JobSpec>& jobs, const std::vector<const Tar
   }
   ctl.go.store(true, std::memory_order_release);
 
-  // Supervise: progress once a second, stop on a signal.
+  // Supervise: progress once a second, stop on a signal, kick a worker
+  // whose wait has gone on for kMaxWaitNs (kick.hpp).
   ProgressMeter meter(J == 1 ? run.ios : std::nullopt, ctl, pub.get(), T, t0);
+  std::vector<pthread_t> handles(threads.size());
+  std::transform(threads.begin(), threads.end(), handles.begin(), [](std::thread& th) { return th.native_handle(); });
+  StallKicker kicker(pub.get(), std::move(handles), t0);
   Nanos next_tick = t0 + 1'000'000'000ull;
   for (;;) {
     bool all_done = true;
@@ -370,6 +375,7 @@ RunResult run_jobs(const std::vector<JobSpec>& jobs, const std::vector<const Tar
       ctl.stop.compare_exchange_strong(expected, kInterrupted);
     }
     const Nanos now = now_ns();
+    kicker.poll(now, kMaxWaitNs);
     if (now >= next_tick) {
       if (hooks.on_progress) hooks.on_progress(meter.take(now));  // else just sleep on
       next_tick = now + 1'000'000'000ull;

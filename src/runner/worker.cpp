@@ -14,10 +14,12 @@
 #include <thread>
 
 #include "common/errors.hpp"
+#include "runner/kick.hpp"
 #include "workload/pace.hpp"
 
 namespace ioacct {
 void Worker::operator()() noexcept {
+  accept_kicks();
   try {
     setup();
   } catch (...) {
@@ -148,6 +150,7 @@ void Worker::setup() {
   // Only a device has a queue to keep fed: nop and the page cache complete
   // inside the enter.
   kick_early_ = fused_ && moves_data_ && job_.direct;
+  wait_bound_ = job_.uring.wait == WaitMode::Spin ? kMaxWaitNs : 0;
 
   reqs_.resize(plan_.depth);
   comps_.resize(plan_.depth);
@@ -582,7 +585,7 @@ void Worker::loop() noexcept {
     // such as a durable write) only a completion can free a slot: bounding
     // that wait by an instant already past made every enter return at once,
     // a spin of ~30 reaps per I/O that was counted in the CPU per I/O.
-    Nanos timeout = kMaxWaitNs;
+    Nanos timeout = wait_bound_;
     if (pace && !stopping && !starved && !quota_full && inflight < depth) {
       const Nanos t = now_ns();
       timeout = pace->next_due() > t ? std::min(pace->next_due() - t, kMaxWaitNs) : 1000;

@@ -64,7 +64,7 @@ void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64
   Slot* const slots = slots_.data();
   Histogram& lat = *out_.latency;
   for (;;) {
-    const int ready = ring.submit_and_wait(kMaxWaitNs);
+    const int ready = ring.submit_and_wait(wait_bound_);
     const Nanos t = now_ns();  // a local: the pass reads it per I/O, and `now` could alias what it writes
     now = t;
     // The batch path takes over where it has more to do than count and
