@@ -34,8 +34,6 @@ print ratios and PASS/FAIL lines. Standard library only.
   benchlib.py spread ROWS.tsv SCENARIO BASE TOOL [TOOL...]
                                       -> medians with min-max, and each TOOL's ratio
                                          to BASE for IOPS and CPU us/IO (bench/sol.sh)
-  benchlib.py delta ROWS.tsv SCENARIO FIELD A B
-                                      -> median(A.FIELD) - median(B.FIELD)
   benchlib.py paired ROWS.tsv SCENARIO FIELD A B ratio|delta
                                       -> "median lo hi coverage": A/B (or A - B) taken
                                          round by round, the median of those, and a
@@ -386,9 +384,6 @@ def main(argv):
         print(" ".join(repr(x) for x in timed_figures(*args)))
     elif cmd == "spread":
         cmd_spread(*args)
-    elif cmd == "delta":
-        rows = load_rows(args[0])
-        print(repr(median_of(rows, args[1], args[3], args[2]) - median_of(rows, args[1], args[4], args[2])))
     elif cmd == "paired":
         rows = load_rows(args[0])
         print(" ".join(repr(x) for x in paired(rows, *args[1:6])))

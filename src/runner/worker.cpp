@@ -149,7 +149,7 @@ void Worker::setup() {
     fused_ = f;
   // Only a device has a queue to keep fed: nop and the page cache complete
   // inside the enter.
-  kick_early_ = fused_ && moves_data_ && job_.direct;
+  submit_early_ = fused_ && moves_data_ && job_.direct;
   wait_bound_ = job_.uring.wait == WaitMode::Spin ? kMaxWaitNs : 0;
 
   reqs_.resize(plan_.depth);

@@ -163,7 +163,7 @@ class Worker {
   bool acct_latency_ = true;  // record per-I/O latency (--acct latency and full)
   bool dump_ = false;      // test-only: keep every counted I/O's interval
   FusedRing* fused_ = nullptr;  // the engine's fused path, where this run may take it
-  bool kick_early_ = false;     // FusedRing::reap's `early`: O_DIRECT runs
+  bool submit_early_ = false;   // FusedRing::reap's `early`: O_DIRECT runs
   // The bound on a wait for completions: none where the wait sleeps in the
   // kernel, which the main thread's kick interrupts (control.hpp); kMaxWaitNs
   // for --wait spin, which spins in user space, where no signal reaches it.

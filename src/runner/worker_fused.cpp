@@ -113,7 +113,7 @@ void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64
       s.t_submit = t;
       if constexpr (kSplit) s.t_issued = 0;
       sq.refill<!kMoves>(read, file, off, s.buf, bs, tag);
-    }, kick_early_);
+    }, submit_early_);
     if (lat_run.n) record_lat(lat_run.value, lat_run.n);
     if (clat_run.n) record_clat(clat_run.value, clat_run.n);
     out_.ios += ios;
