@@ -1,18 +1,21 @@
 #include "common/output.hpp"
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
+#include <random>
 #include <thread>
 
 #include "common/errors.hpp"
@@ -20,18 +23,54 @@
 namespace ioacct {
 namespace {
 
-// A dangling symlink's final target: the path a new file would get there.
-// Each link is read as open(2) would follow it, relative ones against their
-// own directory. Returns `path` itself when it is not a link.
-std::string final_target(const std::string& path) {
+// The directory `p` is in, as a link there is read against ("." for a bare
+// name), and the name in it.
+std::string dir_of(const std::string& p) {
+  const size_t slash = p.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : p.substr(0, slash);
+}
+std::string base_of(const std::string& p) {
+  const size_t slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+// Why the symlink `link` (lstat()ed as `st`) is not followed, or "" when it
+// may be. The rule of fs.protected_symlinks, kept whatever the sysctl says: a
+// link in a sticky world-writable directory (/tmp) is followed only when it
+// is the caller's own or the directory owner's. Anyone can plant a name
+// there, and root writing through it would write wherever the planter chose.
+std::string foreign_link(const std::string& link, const struct stat& st) {
+  const std::string dir = dir_of(link);
+  struct stat d {};
+  if (stat(dir.c_str(), &d) != 0) return {};  // nothing can be made there either; the open says why
+  const bool shared = (d.st_mode & (S_ISVTX | S_IWOTH)) == (S_ISVTX | S_IWOTH);
+  if (!shared || st.st_uid == geteuid() || st.st_uid == d.st_uid) return {};
+  return fmt::format("a symlink owned by uid {} in the sticky world-writable directory {}", st.st_uid, dir);
+}
+
+// The links at the end of a path, followed as open(2) would (relative ones
+// against their own directory), up to what they lead to: the file or the
+// name a new file would get. `refused` says why not, when a link on the way
+// is someone else's (foreign_link()).
+struct Followed {
+  std::string path;
+  std::string refused;
+};
+
+Followed follow_links(const std::string& path) {
   std::string p = path;
   for (int hops = 0; hops < 40; ++hops) {  // as the kernel's MAXSYMLINKS
     struct stat st {};
-    if (lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return p;
-    char buf[PATH_MAX];
-    const ssize_t n = readlink(p.c_str(), buf, sizeof(buf) - 1);
-    if (n <= 0) return p;
-    const std::string to(buf, static_cast<size_t>(n));
+    if (lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return {p, {}};
+    if (const std::string who = foreign_link(p, st); !who.empty()) {
+      const std::string what = hops == 0 ? "is " + who : fmt::format("leads to {}, {}", p, who);
+      return {p, what + "; ioacct does not follow it (remove it or give another name)"};
+    }
+    std::array<char, PATH_MAX> buf{};
+    const ssize_t n = readlink(p.c_str(), buf.data(), buf.size() - 1);
+    if (n <= 0) return {p, {}};
+    const std::string to(buf.data(), static_cast<size_t>(n));
     const size_t slash = p.rfind('/');
     if (to[0] == '/' || slash == std::string::npos) {
       p = to;
@@ -40,7 +79,7 @@ std::string final_target(const std::string& path) {
       p += to;
     }
   }
-  return p;
+  return {p, {}};
 }
 
 // Where a report for `path` really goes, and how.
@@ -51,10 +90,15 @@ struct Destination {
 };
 
 Destination destination(const std::string& path) {
+  const Followed f = follow_links(path);
+  if (!f.refused.empty()) return {Destination::Kind::Refused, path, f.refused};
   struct stat st {};
-  if (stat(path.c_str(), &st) != 0) return {Destination::Kind::File, final_target(path), {}};  // new, maybe through a link
+  if (stat(path.c_str(), &st) != 0) return {Destination::Kind::File, f.path, {}};  // new, maybe through a link
   if (S_ISREG(st.st_mode)) {
     // A symlink stays a symlink: the file it names is replaced, not the link.
+    // (A /proc magic link reads as no path; realpath() knows the file.)
+    struct stat at {};
+    if (lstat(f.path.c_str(), &at) == 0 && S_ISREG(at.st_mode)) return {Destination::Kind::File, f.path, {}};
     const std::unique_ptr<char, void (*)(void*)> real(realpath(path.c_str(), nullptr), &std::free);
     return {Destination::Kind::File, real ? std::string(real.get()) : path, {}};
   }
@@ -67,6 +111,86 @@ Destination destination(const std::string& path) {
   if (S_ISSOCK(st.st_mode))
     return {Destination::Kind::Refused, path, "is a socket, which cannot be opened by name; give a file, a FIFO or /dev/stdout"};
   return {Destination::Kind::Refused, path, "is not a regular file, character device or FIFO"};
+}
+
+// A file descriptor, closed when it goes out of scope.
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// All of `text` into `fd`: 0, or the errno of the write that failed.
+int write_all(int fd, const std::string& text) {
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+// A name for the temporary file that nobody can guess ahead (a pid can be).
+std::string random_name() {
+  uint64_t r = 0;
+  if (getrandom(&r, sizeof(r), 0) != static_cast<ssize_t>(sizeof(r))) r = std::random_device{}();
+  return fmt::format(".ioacct-{:016x}.tmp", r);
+}
+
+// Gives the O_TMPFILE file `fd` the name `name` in `dir`, never replacing or
+// following what is there (EEXIST): AT_EMPTY_PATH where the caller may
+// (CAP_DAC_READ_SEARCH), else through /proc. Returns 0 or -errno.
+int link_anonymous(int fd, int dir, const std::string& name) {
+  if (::linkat(fd, "", dir, name.c_str(), AT_EMPTY_PATH) == 0) return 0;
+  if (errno == EEXIST) return -EEXIST;
+  const std::string proc = fmt::format("/proc/self/fd/{}", fd);
+  return ::linkat(AT_FDCWD, proc.c_str(), dir, name.c_str(), AT_SYMLINK_FOLLOW) == 0 ? 0 : -errno;
+}
+
+// Writes a regular file whole: the text goes into a file with no name
+// (O_TMPFILE), or, where the filesystem has none, into a new random name made
+// with O_EXCL|O_NOFOLLOW; either way nothing already in the directory is
+// opened, so a link planted there is never written through. The file then
+// gets a random name and is renamed over `path`, replacing its last component
+// (never following it) in one step.
+void write_file(const std::string& path, const std::string& text, const std::string& flag) {
+  const Fd dir(::open(dir_of(path).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (dir.fd < 0) throw RuntimeError(fmt::format("{}: cannot write {}: {}", flag, path, errno_text(errno)));
+  Fd f(::openat(dir.fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666));
+  const bool anonymous = f.fd >= 0;
+  std::string tmp;
+  for (int tries = 0; !anonymous && f.fd < 0 && tries < 100; ++tries) {
+    tmp = random_name();
+    f.fd = ::openat(dir.fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (f.fd < 0 && errno != EEXIST) break;
+  }
+  if (f.fd < 0) throw RuntimeError(fmt::format("{}: cannot write {}: {}", flag, path, errno_text(errno)));
+  const auto fail = [&](const std::string& what, int e) {
+    if (!tmp.empty()) ::unlinkat(dir.fd, tmp.c_str(), 0);
+    throw RuntimeError(fmt::format("{}: {}: {}", flag, what, errno_text(e)));
+  };
+  if (const int e = write_all(f.fd, text); e != 0) fail(fmt::format("writing {} failed", path), e);
+  if (anonymous) {
+    int r = -EEXIST;
+    for (int tries = 0; r == -EEXIST && tries < 100; ++tries) {
+      tmp = random_name();
+      r = link_anonymous(f.fd, dir.fd, tmp);
+    }
+    if (r != 0) {
+      tmp.clear();  // not made
+      fail(fmt::format("cannot write {}", path), -r);
+    }
+  }
+  const int closed = ::close(f.fd);  // where a delayed write error shows (NFS)
+  f.fd = -1;
+  if (closed != 0) fail(fmt::format("writing {} failed", path), errno);
+  if (::renameat(dir.fd, tmp.c_str(), dir.fd, base_of(path).c_str()) != 0)
+    fail(fmt::format("cannot rename {}/{} to {}", dir_of(path), tmp, path), errno);
 }
 
 // True once SIGINT, SIGTERM or SIGHUP is pending: the CLI keeps them blocked
@@ -102,28 +226,36 @@ void write_stream(const std::string& path, const std::string& text, const std::s
   }
   if (fd < 0) throw RuntimeError(fmt::format("{}: cannot write {}: {}", flag, path, errno_text(errno)));
   if (fifo) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // the report may be larger than the pipe
-  for (size_t done = 0; done < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int e = n < 0 ? errno : EIO;
-      ::close(fd);
-      throw RuntimeError(fmt::format("{}: writing {} failed: {}", flag, path, errno_text(e)));
-    }
-    done += static_cast<size_t>(n);
+  if (const int e = write_all(fd, text); e != 0) {
+    ::close(fd);
+    throw RuntimeError(fmt::format("{}: writing {} failed: {}", flag, path, errno_text(e)));
   }
   ::close(fd);
 }
 
 }  // namespace
 
-void write_output(const std::string& text, const std::string& path, const std::string& flag) {
-  if (!path.empty()) {
-    write_atomically(path, text, flag);
-    return;
-  }
+namespace {
+
+void write_stdout(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (std::fflush(stdout) != 0) throw RuntimeError(fmt::format("cannot write to stdout: {}", errno_text(errno)));
+}
+
+}  // namespace
+
+void write_output(const std::string& text, const std::string& path, const std::string& flag) {
+  if (path.empty()) {
+    write_stdout(text);
+    return;
+  }
+  try {
+    write_atomically(path, text, flag);
+  } catch (const RuntimeError& e) {
+    // A full disk at the end of a long run must not cost its results.
+    write_stdout(text);
+    throw RuntimeError(fmt::format("{}; the results went to stdout instead", e.what()));
+  }
 }
 
 void write_atomically(const std::string& given, const std::string& text, const std::string& flag) {
@@ -134,23 +266,7 @@ void write_atomically(const std::string& given, const std::string& text, const s
     write_stream(d.path, text, flag);
     return;
   }
-  const std::string& path = d.path;
-  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    if (!f) throw RuntimeError(fmt::format("{}: cannot write {}: {}", flag, path, errno_text(errno)));
-    f << text;
-    f.flush();
-    if (!f) {
-      ::unlink(tmp.c_str());
-      throw RuntimeError(fmt::format("{}: writing {} failed", flag, path));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    ::unlink(tmp.c_str());
-    throw RuntimeError(fmt::format("{}: cannot rename {} to {}: {}", flag, tmp, path, errno_text(e)));
-  }
+  write_file(d.path, text, flag);
 }
 
 void check_output_writable(const std::string& flag, const std::string& given) {
@@ -163,8 +279,7 @@ void check_output_writable(const std::string& flag, const std::string& given) {
   }
   // A new or replaced file: its directory must take the temporary name.
   const std::string& path = d.path;
-  const std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/') + 1);
-  if (::access(dir.c_str(), W_OK) != 0 || (::access(path.c_str(), F_OK) == 0 && ::access(path.c_str(), W_OK) != 0))
+  if (::access(dir_of(path).c_str(), W_OK) != 0 || (::access(path.c_str(), F_OK) == 0 && ::access(path.c_str(), W_OK) != 0))
     throw UsageError(fmt::format("{}: cannot write {}: {}", flag, given, errno_text(errno)));
 }
 

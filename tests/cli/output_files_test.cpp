@@ -6,16 +6,22 @@
 // file, '-o FIFO' left its reader with nothing, and '-o DIR' failed only after
 // the whole run.
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <grp.h>
 #include <signal.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
 #include <thread>
 
 #include "cli/run_binary.hpp"
@@ -220,6 +226,174 @@ TEST(OutputFiles, AFifoWithoutAReaderWaitsUntilStopped) {
   EXPECT_LT(o.signal_to_exit_s, 1.0);
   struct stat st {};
   EXPECT_TRUE(lstat(fifo.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) << "still a FIFO";
+}
+
+// Issue 30: root writing -o/--report where an unprivileged user points it. The
+// planter is really uid 65534, in a sticky world-writable directory of the
+// test's own (as /tmp is); the victim is a root file outside it.
+constexpr uid_t kNobody = 65534;
+
+// `<dir>/tmp`, mode 1777, with `dir` opened to others (0711) so they reach it.
+std::string sticky_dir(const TempDir& dir) {
+  const std::string tmp = dir.path() + "/tmp";
+  sh("chmod 0711 " + dir.path() + " && mkdir " + tmp + " && chmod 1777 " + tmp);
+  return tmp;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+bool is_symlink(const std::string& path) {
+  struct stat st {};
+  return lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+// Runs `plant` as uid/gid 65534 with no groups, in a child of its own.
+void as_nobody(const std::function<void()>& plant) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0) << std::strerror(errno);
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setresgid(kNobody, kNobody, kNobody) != 0 ||
+        setresuid(kNobody, kNobody, kNobody) != 0)
+      _exit(3);
+    plant();
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the planter failed: " << status;
+}
+
+void plant_link(const std::string& target, const std::string& link) {
+  as_nobody([&] {
+    if (symlink(target.c_str(), link.c_str()) != 0) _exit(4);
+  });
+  struct stat st {};
+  ASSERT_TRUE(lstat(link.c_str(), &st) == 0 && st.st_uid == kNobody) << link;
+}
+
+std::string refusal(const std::string& link, const std::string& tmp) {
+  return link + ": is a symlink owned by uid 65534 in the sticky world-writable directory " + tmp +
+         "; ioacct does not follow it (remove it or give another name)";
+}
+
+// (a) /tmp/r.json -> /root/victim, planted by nobody: once /root/victim got the JSON.
+TEST(OutputFiles, AForeignSymlinkInAStickyDirectoryIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "not root: the attack is on root's writes";
+  TempDir dir;
+  const std::string tmp = sticky_dir(dir), victim = dir.path() + "/victim", link = tmp + "/r.json";
+  sh("printf precious > " + victim);
+  plant_link(victim, link);
+  // And root's own link that leads to it: followed up to the foreign one, no further.
+  const std::string mine = tmp + "/mine.json";
+  ASSERT_EQ(symlink(link.c_str(), mine.c_str()), 0);
+  for (const char* flag : {"-o", "--report"}) {
+    SCOPED_TRACE(flag);
+    expect_refused_before_the_run(run_ioacct(quick({"--format", "json", flag, link})),
+                                  std::string(flag == std::string("-o") ? "--output" : "--report") + ": " +
+                                      refusal(link, tmp));
+    EXPECT_EQ(read_file(victim), "precious");
+    EXPECT_TRUE(is_symlink(link)) << "the planted link is left as it is";
+    expect_refused_before_the_run(run_ioacct(quick({flag, mine})), mine + ": leads to " + link + ", a symlink owned by uid 65534");
+    EXPECT_EQ(read_file(victim), "precious");
+  }
+  auto c = run_ioacct({"compare", "--engine", "nop,uring", "--runtime", "60s", "--size", "1m", "-o", link}, {.timeout_s = 30});
+  EXPECT_EQ(c.exit_code, 2) << c.err;
+  EXPECT_NE(c.err.find(refusal(link, tmp)), std::string::npos) << c.err;
+  EXPECT_EQ(read_file(victim), "precious");
+}
+
+// (b) A dangling one: root would create the file it names.
+TEST(OutputFiles, ADanglingForeignSymlinkIsRefusedAndNothingIsCreated) {
+  if (geteuid() != 0) GTEST_SKIP() << "not root: the attack is on root's writes";
+  TempDir dir;
+  const std::string tmp = sticky_dir(dir), target = dir.path() + "/made-by-root", link = tmp + "/r.json";
+  plant_link(target, link);
+  for (const char* flag : {"-o", "--report"}) {
+    SCOPED_TRACE(flag);
+    expect_refused_before_the_run(run_ioacct(quick({flag, link})), refusal(link, tmp));
+    EXPECT_NE(access(target.c_str(), F_OK), 0) << "the link's target was created";
+  }
+}
+
+// Sets a sysctl for the test's time, and puts it back.
+class Sysctl {
+ public:
+  Sysctl(std::string path, const std::string& value) : path_(std::move(path)), old_(read_file(path_)) {
+    std::ofstream(path_) << value;
+  }
+  ~Sysctl() { std::ofstream(path_) << old_; }
+  Sysctl(const Sysctl&) = delete;
+  Sysctl& operator=(const Sysctl&) = delete;
+
+ private:
+  std::string path_, old_;
+};
+
+// (c) The temporary name was `<path>.tmp.<pid>`, opened O_CREAT|O_TRUNC: with
+// links planted at the next pids, root wrote the victim (protected_symlinks=0
+// lets the kernel follow them; ioacct must not need it).
+TEST(OutputFiles, LinksPlantedAtGuessableTemporaryNamesDoNotMatter) {
+  if (geteuid() != 0) GTEST_SKIP() << "not root: the attack is on root's writes, and the sysctl is root's";
+  const Sysctl off("/proc/sys/fs/protected_symlinks", "0");
+  ASSERT_EQ(read_file("/proc/sys/fs/protected_symlinks"), "0\n");
+  TempDir dir;
+  const std::string tmp = sticky_dir(dir), victim = dir.path() + "/victim";
+  const std::string out = tmp + "/p.json", report = tmp + "/p.html";
+  sh("printf precious > " + victim);
+  const long next = std::stol(read_file("/proc/sys/kernel/ns_last_pid")) + 1;
+  as_nobody([&] {
+    for (const std::string& base : {out, report}) {
+      for (const char* suffix : {".tmp", ".tmp.", ".tmp.0", ".tmp.1", ".tmp.tmp"})
+        if (symlink(victim.c_str(), (base + suffix).c_str()) != 0) _exit(4);
+      for (long pid = next; pid < next + 2000; ++pid)
+        if (symlink(victim.c_str(), fmt::format("{}.tmp.{}", base, pid).c_str()) != 0) _exit(4);
+    }
+  });
+  auto o = run_ioacct(quick({"--format", "json", "-o", out, "--report", report}));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(read_file(victim), "precious") << "written through a planted link";
+  EXPECT_FALSE(is_symlink(out));
+  EXPECT_EQ(read_file(out).substr(0, 1), "{");
+  EXPECT_NE(read_file(report).find("<html"), std::string::npos);
+}
+
+// (d) The caller's own links in /tmp keep working: the file a link names is replaced, the link stays.
+TEST(OutputFiles, TheCallersOwnSymlinkInAStickyDirectoryIsFollowed) {
+  TempDir dir;
+  const std::string tmp = sticky_dir(dir), file = dir.path() + "/mine.json", link = tmp + "/r.json";
+  sh("echo old > " + file + " && ln -s " + file + " " + link);
+  auto o = run_ioacct(quick({"--format", "json", "-o", link}));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_TRUE(is_symlink(link)) << "still a symlink";
+  EXPECT_EQ(read_file(file).substr(0, 1), "{");
+  const std::string dangling = tmp + "/new.json", made = dir.path() + "/made.json";
+  sh("ln -s " + made + " " + dangling);
+  auto n = run_ioacct(quick({"--format", "json", "-o", dangling}));
+  ASSERT_EQ(n.exit_code, 0) << n.err;
+  EXPECT_EQ(read_file(made).substr(0, 1), "{");
+}
+
+// (e) A full disk at the end of a run: the error names the errno, and the
+// results come out on stdout rather than being lost.
+TEST(OutputFiles, AFullDiskNamesTheErrnoAndTheResultsGoToStdout) {
+  if (geteuid() != 0) GTEST_SKIP() << "not root: mounting a tmpfs needs it";
+  TempDir dir;
+  const std::string mnt = dir.path() + "/small";
+  sh("mkdir " + mnt);
+  Mount m("-t tmpfs tmpfs", mnt, "size=64k");
+  sh("dd if=/dev/zero of=" + mnt + "/fill bs=4k 2>/dev/null; true");
+  const std::string out = mnt + "/r.json";
+  auto o = run_ioacct(quick({"--format", "json", "-o", out}));
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_NE(o.err.find("--output: writing " + out + " failed: No space left on device"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("the results went to stdout instead"), std::string::npos) << o.err;
+  EXPECT_EQ(o.out.rfind("{", 0), 0u) << o.out.substr(0, 100);
+  EXPECT_NE(o.out.find("\"schema_version\""), std::string::npos);
+  EXPECT_NE(access(out.c_str(), F_OK), 0) << "no half-written file";
+  EXPECT_EQ(sh("ls -A " + mnt), "fill") << "no temporary file left";
 }
 
 }  // namespace
