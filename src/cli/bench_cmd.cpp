@@ -339,7 +339,7 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
     std::string text;
     for (const auto& t : r.threads)
       for (const auto& [a0, b0] : t.intervals) text += fmt::format("{} {}\n", a0, b0);
-    write_atomically(first.dump_intervals, text);
+    write_atomically(first.dump_intervals, text, "--dump-intervals");
   }
 
   if (r.anatomy && r.anatomy->unavailable)

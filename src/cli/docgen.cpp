@@ -3,12 +3,11 @@
 #include <fmt/format.h>
 
 #include <cctype>
-#include <fstream>
 #include <sstream>
 #include <vector>
 
 #include "cli/cli.hpp"
-#include "common/errors.hpp"
+#include "common/output.hpp"
 
 namespace ioacct {
 namespace {
@@ -293,12 +292,9 @@ std::string zsh_completion(const CLI::App& app) {
 }
 
 void write_generated_docs(const CLI::App& app, const std::string& dir, const std::string& doc_dir) {
+  // Through the one writer of files, as every file ioacct writes.
   const auto write = [&](const std::string& name, const std::string& text) {
-    const std::string path = dir + "/" + name;
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.close();
-    if (!f) throw RuntimeError(fmt::format("--generate-docs: cannot write {}", path));
+    write_atomically(dir + "/" + name, text, "--generate-docs");
   };
   write("ioacct.1", man_page(app, nullptr, doc_dir));
   for (const CLI::App* s : subcommands(app)) write("ioacct-" + s->get_name() + ".1", man_page(app, s, doc_dir));
