@@ -126,7 +126,10 @@ class JobMapper {
 
     uint64_t bs = 4096;
     if (const auto* s = get("bs")) {
-      if (const auto v = size_list(*s->opt, "block sizes")) bs = *v;
+      if (const auto v = size_list(*s->opt, "block sizes")) {
+        if (*v == 0) bad(*s->opt, fmt::format("'{}': a block size of 0 is not one fio or ioacct can run", s->opt->value));
+        else bs = *v;
+      }
     }
     if (const auto* s = get("bsrange")) {
       const std::string& v = s->opt->value;
@@ -135,6 +138,7 @@ class JobMapper {
       const auto hi = dash == std::string::npos ? std::nullopt : fio_size(v.substr(dash + 1), kb_base_);
       if (!lo || !hi) bad(*s->opt, fmt::format("cannot read '{}' as MIN-MAX", v));
       else if (*lo != *hi) bad(*s->opt, fmt::format("'{}': mixed block sizes are not supported; give one size", v));
+      else if (*lo == 0) bad(*s->opt, fmt::format("'{}': a block size of 0 is not one fio or ioacct can run", v));
       else bs = *lo;
     }
     if (const auto* s = get("bssplit")) {
@@ -144,9 +148,9 @@ class JobMapper {
       if (v.find_first_of(":,") != std::string::npos || !size ||
           (slash != std::string::npos && v.substr(slash + 1) != "100"))
         bad(*s->opt, fmt::format("'{}': mixed block sizes are not supported; give one size (bs=)", v));
+      else if (*size == 0) bad(*s->opt, fmt::format("'{}': a block size of 0 is not one fio or ioacct can run", v));
       else bs = *size;
     }
-    if (bs == 0) bs = 4096;
     put("--bs", std::to_string(bs));
 
     uint64_t numjobs = 1;

@@ -252,6 +252,11 @@ TEST(FioMap, RefusesWhatItCannotMean) {
   EXPECT_THAT(err("[global]\nsize=1m\n"), HasSubstr("holds only [global] sections"));
   EXPECT_THAT(err("[j]\nsize=1m\niodepth=0\n"), HasSubstr("j.fio:3: iodepth: 0 is out of range"));
   EXPECT_THAT(err("[j]\nsize=1m\nkb_base=512\n"), HasSubstr("kb_base: '512' is not 1000 or 1024"));
+  // A zero block size was once taken as fio's default 4 KiB, silently.
+  for (const char* zero : {"bs=0", "bs=0k", "blocksize=0,0", "bsrange=0-0", "bssplit=0/100"}) {
+    SCOPED_TRACE(zero);
+    EXPECT_THAT(err(std::string("[j]\nsize=1m\n") + zero + "\n"), HasSubstr("a block size of 0 is not one"));
+  }
 }
 
 // ----------------------------------------------------------------- corpus
