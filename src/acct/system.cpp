@@ -4,10 +4,14 @@
 #include <sched.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -62,16 +66,48 @@ DeviceChain resolve_device(unsigned major, unsigned minor) {
   return c;
 }
 
-std::string read_ring_fdinfo(const std::string& path, bool sqpoll, int attempts) {
+namespace {
+
+// Set once a ring's fdinfo was read without its locked part: this kernel
+// prints all of it under the lock or nothing (see fdinfo_sq_thread_final).
+std::atomic<bool> g_whole_fdinfo_under_lock{false};
+
+bool kernel_at_least(int major, int minor) {
+  utsname u{};
+  if (uname(&u) != 0) return false;
+  int ma = 0, mi = 0;
+  if (std::sscanf(u.release, "%d.%d", &ma, &mi) != 2) return false;  // NOLINT(cert-err34-c): a bad release is "no"
+  return ma > major || (ma == major && mi >= minor);
+}
+
+}  // namespace
+
+bool fdinfo_sq_thread_final() {
+  // 6.16 ("io_uring/fdinfo: grab ctx->uring_lock around
+  // io_uring_show_fdinfo()") takes the trylock around the whole of the
+  // ring's part; before, only the SQ thread and the lists were under it.
+  static const bool by_release = kernel_at_least(6, 16);
+  return by_release || g_whole_fdinfo_under_lock.load(std::memory_order_relaxed);
+}
+
+std::string read_ring_fdinfo(const std::string& path, bool sqpoll, int attempts, FdinfoRetryBudget* budget) {
   std::string text;
   for (int attempt = 0; attempt < attempts; ++attempt) {
-    if (attempt) sched_yield();
+    const uint64_t start = attempt ? now_ns() : 0;
+    if (attempt) {
+      if (budget && budget->spent()) break;
+      sched_yield();
+    }
     text = read_file(path);
+    if (attempt && budget) budget->left_ns -= std::min(budget->left_ns, now_ns() - start);
     if (text.empty()) return text;  // gone
     const FdInfo info = parse_fdinfo(text);
     auto it = info.find("SqThread");
-    if (it == info.end()) continue;                // 6.x: nothing past "ino:" without the lock
-    if (!sqpoll || it->second != "-1") break;      // the lock was had
+    if (it == info.end()) {  // 6.16+: nothing past "ino:" without the lock
+      g_whole_fdinfo_under_lock.store(true, std::memory_order_relaxed);
+      continue;
+    }
+    if (!sqpoll || it->second != "-1") break;  // the lock was had
   }
   return text;
 }

@@ -44,13 +44,30 @@ struct SystemSample {
   std::optional<std::map<std::string, uint64_t>> cpuidle_us;  // state name -> residency, all CPUs; none if no cpuidle
 };
 
+// Time a walk of many rings may spend reading busy rings' fdinfo again,
+// shared by all of them (CLOCK_MONOTONIC ns): one process holding many rings
+// whose locks are busy, or whose SqThread reads -1, must not stall the walk.
+struct FdinfoRetryBudget {
+  uint64_t left_ns = 0;
+  bool spent() const { return left_ns == 0; }
+};
+
 // A ring's /proc/PID/fdinfo/FD text, read again (up to `attempts` times,
 // yielding between) while the ring's lock was busy: 6.x prints everything
 // after "ino:" only when its trylock on the ring succeeds, and older kernels
 // print "SqThread: -1" for a SQPOLL ring (`sqpoll`) in that case. "" if the
 // file cannot be read (the process exited, the fd closed). The last text read
 // is returned even if the lock was never had: then it has no "SqThread".
-std::string read_ring_fdinfo(const std::string& path, bool sqpoll, int attempts);
+// With a `budget`, the looks after the first stop when it is spent, and the
+// time they took is taken from it.
+std::string read_ring_fdinfo(const std::string& path, bool sqpoll, int attempts,
+                             FdinfoRetryBudget* budget = nullptr);
+
+// Whether a complete fdinfo read that says "SqThread: -1" is final (the ring
+// has no SQ thread): true on kernels that print nothing past "ino:" without
+// the ring's lock (6.16+, or once a read without "SqThread" has been seen in
+// this process); before, the line reads -1 also when the lock was busy.
+bool fdinfo_sq_thread_final();
 
 // `sqpoll`: the rings have SQ threads, whose fdinfo lines may need a retry.
 // `tasks`: also every thread's schedstat, /proc/stat and cpuidle (the window's

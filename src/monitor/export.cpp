@@ -97,13 +97,14 @@ void ring_families(const ExportSample& s, const ExportOptions& o, std::vector<Me
   std::set<int> processes;
   std::set<uint64_t> sq_threads;
   for (const RingSnapshot& r : s.rings.rings) {
+    processes.insert(r.pid);
+    if (!r.sq_known) continue;  // neither kind for sure: in ioacct_rings_unread
     Sums& k = by_kind[ring_kind(r)];
     ++k.rings;
     k.sq += r.sq_pending.value_or(0);
     k.cq += r.cq_pending.value_or(0);
     k.overflow += r.overflow.value_or(0);
     k.overflowing += r.overflow.value_or(0) > 0;
-    processes.insert(r.pid);
     if (r.sq_thread) sq_threads.insert(*r.sq_thread);
   }
   for (const auto& [kind, k] : by_kind) {
@@ -378,15 +379,36 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
     out.push_back(std::move(done));
   }
 
-  ring_families(s, o, out);
-  auto unreadable = family("ioacct_rings_unreadable_processes",
-                           "Processes whose rings could not be looked at (no permission for /proc/PID/fd)",
-                           MetricType::Gauge);
-  add(unreadable, {}, static_cast<double>(s.rings.unreadable));
-  out.push_back(std::move(unreadable));
+  if (s.rings_known) {
+    ring_families(s, o, out);
+    auto unreadable = family("ioacct_rings_unreadable_processes",
+                             "Processes whose rings could not be looked at (no permission for /proc/PID/fd)",
+                             MetricType::Gauge);
+    add(unreadable, {}, static_cast<double>(s.rings.unreadable));
+    out.push_back(std::move(unreadable));
+    auto busy = family("ioacct_rings_unread",
+                       "Rings not read whole in the walk (their lock stayed busy, or the walk's 50 ms for looking "
+                       "again was spent): counted in ioacct_rings by neither kind", MetricType::Gauge);
+    add(busy, {}, static_cast<double>(s.rings.busy));
+    out.push_back(std::move(busy));
+  }
+  if (s.rings_walk_age_s) {
+    auto age = family("ioacct_rings_walk_age_seconds",
+                      "Time since the rings walk behind this scrape began (walked apart from the scrape; older "
+                      "than the scrape when the walk took longer than the scrape waits for it)", MetricType::Gauge);
+    add(age, {}, *s.rings_walk_age_s);
+    out.push_back(std::move(age));
+  }
+  if (s.rings_walk_seconds) {
+    auto took = family("ioacct_rings_walk_duration_seconds",
+                       "Time the rings walk behind this scrape took (/proc/*/fd and the rings' fdinfo)",
+                       MetricType::Gauge);
+    add(took, {}, *s.rings_walk_seconds);
+    out.push_back(std::move(took));
+  }
   if (s.walk_seconds >= 0) {
     auto walk = family("ioacct_scrape_duration_seconds",
-                       "Time the walk behind this scrape took (/proc/diskstats, the tracker's maps, /proc/*/fd)",
+                       "Time this scrape took: /proc/diskstats, the tracker's maps, and waiting for the rings walk",
                        MetricType::Gauge);
     add(walk, {}, s.walk_seconds);
     out.push_back(std::move(walk));
@@ -395,26 +417,42 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
 }
 
 ExportCollector::ExportCollector(std::vector<StatDevice> devices, const BusyTracker* tracker, ExportOptions options,
-                                 uint64_t max_age_ns)
-    : devices_(std::move(devices)), tracker_(tracker), options_(options), max_age_ns_(max_age_ns) {}
+                                 uint64_t max_age_ns, std::chrono::nanoseconds rings_wait)
+    : devices_(std::move(devices)), tracker_(tracker), options_(options), max_age_ns_(max_age_ns),
+      rings_(rings_wait) {}
 
 std::vector<MetricFamily> ExportCollector::collect() {
-  const std::lock_guard lock(mu_);
   const uint64_t start = now_ns();
-  if (walks_ && max_age_ns_ && start - walked_ns_ < max_age_ns_) return cached_;
   ExportSample s;
-  try {
-    // The device counters first, so that they are read as close as possible
-    // to the moment the scraper stamps the sample with (its request's start).
-    StatSample st = take_stat_sample(devices_, tracker_);
-    s.disks = std::move(st.disks);
-    s.busy = std::move(st.busy);
-    s.cost = st.cost;
-    s.rings = scan_rings();
-  } catch (const std::exception&) {
-    return cached_;  // an exception must not reach the HTTP server's thread
+  {
+    const std::lock_guard lock(mu_);
+    if (walks_ && max_age_ns_ && start - walked_ns_ < max_age_ns_) return cached_;
+    try {
+      // The device counters first, so that they are read as close as possible
+      // to the moment the scraper stamps the sample with (its request's start).
+      StatSample st = take_stat_sample(devices_, tracker_);
+      s.disks = std::move(st.disks);
+      s.busy = std::move(st.busy);
+      s.cost = st.cost;
+    } catch (const std::exception&) {
+      return cached_;  // an exception must not reach the HTTP server's thread
+    }
   }
-  accumulate_sq(sq_, s.rings, thread_alive);
+  // Outside the mutex: scrapes that come together wait for one rings walk
+  // side by side, not one after the other.
+  const std::shared_ptr<const RingWalk> walk = rings_.latest(start);
+  const std::lock_guard lock(mu_);
+  if (walk) {
+    if (walk->seq > sq_seq_) {  // each walk counted once, in order, however many scrapes serve it
+      accumulate_sq(sq_, walk->scan, thread_alive);
+      sq_seq_ = walk->seq;
+    }
+    s.rings = walk->scan;
+    s.rings_walk_age_s = static_cast<double>(now_ns() - walk->began_ns) / 1e9;
+    s.rings_walk_seconds = static_cast<double>(walk->ended_ns - walk->began_ns) / 1e9;
+  } else {
+    s.rings_known = false;
+  }
   s.sq = sq_;
   s.walk_seconds = static_cast<double>(now_ns() - start) / 1e9;
   cached_ = export_families(devices_, s, options_);

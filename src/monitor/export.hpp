@@ -2,10 +2,12 @@
 // `ioacct export`: the devices' and rings' figures as Prometheus metrics
 // (docs/metrics.md). Every scrape reads the counters afresh: /proc/diskstats
 // and the busy tracker's maps (read, not drained) for devices, scan_rings()
-// for SQ threads and rings. Only with a `max_age` (--min-interval) may a
-// scrape get an earlier walk's figures, and then none older than that.
+// for SQ threads and rings (in a thread of its own, which a scrape waits for
+// only so long). Only with a `max_age` (--min-interval) may a scrape get an
+// earlier walk's device figures, and then none older than that.
 #include <prometheus/metric_family.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "monitor/bpf/busy_tracker.hpp"
+#include "monitor/ring_walker.hpp"
 #include "monitor/rings.hpp"
 #include "monitor/stat.hpp"
 
@@ -74,6 +77,11 @@ struct ExportSample {
   RingScan rings;
   SqTotals sq;               // after this walk's scan
   double walk_seconds = -1;  // how long the walk took; < 0 unknown
+  // The rings walk behind `rings` (made apart from the rest, see
+  // RingWalker): how long ago it began and how long it took. None with
+  // `rings_known` false: no walk had completed, and no ring family is made.
+  bool rings_known = true;
+  std::optional<double> rings_walk_age_s, rings_walk_seconds;
 };
 
 // The metric families for one walk (names and meanings: docs/metrics.md).
@@ -82,15 +90,23 @@ struct ExportSample {
 std::vector<prometheus::MetricFamily> export_families(const std::vector<StatDevice>& devices, const ExportSample& s,
                                                       const ExportOptions& o = {});
 
+// How long a scrape waits for the rings walk it asked for before it serves
+// the last complete one: a walk takes tens of milliseconds here, and one
+// that takes longer (very many rings, many of them busy) must not hold the
+// scrape up. Prometheus' default scrape timeout is 10 s.
+inline constexpr std::chrono::milliseconds kRingsWalkWait{250};
+
 // Walks on demand, from the HTTP server's threads: collect() is thread-safe
 // (one walk at a time, under a mutex). `tracker` may be null and must
-// outlive the collector; it is read only under the mutex.
+// outlive the collector; it is read only under the mutex. The rings are
+// walked by a thread of the collector's own (RingWalker), which each
+// scrape asks for a walk and waits for at most `rings_wait`.
 class ExportCollector {
  public:
   // `max_age_ns` 0: every scrape walks. Otherwise a scrape less than that
   // after the last walk began gets that walk's families.
   ExportCollector(std::vector<StatDevice> devices, const BusyTracker* tracker, ExportOptions options,
-                  uint64_t max_age_ns);
+                  uint64_t max_age_ns, std::chrono::nanoseconds rings_wait = kRingsWalkWait);
   // A walk that fails (a /proc file unreadable) serves the previous one.
   std::vector<prometheus::MetricFamily> collect();
   std::string exposition();  // collect() in the text format, for /metrics
@@ -104,7 +120,9 @@ class ExportCollector {
   mutable std::mutex mu_;
   std::vector<prometheus::MetricFamily> cached_;
   SqTotals sq_;
+  uint64_t sq_seq_ = 0;  // the rings walk sq_ has seen last
   uint64_t walked_ns_ = 0, walks_ = 0;
+  RingWalker rings_;  // last: its thread stops before the rest goes
 };
 
 }  // namespace ioacct

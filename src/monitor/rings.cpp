@@ -40,8 +40,10 @@ std::string status_value(const std::string& path, std::string_view key) {
   return "";
 }
 
-// Does any thread of `pid` look like an SQ thread (iou-sqp-*)? Only then may
-// an "SqThread: -1" mean "lock busy" rather than "no SQPOLL".
+// Does any thread of `pid` look like an SQ thread (iou-sqp-*)? Only then,
+// and only on a kernel where the line reads -1 also when the ring's lock is
+// busy (before 6.16), may an "SqThread: -1" mean "lock busy" rather than
+// "no SQPOLL".
 bool has_sq_thread(int pid) {
   std::error_code ec;
   for (const auto& t : fs::directory_iterator(fmt::format("/proc/{}/task", pid), ec))
@@ -49,7 +51,7 @@ bool has_sq_thread(int pid) {
   return false;
 }
 
-RingSnapshot snapshot(int pid, int fd, const std::string& comm, bool sqpoll) {
+RingSnapshot snapshot(int pid, int fd, const std::string& comm, bool maybe_sqpoll, FdinfoRetryBudget& budget) {
   RingSnapshot r;
   r.pid = pid;
   r.fd = fd;
@@ -57,8 +59,9 @@ RingSnapshot snapshot(int pid, int fd, const std::string& comm, bool sqpoll) {
   // A busy ring's lock is taken by its SQ thread or submitter most of the
   // time (a submitter on the fused path holds it for all but a few per cent:
   // 200 looks missed 1 time in 30 at depth 16); 2000 looks cost ~20 ms at
-  // most, for that ring only.
-  const std::string text = read_ring_fdinfo(fmt::format("/proc/{}/fdinfo/{}", pid, fd), sqpoll, 2000);
+  // most, for that ring only, and all rings of a walk share `budget`.
+  const std::string text =
+      read_ring_fdinfo(fmt::format("/proc/{}/fdinfo/{}", pid, fd), maybe_sqpoll, 2000, &budget);
   r.fields = parse_fdinfo(text);
   r.locked = r.fields.contains("SqThread");
   if (auto m = fdinfo_hex(r.fields, "SqMask")) r.sq_entries = *m + 1;
@@ -70,6 +73,8 @@ RingSnapshot snapshot(int pid, int fd, const std::string& comm, bool sqpoll) {
   r.user_bufs = fdinfo_number(r.fields, "UserBufs");
   r.sq_thread = fdinfo_number(r.fields, "SqThread");  // "-1" (no SQPOLL) reads as none
   if (r.sq_thread == 0u) r.sq_thread.reset();
+  // -1 on a kernel where it may mean "lock busy", and the looks ran out.
+  r.sq_known = r.locked && (r.sq_thread || !maybe_sqpoll);
   if (auto it = r.fields.find("SqThreadCpu"); it != r.fields.end() && r.sq_thread) {
     int64_t cpu = 0;
     auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), cpu);
@@ -83,7 +88,7 @@ RingSnapshot snapshot(int pid, int fd, const std::string& comm, bool sqpoll) {
   return r;
 }
 
-void scan_process(int pid, RingScan& out) {
+void scan_process(int pid, RingScan& out, FdinfoRetryBudget& budget) {
   const std::string fd_dir = fmt::format("/proc/{}/fd", pid);
   std::error_code ec;
   fs::directory_iterator it(fd_dir, ec);
@@ -104,10 +109,11 @@ void scan_process(int pid, RingScan& out) {
   if (ring_fds.empty()) return;
   std::sort(ring_fds.begin(), ring_fds.end());
   const std::string comm = read_first_line(fmt::format("/proc/{}/comm", pid));
-  const bool sqpoll = has_sq_thread(pid);
+  const bool maybe_sqpoll = !fdinfo_sq_thread_final() && has_sq_thread(pid);
   for (int fd : ring_fds) {
-    RingSnapshot r = snapshot(pid, fd, comm, sqpoll);
+    RingSnapshot r = snapshot(pid, fd, comm, maybe_sqpoll, budget);
     if (r.fields.empty()) continue;  // the fd closed or the process exited
+    out.busy += !r.sq_known;
     out.rings.push_back(std::move(r));
   }
 }
@@ -118,15 +124,16 @@ uint64_t delta(uint64_t a, uint64_t b) { return b - std::min(a, b); }
 
 RingScan scan_rings(std::optional<int> pid) {
   RingScan out;
+  FdinfoRetryBudget budget{static_cast<uint64_t>(std::chrono::nanoseconds(kRingRetryBudget).count())};
   if (pid) {
-    scan_process(*pid, out);
+    scan_process(*pid, out, budget);
   } else {
     std::vector<int> pids;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator("/proc", ec))
       if (auto p = to_int(e.path().filename().string())) pids.push_back(*p);
     std::sort(pids.begin(), pids.end());
-    for (int p : pids) scan_process(p, out);
+    for (int p : pids) scan_process(p, out, budget);
   }
   out.stamp_ns = now_ns();
   return out;

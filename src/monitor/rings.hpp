@@ -5,6 +5,7 @@
 // `ioacct rings` and `ioacct export` show: per ring sizes and queues, per SQ
 // thread (rings sharing one grouped) CPU and useful work over the interval.
 // Processes and fds that vanish during a scan are skipped: that is normal.
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,12 +17,17 @@ namespace ioacct {
 
 // One ring at one instant, as its fdinfo printed it. Every figure is missing
 // (nullopt) when the kernel did not print it: an older kernel, or the ring's
-// lock stayed busy every time we looked (`locked` false).
+// lock stayed busy every time we looked (`locked` false) or the walk's retry
+// budget was spent: "not read: ring busy".
 struct RingSnapshot {
   int pid = 0;
   std::string comm;  // the process's (/proc/PID/comm)
   int fd = -1;
   bool locked = false;  // fdinfo's lock-protected part was printed
+  // Whether the ring has an SQ thread is known: `locked`, and its SqThread
+  // line is final (see fdinfo_sq_thread_final). When false the SQ figures
+  // are missing, not zero: the ring may be SQPOLL.
+  bool sq_known = false;
   std::optional<uint64_t> sq_entries, cq_entries;   // SqMask+1, CqMask+1
   std::optional<uint64_t> sq_pending, cq_pending;   // SQEs (tail-head), CQEs
   std::optional<uint64_t> overflow;                 // CQEs on CqOverflowList
@@ -37,7 +43,13 @@ struct RingScan {
   uint64_t stamp_ns = 0;  // CLOCK_MONOTONIC, taken after the walk
   std::vector<RingSnapshot> rings;  // by pid, then fd
   size_t unreadable = 0;            // processes whose fds we may not list (EACCES)
+  size_t busy = 0;                  // rings in `rings` with !sq_known: not read, ring busy
 };
+
+// What one walk may spend, over all its rings, reading busy rings' fdinfo
+// again. The first look at every ring is not counted. A walk then costs
+// one read per ring plus this, however many rings a process holds busy.
+inline constexpr std::chrono::milliseconds kRingRetryBudget{50};
 
 // Walks /proc (or only /proc/PID). Never throws for a process or fd that
 // went away; a process we may not read is counted in `unreadable`.

@@ -20,6 +20,15 @@ std::string pct(const std::optional<double>& v) { return v ? fmt::format("{:.1f}
 
 std::string fd_list(const std::vector<int>& fds) { return fmt::format("{}", fmt::join(fds, ",")); }
 
+// "not read: ring busy": the kernel printed nothing under the ring's lock on
+// any look the walk's budget allowed, or only an SqThread line that may mean
+// either "no SQ thread" or "lock busy".
+const char* busy_note(const RingSnapshot& r) {
+  if (!r.locked) return "  (not read: ring busy; figures not printed by the kernel)";
+  if (!r.sq_known) return "  (SQ thread not read: ring busy)";
+  return "";
+}
+
 }  // namespace
 
 std::string format_rings_console(const RingsView& v) {
@@ -45,8 +54,8 @@ std::string format_rings_console(const RingsView& v) {
     for (const auto& r : v.rings) {
       out += fmt::format("  {:>8} {:<16} {:>5} {:>6} {:>6} {:>7} {:>7} {:>8} {:>6} {:>6} {:>9}{}\n", r.pid, r.comm,
                          r.fd, cell(r.sq_entries), cell(r.cq_entries), cell(r.sq_pending), cell(r.cq_pending),
-                         cell(r.overflow), cell(r.user_files), cell(r.user_bufs), cell(r.sq_thread),
-                         r.locked ? "" : "  (ring lock busy on every look: figures not printed by the kernel)");
+                         cell(r.overflow), cell(r.user_files), cell(r.user_bufs),
+                         r.sq_known ? cell(r.sq_thread) : "?", busy_note(r));
     }
   }
   if (v.interval_s <= 0 && !v.sq_threads.empty())
@@ -85,6 +94,7 @@ json rings_to_json(const RingsView& v) {
                      {"user_files", opt_json(r.user_files)},
                      {"user_bufs", opt_json(r.user_bufs)},
                      {"sq_thread", opt_json(r.sq_thread)},
+                     {"sq_thread_known", r.sq_known},
                      {"fdinfo", fields}});
   }
   return {{"context", {{"ioacct_version", IOACCT_VERSION}, {"schema_version", kRingsSchemaVersion}}},

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "cli/exporter.hpp"
+#include "cli/ring_holder.hpp"
 #include "cli/run_binary.hpp"
 
 namespace ioacct::test {
@@ -154,6 +155,37 @@ TEST(Export, EveryScrapeReadsFreshCountersByDefault) {
     EXPECT_GT(value(after, "ioacct_scrape_duration_seconds").value_or(-1), 0);
   }
   EXPECT_EQ(ex.stop(), 0);
+}
+
+// Issue 30: one unprivileged process with 1 SQPOLL ring and 999 plain ones
+// made a scrape take 41.8 s (every plain ring's fdinfo read up to 2000
+// times). The rings are now walked by a thread of export's own, which a
+// scrape waits for at most 250 ms, and a walk takes about 0.1 s here with
+// them. Each scrape is bounded by 1 s, as the issue asks: a timed assertion,
+// which the guide otherwise avoids on this shared, noisy VM, so the bound
+// is generous (four times the wait, ten times a walk).
+TEST(Export, AThousandRingsOfAnotherUserDoNotHoldScrapesUp) {
+  RingHolder holder(999);
+  ASSERT_TRUE(holder.ready()) << holder.why();
+  Exporter ex({"--listen", "127.0.0.1:0", "--no-bpf"});
+  ASSERT_GT(ex.port(), 0) << ex.err();
+  std::string last;
+  for (int i = 0; i < 5; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    last = ex.scrape();
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_LE(took, 1.0) << "scrape " << i << " took " << took << " s";
+    ASSERT_TRUE(value(last, "ioacct_rings_walk_age_seconds")) << last;
+    EXPECT_GE(*value(last, "ioacct_rings_walk_age_seconds"), 0);
+    EXPECT_LE(value(last, "ioacct_rings_walk_duration_seconds").value_or(-1),
+              *value(last, "ioacct_rings_walk_age_seconds"))
+        << "a walk is done before it is served";
+  }
+  EXPECT_GE(value(last, "ioacct_rings{kind=\"syscall\"}").value_or(0), 999);
+  EXPECT_GE(value(last, "ioacct_rings{kind=\"sqpoll\"}").value_or(0), 1);
+  EXPECT_EQ(value(last, "ioacct_rings_unread"), 0.0) << "nothing holds these rings' locks";
+  promtool_accepts(last);
+  EXPECT_EQ(ex.stop(), 0) << ex.err();
 }
 
 TEST(Export, WithoutBpfPermissionServesTheRestAndSaysWhyOnce) {

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -18,6 +19,7 @@
 #include <set>
 #include <thread>
 
+#include "cli/ring_holder.hpp"
 #include "cli/run_binary.hpp"
 
 namespace ioacct::test {
@@ -237,6 +239,39 @@ TEST(Rings, ProcessesItMayNotReadAreCountedInOneLine) {
   EXPECT_NE(o.err.find(std::to_string(j["unreadable_processes"].get<size_t>()) + " process"), std::string::npos)
       << o.err;
   EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+}
+
+// Issue 30: fdinfo prints "SqThread: -1" for a plain ring, and (before
+// 6.16) also for a SQPOLL ring whose lock is busy; rings used to look again
+// up to 2000 times at every -1 ring of a process that has an SQ thread, so
+// one unprivileged process with 1 SQPOLL ring and 999 plain ones made a scan
+// take 14 s here. Now a complete read is final on this kernel and all looks
+// again share 50 ms per scan. The scan takes 0.1-0.3 s here with the
+// 1000 rings; the bound is 1 s, over three times that, because the two CPUs are
+// shared with other builds and the issue asks for this bound: a timed
+// assertion, which the guide otherwise avoids, kept generous on purpose.
+TEST(Rings, AThousandPlainRingsBesideAnSqThreadScanWithinASecond) {
+  RingHolder holder(999);
+  ASSERT_TRUE(holder.ready()) << holder.why();
+  for (const std::vector<std::string>& scope :
+       {std::vector<std::string>{}, std::vector<std::string>{"--pid", std::to_string(holder.pid())}}) {
+    std::vector<std::string> args = {"rings", "--format", "json", "--sample", "0s"};
+    args.insert(args.end(), scope.begin(), scope.end());
+    const auto t0 = std::chrono::steady_clock::now();
+    auto o = run_ioacct(args);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    EXPECT_LE(took, 1.0) << "rings " << (scope.empty() ? "(whole machine)" : "--pid") << " took " << took << " s";
+    const auto rings = rings_of(json::parse(o.out), holder.pid());
+    ASSERT_EQ(rings.size(), 1000u);
+    size_t sqpoll = 0, plain = 0;
+    for (const json& r : rings) {
+      EXPECT_TRUE(r["sq_thread_known"].get<bool>()) << r.dump() << ": nothing holds these rings' locks";
+      (r["sq_thread"].is_null() ? plain : sqpoll) += 1;
+    }
+    EXPECT_EQ(sqpoll, 1u);
+    EXPECT_EQ(plain, 999u);
+  }
 }
 
 TEST(Rings, RefreshesAndRejectsBadInput) {

@@ -119,6 +119,8 @@ RingSnapshot ring(int pid, int fd, std::optional<uint64_t> sq_thread, uint64_t o
   r.pid = pid;
   r.comm = "p" + std::to_string(pid);
   r.fd = fd;
+  r.locked = true;
+  r.sq_known = true;
   r.sq_thread = sq_thread;
   if (sq_thread) {
     r.sq_total_us = 1'000'000;
@@ -154,6 +156,32 @@ TEST(ExportFamilies, RingsAggregateByKindWithNoPidLabels) {
   for (const auto& f : fs)
     for (const auto& m : f.metric)
       for (const auto& l : m.label) EXPECT_TRUE(l.name != "pid" && l.name != "tid" && l.name != "fd") << f.name;
+}
+
+TEST(ExportFamilies, RingsNotReadCountInNeitherKindButInUnread) {
+  ExportSample s;
+  RingSnapshot busy = ring(40, 5, std::nullopt);
+  busy.sq_known = false;  // "not read: ring busy": it may be SQPOLL
+  s.rings.rings = {ring(10, 3, std::nullopt), busy};
+  s.rings.busy = 1;
+  s.rings_walk_age_s = 0.3;
+  s.rings_walk_seconds = 0.1;
+  const auto fs = export_families({}, s);
+  EXPECT_EQ(labelled(find(fs, "ioacct_rings"), "syscall"), 1);
+  EXPECT_EQ(labelled(find(fs, "ioacct_rings"), "sqpoll"), 0);
+  EXPECT_EQ(find(fs, "ioacct_rings_unread")->metric[0].gauge.value, 1);
+  EXPECT_EQ(find(fs, "ioacct_ring_processes")->metric[0].gauge.value, 2) << "its process holds a ring all the same";
+  EXPECT_DOUBLE_EQ(find(fs, "ioacct_rings_walk_age_seconds")->metric[0].gauge.value, 0.3);
+  EXPECT_DOUBLE_EQ(find(fs, "ioacct_rings_walk_duration_seconds")->metric[0].gauge.value, 0.1);
+}
+
+TEST(ExportFamilies, NoRingFamiliesBeforeTheFirstRingsWalk) {
+  ExportSample s;
+  s.rings_known = false;
+  const auto fs = export_families({}, s);
+  for (const char* name : {"ioacct_rings", "ioacct_ring_processes", "ioacct_sq_threads", "ioacct_rings_unread",
+                           "ioacct_rings_walk_age_seconds"})
+    EXPECT_EQ(find(fs, name), nullptr) << name << ": not measured is not exported, never 0";
 }
 
 TEST(ExportFamilies, PerProcessSeriesStopAtTheLimitAndSayHowManyWereLeftOut) {

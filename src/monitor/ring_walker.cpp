@@ -1,0 +1,51 @@
+#include "monitor/ring_walker.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+
+#include "acct/clock.hpp"
+
+namespace ioacct {
+
+RingWalker::RingWalker(std::chrono::nanoseconds wait_cap, std::function<RingScan()> scan)
+    : wait_cap_(wait_cap), scan_(std::move(scan)), thread_([this](const std::stop_token& st) { run(st); }) {}
+
+RingWalker::~RingWalker() {
+  thread_.request_stop();  // wakes the wait in run(); the walk in progress finishes first
+}
+
+void RingWalker::run(const std::stop_token& stop) {
+  uint64_t seq = 0;
+  std::unique_lock lock(mu_);
+  while (wanted_cv_.wait(lock, stop, [this] { return wanted_ns_ > began_ns_; })) {
+    const uint64_t began = now_ns();
+    began_ns_ = began;
+    lock.unlock();
+    std::shared_ptr<RingWalk> walk;
+    try {
+      walk = std::make_shared<RingWalk>(RingWalk{.scan = scan_(), .began_ns = began, .ended_ns = now_ns()});
+    } catch (const std::exception&) {
+      // A walk that fails (a /proc file unreadable, memory) keeps the last
+      // one; the next scrape asks again.
+    }
+    lock.lock();
+    if (walk) {
+      walk->seq = ++seq;
+      latest_ = std::move(walk);
+    }
+    done_cv_.notify_all();
+  }
+}
+
+std::shared_ptr<const RingWalk> RingWalker::latest(uint64_t since_ns) {
+  std::unique_lock lock(mu_);
+  if (since_ns > wanted_ns_) {
+    wanted_ns_ = since_ns;
+    wanted_cv_.notify_one();
+  }
+  done_cv_.wait_for(lock, wait_cap_, [&] { return latest_ && latest_->began_ns >= since_ns; });
+  return latest_;
+}
+
+}  // namespace ioacct

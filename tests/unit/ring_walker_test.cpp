@@ -1,0 +1,72 @@
+// RingWalker: scrapes get the walk they asked for, or, when it takes longer
+// than they wait, the last complete one; never a scrape held up by a walk.
+// A fake scan that the test lets finish decides when a walk ends.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+#include "acct/clock.hpp"
+#include "monitor/ring_walker.hpp"
+
+namespace ioacct {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A scan that blocks until the test opens the gate, then returns a scan
+// whose `unreadable` says which walk it was (1, 2, ...).
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = false;
+  std::atomic<size_t> scans{0};
+  RingScan scan() {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return open; });
+    RingScan s;
+    s.unreadable = ++scans;
+    return s;
+  }
+  void set(bool o) {
+    const std::lock_guard lock(mu);
+    open = o;
+    cv.notify_all();
+  }
+};
+
+TEST(RingWalker, AScrapeWaitsOnlyUpToTheCapThenServesTheLastCompleteWalk) {
+  Gate gate;
+  {
+    RingWalker w(20ms, [&] { return gate.scan(); });
+    EXPECT_EQ(w.latest(now_ns()), nullptr) << "the first walk is held: nothing complete yet";
+    gate.set(true);
+    auto first = w.latest(now_ns());  // asks for a walk begun after now
+    while (!first || first->seq < 2) first = w.latest(now_ns());
+    EXPECT_GE(first->scan.unreadable, 2u);
+    gate.set(false);
+    const uint64_t asked = now_ns();
+    const auto stale = w.latest(asked);  // the walk it asks for is held
+    ASSERT_NE(stale, nullptr);
+    EXPECT_LT(stale->began_ns, asked) << "an earlier walk, served with its own (older) stamps";
+    EXPECT_LE(stale->began_ns, stale->ended_ns);
+    gate.set(true);  // lets the held walk end, so that the walker can be joined
+  }
+}
+
+TEST(RingWalker, ScrapesCloseTogetherShareAWalk) {
+  Gate gate;
+  gate.set(true);
+  RingWalker w(5s, [&] { return gate.scan(); });
+  const uint64_t t = now_ns();
+  const auto a = w.latest(t);
+  const auto b = w.latest(t);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a, b) << "a walk begun after t serves every scrape that began at t";
+  EXPECT_GE(a->began_ns, t);
+}
+
+}  // namespace
+}  // namespace ioacct
