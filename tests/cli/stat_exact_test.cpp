@@ -65,7 +65,14 @@ std::vector<Window> watch(const LoopDevice& loop, const std::vector<std::string>
     if (w.workload_first_s < 0) start_bench();
   };
   if (w.workload_first_s >= 0) {
+    // The bench's set-up (its checks of the target, the ring) can take over a
+    // second on a loaded 2-CPU VM (twice in 20 runs the attach then came
+    // before any I/O): wait until the device holds requests, then this long.
     start_bench();
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (sh("cat /sys/block/" + loop.name() + "/inflight | awk '{print $1 + $2}'") == "0" &&
+           std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     std::this_thread::sleep_for(std::chrono::duration<double>(w.workload_first_s));
   }
   std::vector<std::string> stat_args = {"stat", "--format", "json", "-y", w.interval, std::to_string(w.count),
@@ -360,9 +367,28 @@ TEST(StatExact, BoundHoldsForCompletionsNoProgramSaw) {
 // looks between the two stores reads the old stamp on a held, accounted
 // struct (3 phantom requests, each "lost", in one CI run of 256 devices).
 // The race is nanoseconds wide, so the sweep is told to read every free
-// struct as held (IOACCT_TEST_STALE_SWEEP). A struct whose last request the
-// reader saw end is no request in flight; one taken for a phantom would be
-// busy until the struct is taken again, and lost then.
+// struct whose last request a program saw end as held
+// (IOACCT_TEST_STALE_SWEEP). A struct whose last request the reader saw end
+// is no request in flight; one taken for a phantom would be busy until the
+// struct is taken again, and lost then (with that rule off: lost 618 of 775
+// and busy 84% against the trace's 13%).
+//
+// This test failed about 1 run in 4 on a busy 2-CPU VM, for two reasons,
+// both fixed where they arose, so neither can come back through timing:
+// - The reader applied a batch's completions in CPU order. A request found
+//   in flight by one round's sweep, ending on CPU 0, and its struct's next
+//   request, ending on CPU 1 before the next round, came newest first: the
+//   newer stamp read as "the known request ended unseen" (1 lost, 1 start
+//   counted twice). The reader now applies every batch in time order
+//   (busy_tracker.cpp, drain()).
+// - The hook read as held a free struct whose completion no program saw
+//   (this VM runs no BPF program on top of some tasks: docs/design.md,
+//   "Lost events"), a phantom busy until the struct was taken again (busy
+//   41-71% against 6-9%). The race needs a struct whose last end the reader
+//   saw, so the hook now marks what it reads and the reader takes only those.
+// The count bound is what the rule needs, not what the pacer reaches: a
+// CPU-starved pacer gave 478-606 requests a second, and 100 in a window
+// already give lost in the hundreds with the rule off.
 TEST(StatExact, AStructTakenAgainBeforeItsStampIsNoRequest) {
   TempDir dir;
   LoopDevice loop(dir.path(), {.random_data = true});
@@ -374,7 +400,7 @@ TEST(StatExact, AStructTakenAgainBeforeItsStampIsNoRequest) {
     const Window& w = ws[i];
     report("stale_" + std::to_string(i), w);
     holds_its_bound(w);
-    EXPECT_GT(w.row["requests_done"].get<double>(), 500.0) << "the reads ran through the window";
+    EXPECT_GT(w.row["requests_done"].get<double>(), 100.0) << "the reads ran through the window";
     EXPECT_LE(w.row["completions_lost"].get<uint64_t>(), 1u) << w.row;
     EXPECT_EQ(w.row["starts_unseen"].get<uint64_t>(), 0u) << w.row;
   }
@@ -393,7 +419,7 @@ TEST(StatExact, StartedMidFlightIsRightFromItsFirstWindow) {
   sh("losetup --direct-io=on " + loop.path());
   const auto ws = watch(loop, {"bench", "--iodepth", "16", "--bs", "256k", "--submit-batch", "1", "--complete-batch", "1",
                                "--runtime", "4s", loop.path()},
-                        {.interval = "1", .count = 2, .workload_first_s = 1.0});
+                        {.interval = "1", .count = 2, .workload_first_s = 0.5});
   ASSERT_EQ(ws.size(), 2u);
   for (size_t i = 0; i < ws.size(); ++i) {
     SCOPED_TRACE("report " + std::to_string(i));

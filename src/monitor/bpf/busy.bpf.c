@@ -59,7 +59,11 @@ __u32 n_probes = 0; /* set by the reader before each sweep */
  * between blk_account_io_start's two stores (flagged accounted, not stamped
  * yet: it still holds its last request's stamp): with IOACCT_TEST_STALE_SWEEP
  * set, a free struct whose last request was stamped after this (the arming
- * instant) reads as held. 0 otherwise. */
+ * instant) reads as held, flagged so (accounted = 2): the reader takes
+ * only those whose end a program logged, the precondition of the race (a
+ * completion no program saw leaves a struct the reader cannot know ended;
+ * the hook's race lasts until the struct is taken again, the real one
+ * nanoseconds). 0 otherwise. */
 __u64 stale_after = 0;
 
 struct {
@@ -314,7 +318,10 @@ static long probe_one(__u64 i, void *ctx) {
   p->accounted = (flags & rqf_io_stat()) ? 1 : 0;
   p->ok = err ? 0 : 1;
   /* Only with the test hook: the reader takes what is held and accounted. */
-  if (p->ref <= 0 && p->accounted && p->start_time_ns > stale) p->ref = 1;
+  if (p->ref <= 0 && p->accounted && p->start_time_ns > stale) {
+    p->ref = 1;
+    p->accounted = 2;
+  }
   return 0;
 }
 

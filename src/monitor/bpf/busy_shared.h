@@ -122,7 +122,7 @@ struct ioacct_probe {
   __u64 rq;            /* out: the request there */
   __u64 q;             /* out: rq->q (a tag set may be shared by queues) */
   __u64 start_time_ns; /* out: rq->start_time_ns */
-  __u32 accounted;     /* out: 1 when the kernel accounts it (RQF_IO_STAT): its start stamp is set */
+  __u32 accounted;     /* out: 1 when the kernel accounts it (RQF_IO_STAT): its start stamp is set; 2: free, read as held by the test hook (stale_after) */
   __s32 ref;           /* out: rq->ref; 0 once the block layer freed it */
   __u32 part_dev;      /* out: rq->part->bd_dev, 0 when unset */
   __u32 ok;            /* out: 1 when every read succeeded */
