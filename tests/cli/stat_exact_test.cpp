@@ -417,10 +417,20 @@ TEST(StatExact, StartedMidFlightIsRightFromItsFirstWindow) {
   TempDir dir;
   LoopDevice loop(dir.path(), {.random_data = true});
   sh("losetup --direct-io=on " + loop.path());
-  const auto ws = watch(loop, {"bench", "--iodepth", "16", "--bs", "256k", "--submit-batch", "1", "--complete-batch", "1",
-                               "--runtime", "4s", loop.path()},
-                        {.interval = "1", .count = 2, .workload_first_s = 0.5});
-  ASSERT_EQ(ws.size(), 2u);
+  // What is tested needs requests in flight at the instant the first window
+  // opens. A CPU-starved bench leaves the device idle for a sixth of the time
+  // (16% at depth 0 with a spinner and clang-tidy on both CPUs), so a window
+  // can open in a gap: that run tested nothing, and the scenario runs again
+  // (at most 3 times; each run's windows hold their bound all the same).
+  std::vector<Window> ws;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    ws = watch(loop, {"bench", "--iodepth", "16", "--bs", "256k", "--submit-batch", "1", "--complete-batch", "1",
+                      "--runtime", "4s", loop.path()},
+               {.interval = "1", .count = 2, .workload_first_s = 0.5});
+    ASSERT_EQ(ws.size(), 2u);
+    if (ws[0].trace_inflight_at_start >= 8) break;
+    for (const Window& w : ws) holds_its_bound(w);
+  }
   for (size_t i = 0; i < ws.size(); ++i) {
     SCOPED_TRACE("report " + std::to_string(i));
     report("mid_flight_" + std::to_string(i), ws[i]);
