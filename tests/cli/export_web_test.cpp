@@ -286,12 +286,19 @@ TEST(ExportWeb, PerProcessSeriesAreBoundedAndTheRestCounted) {
                       {.env = {"TMPDIR=" + dir.path()},
                        .timeout_s = 60,
                        .steps = {{"ioacct bench:", [&](int pid) {
-                                    // One walk of /proc/PID/fdinfo found none of the bench's
-                                    // rings on a quiet machine once (cause not yet known): look
-                                    // again, a few times, until they are there.
-                                    for (int i = 0; i < 10; ++i) {
+                                    // The bench's threads set up their rings as they start,
+                                    // not before its first line, and a scrape serves the
+                                    // rings walk that last completed (at most 250 ms old
+                                    // when the walk is slow): a scrape can see one ring, or
+                                    // none. Look again until both are there, as asserted.
+                                    auto both = [&] {
+                                      return value(during, "ioacct_rings{kind=\"syscall\"}").value_or(0) +
+                                                 value(during, "ioacct_rings{kind=\"sqpoll\"}").value_or(0) >=
+                                             2;
+                                    };
+                                    for (int i = 0; i < 25; ++i) {
                                       during = ex.scrape();
-                                      if (!samples(during, "ioacct_ring_sq_entries", "pid=").empty()) break;
+                                      if (both()) break;
                                       std::this_thread::sleep_for(std::chrono::milliseconds(200));
                                     }
                                     kill(pid, SIGINT);
