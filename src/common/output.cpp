@@ -233,10 +233,6 @@ void write_stream(const std::string& path, const std::string& text, const std::s
   ::close(fd);
 }
 
-}  // namespace
-
-namespace {
-
 void write_stdout(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (std::fflush(stdout) != 0) throw RuntimeError(fmt::format("cannot write to stdout: {}", errno_text(errno)));

@@ -124,12 +124,13 @@ class JobMapper {
       if (const auto v = integer(*s->opt, 0, 100)) put("--rwmix-read", std::to_string(s->inverted ? 100 - *v : *v));
     }
 
-    uint64_t bs = 4096;
+    uint64_t bs = 4096;  // fio's default
+    const auto set_bs = [&](const FioOption& o, uint64_t v) {
+      if (v == 0) bad(o, fmt::format("'{}': a block size of 0 is not one fio or ioacct can run", o.value));
+      else bs = v;
+    };
     if (const auto* s = get("bs")) {
-      if (const auto v = size_list(*s->opt, "block sizes")) {
-        if (*v == 0) bad(*s->opt, fmt::format("'{}': a block size of 0 is not one fio or ioacct can run", s->opt->value));
-        else bs = *v;
-      }
+      if (const auto v = size_list(*s->opt, "block sizes")) set_bs(*s->opt, *v);
     }
     if (const auto* s = get("bsrange")) {
       const std::string& v = s->opt->value;
@@ -138,8 +139,7 @@ class JobMapper {
       const auto hi = dash == std::string::npos ? std::nullopt : fio_size(v.substr(dash + 1), kb_base_);
       if (!lo || !hi) bad(*s->opt, fmt::format("cannot read '{}' as MIN-MAX", v));
       else if (*lo != *hi) bad(*s->opt, fmt::format("'{}': mixed block sizes are not supported; give one size", v));
-      else if (*lo == 0) bad(*s->opt, fmt::format("'{}': a block size of 0 is not one fio or ioacct can run", v));
-      else bs = *lo;
+      else set_bs(*s->opt, *lo);
     }
     if (const auto* s = get("bssplit")) {
       const std::string& v = s->opt->value;
@@ -148,8 +148,7 @@ class JobMapper {
       if (v.find_first_of(":,") != std::string::npos || !size ||
           (slash != std::string::npos && v.substr(slash + 1) != "100"))
         bad(*s->opt, fmt::format("'{}': mixed block sizes are not supported; give one size (bs=)", v));
-      else if (*size == 0) bad(*s->opt, fmt::format("'{}': a block size of 0 is not one fio or ioacct can run", v));
-      else bs = *size;
+      else set_bs(*s->opt, *size);
     }
     put("--bs", std::to_string(bs));
 

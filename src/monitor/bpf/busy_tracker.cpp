@@ -690,11 +690,9 @@ struct BusyTracker::Impl {
       // The test hook's struct stands for one taken again whose last request
       // a program saw end: only those are the race (one whose end no program
       // saw is free, and the reader cannot know it).
-      if (f.hooked) {
-        const Ended* e = ended.find(f.rq);
-        if (!e || e->last != f.s) continue;
-      }
-      if (const Ended* e = ended.find(f.rq)) {
+      const Ended* e = ended.find(f.rq);
+      if (f.hooked && (!e || e->last != f.s)) continue;
+      if (e) {
         if (e->round == round_no && f.s <= e->le) continue;  // it ended after the sweep looked
         if (f.s == e->last) continue;  // ended, or taken again and not stamped yet (Ended)
       }
