@@ -16,13 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 void spit(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }

@@ -22,13 +22,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 std::string fmt_ratio(double r) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.2fx", r);
@@ -95,7 +88,7 @@ TEST(Compare, TwoVariantsTableRatiosAndJsonAgree) {
   EXPECT_EQ(o.err.find("creating a"), o.err.rfind("creating a")) << o.err;
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"r.html"});
 
-  const json d = report_data(read_file(report));
+  const json d = report_data(slurp(report));
   EXPECT_EQ(d["context"]["schema_version"], 2);
   ASSERT_EQ(d["variants"].size(), 2u);
   const json& ps = d["variants"][0];
@@ -384,7 +377,7 @@ TEST(Compare, AnatomyPutsTheStagesOfEveryVariantSideBySide) {
   auto o = run_ioacct({"compare", "--engine", "psync,uring", "--iodepth", "1", "--repeat", "1", "--runtime", "500ms",
                        "--anatomy", "--format", "json", "-o", out, loop.path()});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json j = json::parse(read_file(out));
+  const json j = json::parse(slurp(out));
   ASSERT_EQ(j["variants"].size(), 2u);
   // Stage -> median time per I/O, psync's names mapped onto io_uring's (they
   // bound the same points). "in kernel" appears only for an I/O whose block

@@ -22,13 +22,6 @@ namespace {
 using nlohmann::json;
 const std::string kContrib = std::string(IOACCT_SOURCE_DIR) + "/contrib";
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TEST(Contrib, PromtoolChecksTheRulesAndTheirUnitTestsPass) {
   EXPECT_NE(sh("promtool check rules " + kContrib + "/prometheus/ioacct-rules.yml 2>&1").find("SUCCESS: 11 rules found"),
             std::string::npos);

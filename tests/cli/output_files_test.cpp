@@ -231,7 +231,7 @@ TEST(OutputFiles, AFifoWithoutAReaderWaitsUntilStopped) {
 // Issue 30: root writing -o/--report where an unprivileged user points it. The
 // planter is really uid 65534, in a sticky world-writable directory of the
 // test's own (as /tmp is); the victim is a root file outside it.
-constexpr uid_t kNobody = 65534;
+constexpr uid_t kNobodyUid = 65534;
 
 // `<dir>/tmp`, mode 1777, with `dir` opened to others (0711) so they reach it.
 std::string sticky_dir(const TempDir& dir) {
@@ -255,8 +255,8 @@ void as_nobody(const std::function<void()>& plant) {
   const pid_t pid = fork();
   ASSERT_GE(pid, 0) << std::strerror(errno);
   if (pid == 0) {
-    if (setgroups(0, nullptr) != 0 || setresgid(kNobody, kNobody, kNobody) != 0 ||
-        setresuid(kNobody, kNobody, kNobody) != 0)
+    if (setgroups(0, nullptr) != 0 || setresgid(kNobodyUid, kNobodyUid, kNobodyUid) != 0 ||
+        setresuid(kNobodyUid, kNobodyUid, kNobodyUid) != 0)
       _exit(3);
     plant();
     _exit(0);
@@ -271,7 +271,7 @@ void plant_link(const std::string& target, const std::string& link) {
     if (symlink(target.c_str(), link.c_str()) != 0) _exit(4);
   });
   struct stat st {};
-  ASSERT_TRUE(lstat(link.c_str(), &st) == 0 && st.st_uid == kNobody) << link;
+  ASSERT_TRUE(lstat(link.c_str(), &st) == 0 && st.st_uid == kNobodyUid) << link;
 }
 
 std::string refusal(const std::string& link, const std::string& tmp) {

@@ -17,6 +17,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 extern char** environ;
@@ -191,6 +193,13 @@ std::string sh(const std::string& cmd) {
   EXPECT_EQ(rc, 0) << "command failed: " << cmd;
   while (!out.empty() && out.back() == '\n') out.pop_back();
   return out;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 }  // namespace ioacct::test

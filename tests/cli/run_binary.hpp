@@ -91,4 +91,7 @@ class Mount {
 // Runs a shell command, returns its stdout (trailing newline stripped); fails the test on non-zero exit.
 std::string sh(const std::string& cmd);
 
+// The whole of a file, or "" when it cannot be read.
+std::string slurp(const std::string& path);
+
 }  // namespace ioacct::test

@@ -12,7 +12,7 @@
 namespace ioacct {
 namespace {
 
-constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+constexpr uint64_t kMaxU64 = std::numeric_limits<uint64_t>::max();
 
 // Pearson's chi-square statistic of observed counts against a uniform expectation.
 double chi_square(const std::vector<uint64_t>& counts, uint64_t draws) {
@@ -49,7 +49,7 @@ TEST(Rng, SameSeedSameSequenceDifferentSeedDifferent) {
 TEST(Rng, BelowIsAlwaysBelowN) {
   Rng r(7);
   for (uint64_t n : {uint64_t{1}, uint64_t{2}, uint64_t{3}, uint64_t{7}, uint64_t{1000}, uint64_t{4096},
-                     (uint64_t{1} << 32) + 1, uint64_t{1} << 63, kMax - 1, kMax}) {
+                     (uint64_t{1} << 32) + 1, uint64_t{1} << 63, kMaxU64 - 1, kMaxU64}) {
     for (int i = 0; i < 20'000; ++i) ASSERT_LT(r.below(n), n) << "n=" << n;
   }
   for (int i = 0; i < 1000; ++i) EXPECT_EQ(r.below(1), 0u);
@@ -69,7 +69,7 @@ TEST(Rng, BelowReachesTheWholeRangeOfALargeN) {
   // the mean must sit in the middle (a truncation bug would skew it).
   Rng r(13);
   const uint64_t n = uint64_t{1} << 40;
-  uint64_t lo = kMax, hi = 0;
+  uint64_t lo = kMaxU64, hi = 0;
   long double sum = 0;
   constexpr int kDraws = 100'000;
   for (int i = 0; i < kDraws; ++i) {
