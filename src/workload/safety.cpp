@@ -3,7 +3,9 @@
 #include <blkid/blkid.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -173,7 +175,49 @@ DeviceFindings inspect_writes(const WriteReach& t, const BlockStack& stack) {
   return f;
 }
 
+namespace {
+
+[[noreturn]] void refuse_pseudo(const std::string& path, const char* fs) {
+  throw UsageError(fmt::format("{}: refusing to write: it is a file of {}, a pseudo-filesystem whose files are "
+                               "the kernel's settings, not storage; not even with --destroy-data; give a file on "
+                               "a disk, or a block device", path, fs));
+}
+
+}  // namespace
+
+const char* pseudo_filesystem(long f_type) {
+  // Not every magic is in <linux/magic.h> (configfs' lives in fs/configfs).
+  constexpr long kConfigfs = 0x62656570;
+  switch (f_type) {
+    case PROC_SUPER_MAGIC: return "procfs";
+    case SYSFS_MAGIC: return "sysfs";
+    case TRACEFS_MAGIC: return "tracefs";
+    case DEBUGFS_MAGIC: return "debugfs";
+    case kConfigfs: return "configfs";
+    case SECURITYFS_MAGIC: return "securityfs";
+    case BPF_FS_MAGIC: return "bpffs";
+    case CGROUP_SUPER_MAGIC: return "cgroupfs";
+    case CGROUP2_SUPER_MAGIC: return "cgroup2";
+    case EFIVARFS_MAGIC: return "efivarfs";
+    case PSTOREFS_MAGIC: return "pstore";
+    case SELINUX_MAGIC: return "selinuxfs";
+    case SMACK_MAGIC: return "smackfs";
+    default: return nullptr;
+  }
+}
+
+void check_not_pseudo(int fd, const std::string& path) {
+  struct statfs sf {};
+  if (fstatfs(fd, &sf) != 0) return;
+  if (const char* fs = pseudo_filesystem(static_cast<long>(sf.f_type))) refuse_pseudo(path, fs);
+}
+
 void check_writable(const WriteReach& t, const BlockStack& stack, bool destroy_data) {
+  if (!t.is_block) {
+    struct statfs sf {};
+    if (statfs(t.path.c_str(), &sf) == 0)
+      if (const char* fs = pseudo_filesystem(static_cast<long>(sf.f_type))) refuse_pseudo(t.path, fs);
+  }
   const DeviceFindings f = inspect_writes(t, stack);
   auto join = [](const std::vector<std::string>& v) {
     std::string s;

@@ -35,9 +35,21 @@ struct WriteReach {
 DeviceFindings inspect_writes(const WriteReach& target, const BlockStack& stack);
 
 // Throws UsageError, one line listing everything found, unless writing is
-// allowed: never while anything overlapping is in use; a block device with
-// signatures, or a blank one, only with --destroy-data. A regular file that
-// nothing in use reaches is always allowed.
+// allowed: never while anything overlapping is in use, nor into a file of a
+// pseudo-filesystem; a block device with signatures, or a blank one, only
+// with --destroy-data. A regular file that nothing in use reaches is always
+// allowed.
 void check_writable(const WriteReach& target, const BlockStack& stack, bool destroy_data);
+
+// The name of the pseudo-filesystem whose statfs magic is `f_type` (procfs,
+// sysfs, tracefs, ...), or nullptr for one that stores data. Their regular
+// files are the kernel's settings and controls: a write changes the system,
+// never measures a device.
+const char* pseudo_filesystem(long f_type);
+
+// Throws UsageError when `fd`, opened as `path` for writing, is a file of a
+// pseudo-filesystem (checked on the open file, so a path swapped after
+// check_writable looked at it is caught too).
+void check_not_pseudo(int fd, const std::string& path);
 
 }  // namespace ioacct

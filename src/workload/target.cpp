@@ -340,6 +340,14 @@ Target open_named(const JobSpec& job, const Named& n, const std::string& ours) {
                                    "device, 'blockdev --setro', or write-protected media); use --rw read or "
                                    "randread, or make it writable", path));
   }
+  if (!t.is_block && rw_writes(job.rw)) {
+    try {
+      check_not_pseudo(t.fd, path);
+    } catch (...) {
+      ::close(t.fd);
+      throw;
+    }
+  }
   describe_device(t, st);
   if (t.is_block) {
     uint64_t bytes = 0;

@@ -5,7 +5,9 @@
 // mount is undone by its guard, also when a test fails.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <fstream>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -195,6 +197,45 @@ TEST(BenchTargets, AReadOnlyDeviceIsRefusedBeforeTheRun) {
   }
   auto r = run_ioacct({"bench", "--runtime", "200ms", loop.path()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// Found by a hostile pass: a write "benchmark" of /proc/sys/kernel/domainname
+// (in a private UTS namespace) exited 0 and left the domain name random
+// bytes. The files of procfs, sysfs, tracefs and the like are the kernel's
+// settings: they are refused for writes and trims, by name or through a link,
+// from the command line and from a fio job file, whatever --destroy-data says.
+TEST(BenchTargets, PseudoFilesystemFilesAreNeverWritten) {
+  TempDir dir;
+  const std::string link = dir.path() + "/settings";
+  ASSERT_EQ(symlink("/proc/sys/kernel/domainname", link.c_str()), 0);
+  const std::string job = dir.path() + "/domainname.fio";
+  std::ofstream(job) << "[poke]\nfilename=/proc/sys/kernel/domainname\nrw=write\nbs=512\nsize=512\n"
+                        "ioengine=psync\n";
+  // ioacct runs in a UTS namespace of its own whose domain name is set first
+  // and printed after, so a write that got through shows, and the host's is
+  // never touched.
+  const RunOptions in_uts{.prefix = {"/usr/bin/unshare", "-u", "/bin/sh", "-c",
+                                     "echo ioacct-test > /proc/sys/kernel/domainname && \"$0\" \"$@\"; rc=$?; "
+                                     "echo \"domainname=$(cat /proc/sys/kernel/domainname)\" >&2; exit $rc"}};
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--rw", "write", "--buffered", "--bs", "512", "--size", "512", "--ios", "1", "--engine", "psync",
+        "--destroy-data", "/proc/sys/kernel/domainname"}, "/proc/sys/kernel/domainname: refusing to write: it is a file of procfs"},
+      {{"--rw", "randwrite", "--buffered", "--bs", "512", "--size", "512", "--ios", "1", link},
+       link + ": refusing to write: it is a file of procfs"},
+      {{"--fio", job, "--destroy-data"}, "/proc/sys/kernel/domainname: refusing to write: it is a file of procfs"},
+      {{"--rw", "trim", "--bs", "4k", "--size", "4k", "--ios", "1", "/sys/kernel/tracing/trace_marker"},
+       "/sys/kernel/tracing/trace_marker: refusing to write: it is a file of tracefs"},
+  };
+  for (const auto& [args, refusal] : cases) {
+    std::vector<std::string> argv = {"bench"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    SCOPED_TRACE(argv.back());
+    const auto o = run_ioacct(argv, in_uts);
+    EXPECT_EQ(o.exit_code, 2) << o.err;
+    EXPECT_NE(o.err.find("error: " + refusal), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find("domainname=ioacct-test\n"), std::string::npos) << "the setting was written: " << o.err;
+    EXPECT_TRUE(o.out.empty()) << o.out;
+  }
 }
 
 }  // namespace
