@@ -6,14 +6,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "cli/bench_cmd.hpp"
 #include "cli/cli.hpp"
 #include "cli/signals.hpp"
 #include "common/errors.hpp"
+#include "common/files.hpp"
 #include "common/output.hpp"
 #include "common/units.hpp"
 #include "compare/matrix.hpp"
@@ -83,12 +82,10 @@ std::vector<std::pair<std::string, std::vector<std::string>>> parse_configs(cons
 constexpr unsigned kDefaultRepeat = 5;
 
 std::string read_saved(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw UsageError(fmt::format("{}: cannot read: {}", path, errno_text(errno)));
-  std::stringstream s;
-  s << f.rdbuf();
-  if (f.bad()) throw UsageError(fmt::format("{}: cannot read: {}", path, errno_text(errno)));
-  return s.str();
+  std::string error;
+  auto text = read_user_file(path, 1u << 30, error);
+  if (!text) throw UsageError(fmt::format("{}: cannot read: {}", path, error));
+  return *std::move(text);
 }
 
 // The table, the JSON and the report, for a live or a saved comparison.

@@ -1,9 +1,7 @@
 #include "monitor/web_config.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <array>
@@ -12,6 +10,7 @@
 #include <set>
 
 #include "common/errors.hpp"
+#include "common/files.hpp"
 
 namespace ioacct {
 namespace {
@@ -205,32 +204,14 @@ namespace {
 
 // The file's contents. Messages start with `prefix` ("--web.config.file: FILE: certificate CERT").
 std::string read_whole(const std::string& path, const std::string& prefix) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    const std::string msg = fmt::format("{}: {}", prefix, errno_text(err));
-    if (err == EACCES || err == EPERM) throw RuntimeError(msg);
-    throw UsageError(msg);
-  }
-  std::string out;
-  char buf[8192];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      throw UsageError(fmt::format("{}: {}", prefix, errno_text(err)));
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-    if (out.size() > (1u << 20)) {
-      ::close(fd);
-      throw UsageError(fmt::format("{}: larger than 1 MiB, not a configuration or PEM file", prefix));
-    }
-  }
-  ::close(fd);
-  return out;
+  std::string error;
+  int err = 0;
+  auto text = read_user_file(path, 1u << 20, error, kUserFileIdle, &err);
+  if (text) return *std::move(text);
+  if (error.starts_with("larger than")) error += ", not a configuration or PEM file";
+  const std::string msg = fmt::format("{}: {}", prefix, error);
+  if (err == EACCES || err == EPERM) throw RuntimeError(msg);
+  throw UsageError(msg);
 }
 
 void load_pem(PemSource& s, std::string_view what, std::string_view origin) {

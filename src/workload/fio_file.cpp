@@ -2,10 +2,8 @@
 // (fio_file.hpp), and fio's number formats. Pure but for system_fio_env().
 #include "workload/fio_file.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +14,7 @@
 #include <thread>
 
 #include "common/errors.hpp"
+#include "common/files.hpp"
 
 namespace ioacct {
 namespace {
@@ -392,36 +391,8 @@ std::vector<FioSection> read_fio_file(const std::string& path, const FioEnv& env
 FioEnv system_fio_env() {
   FioEnv env;
   env.read = [](const std::string& path, std::string& error) -> std::optional<std::string> {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      error = errno_text(errno);
-      return std::nullopt;
-    }
-    struct stat st {};
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-      ::close(fd);
-      error = errno_text(EISDIR);
-      return std::nullopt;
-    }
-    std::string text;
-    char buf[65536];
-    for (;;) {
-      const ssize_t n = ::read(fd, buf, sizeof(buf));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        error = errno_text(errno);
-        ::close(fd);
-        return std::nullopt;
-      }
-      if (n == 0) break;
-      text.append(buf, static_cast<size_t>(n));
-      if (text.size() > (64u << 20)) {
-        ::close(fd);
-        error = "larger than 64 MiB: not a job file";
-        return std::nullopt;
-      }
-    }
-    ::close(fd);
+    auto text = read_user_file(path, 64u << 20, error);
+    if (!text && error.starts_with("larger than")) error += ": not a job file";
     return text;
   };
   env.getenv = [](const std::string& name) -> std::optional<std::string> {

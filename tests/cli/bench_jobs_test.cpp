@@ -2,6 +2,7 @@
 // with the block layer's own counters (/sys/block/NAME/stat) as the witness:
 // every job's I/Os, trims and syncs reach the device, no more and no fewer.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <dirent.h>
@@ -216,6 +217,28 @@ TEST(BenchJobs, BadJobFilesAreOneClearErrorEach) {
     EXPECT_EQ(o.err.rfind("error: ", 0), 0u) << o.err;
     EXPECT_NE(o.err.find(c.says), std::string::npos) << c.file << ": " << o.err;
   }
+}
+
+// Found by a hostile pass: `--fio FIFO` waited for a writer for ever. A job
+// file piped in (`--fio /dev/stdin`) runs; a FIFO is opened without waiting
+// for a writer, and Ctrl-C ends ioacct while it waits for one (a FIFO that
+// nobody writes for 10 s is an error: tests/unit/user_file_test.cpp).
+TEST(BenchJobs, AJobFileFromAPipeRunsAndAFifoNeverHoldsCtrlCUp) {
+  const RunOptions piped{.prefix = {"/bin/sh", "-c",
+                                    "printf '[piped]\\nrw=read\\nsize=1m\\nbs=4k\\n' | \"$0\" \"$@\""}};
+  auto o = run_ioacct({"bench", "--fio", "/dev/stdin", "--format", "json"}, piped);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto j = nlohmann::json::parse(o.out);
+  ASSERT_EQ(j["jobs"].size(), 1u) << o.out;
+  EXPECT_EQ(j["jobs"][0]["name"], "piped");
+
+  TempDir dir;
+  const std::string fifo = dir.path() + "/job.fio";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  o = run_ioacct({"bench", "--fio", fifo}, {.signal = SIGINT, .signal_delay_s = 1, .timeout_s = 30});
+  EXPECT_EQ(o.exit_code, 128 + SIGINT) << o.err;
+  EXPECT_GE(o.signal_to_exit_s, 0);
+  EXPECT_LT(o.signal_to_exit_s, 5) << "Ctrl-C ends a wait on a FIFO at once";
 }
 
 TEST(BenchJobs, MistakesInJobsAreNamed) {
