@@ -103,7 +103,43 @@ RunMetrics metrics_of_compare_run(const json& r) {
   return m;
 }
 
-int schema_of(const json& ctx) { return at(ctx, "schema_version").is_number_integer() ? ctx["schema_version"].get<int>() : 0; }
+// context.schema_version as a whole number; 0 when absent. Anything else
+// (a string, a fraction, a number past any version) is named.
+int schema_of(const std::string& path, const json& ctx) {
+  const json& v = at(ctx, "schema_version");
+  if (v.is_null()) return 0;
+  if (v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() <= 1000) return static_cast<int>(v.get<int64_t>());
+  throw UsageError(fmt::format("{}: context.schema_version is {}, not a schema version (a whole number); the file is "
+                               "damaged", path, v.dump()));
+}
+
+// The figures compare reads, checked for what no run can produce: a
+// negative or absurd rate prints as "-1--1" or 300 digits, and a count that
+// is not a count would silently read as 0. `where` names the object
+// ("results", "variants[0].runs[2]").
+void check_figures(const std::string& path, const std::string& where, const json& r) {
+  if (!r.is_object()) return;
+  auto bad = [&](const std::string& key, const json& v, const std::string& what) {
+    throw UsageError(fmt::format("{}: {}.{} is {}, {}; the file is damaged", path, where, key, v.dump(), what));
+  };
+  // Rates and times, with bounds no device comes near: 10^12 IOPS, 1 PB/s.
+  const std::pair<const char*, double> bounded[] = {
+      {"iops", 1e12}, {"bytes_per_s", 1e15}, {"cpu_per_io_ns", 1e15}, {"p50_ns", 1e15}, {"p99_ns", 1e15},
+      {"util_pct", 1e4}, {"busy_pct", 1e4}, {"p50", 1e15}, {"p99", 1e15}};
+  for (const auto& [key, top] : bounded) {
+    const json& v = at(r, key);
+    if (v.is_null()) continue;
+    if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > top)
+      bad(key, v, fmt::format("not a figure a run can have (0 to {:g})", top));
+  }
+  for (const char* key : {"ios", "reads", "writes", "trims", "syncs", "bytes"}) {
+    const json& v = at(r, key);
+    if (!v.is_null() && !count(v)) bad(key, v, "not a count (a whole number from 0 to 2^64-1)");
+  }
+  const json& w = at(r, "window_s");
+  if (!w.is_null() && (!w.is_number() || !(w.get<double>() > 0) || w.get<double>() > 1e9))
+    bad("window_s", w, "not a run's length (more than 0 s)");
+}
 
 }  // namespace
 
@@ -153,10 +189,14 @@ std::vector<SavedWord> parse_saved_words(const std::vector<std::string>& words) 
 SavedDoc parse_saved(const std::string& path, const std::string& content) {
   SavedDoc d;
   d.path = path;
+  // The parser would stop at a NUL and take what came before it whole.
+  if (const size_t nul = content.find('\0'); nul != std::string::npos)
+    throw UsageError(fmt::format("{}: not valid JSON: a NUL byte at offset {}", path, nul));
   try {
     d.root = std::make_shared<const json>(json::parse(content));
-  } catch (const json::parse_error& e) {
-    // "[json.exception.parse_error.101] parse error at line 1, ..." without its tag.
+  } catch (const json::exception& e) {
+    // "[json.exception.parse_error.101] parse error at line 1, ..." without
+    // its tag; out_of_range.406 is a number past a double (1e400).
     std::string what = e.what();
     if (const size_t p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
     throw UsageError(fmt::format("{}: not valid JSON: {}", path, what));
@@ -165,15 +205,20 @@ SavedDoc parse_saved(const std::string& path, const std::string& content) {
   if (!at(ctx, "ioacct_version").is_string())
     throw UsageError(fmt::format("{}: not an ioacct bench or compare JSON document (it has no context.ioacct_version); "
                                  "give files written by 'ioacct bench --format json' or 'ioacct compare --format json'", path));
-  const int schema = schema_of(ctx);
+  const int schema = schema_of(path, ctx);
   if (at(d.doc(), "variants").is_array()) {
     d.kind = SavedDoc::Kind::Compare;
     if (schema < 1 || schema > kCompareSchemaMax)
       throw UsageError(fmt::format("{}: compare schema_version {} is not one this ioacct reads (1 to {}); compare it "
                                    "with the ioacct that wrote it", path, schema, kCompareSchemaMax));
-    for (const auto& v : d.doc()["variants"])
+    size_t i = 0;
+    for (const auto& v : d.doc()["variants"]) {
       if (!at(v, "name").is_string() || !at(v, "runs").is_array())
         throw UsageError(fmt::format("{}: a variant without a name or runs; the file is damaged", path));
+      size_t k = 0;
+      for (const auto& r : v["runs"]) check_figures(path, fmt::format("variants[{}].runs[{}]", i, k++), r);
+      ++i;
+    }
     return d;
   }
   if (!ctx.contains("options")) throw UsageError(fmt::format("{}: an ioacct document, but neither a bench nor a compare one "
@@ -185,6 +230,8 @@ SavedDoc parse_saved(const std::string& path, const std::string& content) {
   if (!at(d.doc(), "results").is_object())
     throw UsageError(fmt::format("{}: holds no results (the run was interrupted before it started)", path));
   if (!num(d.doc()["results"], "iops")) throw UsageError(fmt::format("{}: results.iops is missing; the file is damaged", path));
+  check_figures(path, "results", d.doc()["results"]);
+  check_figures(path, "results.latency_ns", at(d.doc()["results"], "latency_ns"));
   return d;
 }
 

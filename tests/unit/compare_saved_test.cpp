@@ -78,6 +78,54 @@ TEST(Saved, MalformedAndForeignDocumentsAreOneLineNamingTheFile) {
     EXPECT_NE(usage_error([&] { parse_saved("x.json", text); }).rfind("x.json: ", 0), std::string::npos) << text;
 }
 
+// Found by a hostile pass: 1e400 was an internal error, a negative rate
+// printed as "-1--1", 1e308 as 300 digits, ios of 2^64+5 or -5 and a zero
+// window were taken, bytes after a NUL were ignored, and a schema_version of
+// "2" or 2.5 read as 0. Each is a usage error naming the field.
+TEST(Saved, ImpossibleFiguresAreUsageErrorsNamingTheField) {
+  const std::string text = bench_doc("Linux 6.18", "uring", 100).dump();
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? t : t.replace(at, from.size(), to);
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      {with("\"iops\":100.0", "\"iops\":-1e400"), "x.json: not valid JSON: number overflow"},
+      {with("\"iops\":100.0", "\"iops\":1e5000"), "x.json: not valid JSON: number overflow"},
+      {with("\"iops\":100.0", "\"iops\":-1"),
+       "x.json: results.iops is -1, not a figure a run can have (0 to 1e+12); the file is damaged"},
+      {with("\"iops\":100.0", "\"iops\":1e308"),
+       "x.json: results.iops is 1e+308, not a figure a run can have (0 to 1e+12); the file is damaged"},
+      {with("\"ios\":1000", "\"ios\":18446744073709551621"),
+       "x.json: results.ios is 1.8446744073709552e+19, not a count (a whole number from 0 to 2^64-1); the file is damaged"},
+      {with("\"ios\":1000", "\"ios\":-5"),
+       "x.json: results.ios is -5, not a count (a whole number from 0 to 2^64-1); the file is damaged"},
+      {with("\"ios\":1000", "\"ios\":1000,\"window_s\":0"),
+       "x.json: results.window_s is 0, not a run's length (more than 0 s); the file is damaged"},
+      {with("\"p99\":150000", "\"p99\":-3"),
+       "x.json: results.latency_ns.p99 is -3, not a figure a run can have (0 to 1e+15); the file is damaged"},
+      {with("\"schema_version\":2", "\"schema_version\":\"2\""),
+       "x.json: context.schema_version is \"2\", not a schema version (a whole number); the file is damaged"},
+      {with("\"schema_version\":2", "\"schema_version\":2.5"),
+       "x.json: context.schema_version is 2.5, not a schema version (a whole number); the file is damaged"},
+      {with("\"schema_version\":2", "\"schema_version\":1180591620717411303424"),
+       "x.json: context.schema_version is 1.1805916207174113e+21, not a schema version (a whole number); the file is "
+       "damaged"},
+      {text + std::string(1, '\0') + "{\"more\": 1}", "x.json: not valid JSON: a NUL byte at offset " +
+                                                            std::to_string(text.size())},
+  };
+  for (const auto& [doc_text, says] : cases) {
+    const std::string got = usage_error([&] { parse_saved("x.json", doc_text); });
+    EXPECT_EQ(got.substr(0, says.size()), says) << got;
+  }
+  // A compare document's runs are checked the same way, by index.
+  json c = {{"context", {{"ioacct_version", "0.1.0"}, {"schema_version", 2}}},
+            {"variants", json::array({{{"name", "a"}, {"runs", json::array({{{"iops", 5}}, {{"iops", -5}}})}}})}};
+  EXPECT_EQ(usage_error([&] { doc("c.json", c); }),
+            "c.json: variants[0].runs[1].iops is -5, not a figure a run can have (0 to 1e+12); the file is damaged");
+}
+
 TEST(Saved, ABenchDocumentIsOneRepetition) {
   // Through text, as from a file.
   const RunMetrics m = metrics_of_bench(doc("r.json", bench_doc("Linux 6.18", "uring", 12345)).doc());
