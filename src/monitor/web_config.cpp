@@ -140,6 +140,8 @@ constexpr std::array<std::string_view, 5> kHeaders = {"Strict-Transport-Security
 
 }  // namespace
 
+int bcrypt_cost(std::string_view h) { return is_bcrypt_hash(h) ? (h[4] - '0') * 10 + (h[5] - '0') : 0; }
+
 bool is_bcrypt_hash(std::string_view h) {
   // $2y$10$ + 22 characters of salt + 31 of hash, in bcrypt's base64 alphabet.
   if (h.size() != 60 || h[0] != '$' || h[1] != '2' || h[3] != '$' || h[6] != '$') return false;
@@ -176,7 +178,11 @@ WebConfig parse_web_config(std::string_view yaml, std::string_view origin, std::
                             }
                             std::set<std::string> known(kHeaders.begin(), kHeaders.end());
                             each_key(p, hv, "headers", known, [&](const std::string& name, const YAML::Node& value) {
-                              c.headers.emplace_back(name, scalar(p, value, name));
+                              const std::string text = scalar(p, value, name);
+                              // libmicrohttpd would drop such a header from every response, silently.
+                              if (text.find_first_of("\r\n") != std::string::npos)
+                                p.at(value, fmt::format("header {} has a line break in its value", name));
+                              c.headers.emplace_back(name, text);
                             });
                           });
                } else {  // basic_auth_users
@@ -190,7 +196,13 @@ WebConfig parse_web_config(std::string_view yaml, std::string_view origin, std::
                    if (!is_bcrypt_hash(hash))
                      p.at(u.second, fmt::format("the password of '{}' is not a bcrypt hash ($2y$...; make one with "
                                                 "htpasswd -nBC 10 \"\" | tr -d ':\\n')", user));
-                   c.users[user] = hash;
+                   if (const int cost = bcrypt_cost(hash); cost > kMaxBcryptCost)
+                     p.at(u.second, fmt::format("the password of '{}' has bcrypt cost {}; ioacct takes at most {} "
+                                                "(cost {} is about a second of CPU per check, and each step doubles "
+                                                "it): make it again with htpasswd -nBC 12", user, cost,
+                                                kMaxBcryptCost, kMaxBcryptCost));
+                   if (!c.users.emplace(user, hash).second)
+                     p.at(u.first, fmt::format("user '{}' is given twice", user));
                  }
                }
              });

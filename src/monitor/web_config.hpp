@@ -61,4 +61,12 @@ WebConfig load_web_config(const std::string& path);
 // 04..31, 53 characters of salt and hash.
 bool is_bcrypt_hash(std::string_view hash);
 
+// A bcrypt hash's cost (its log2 rounds), 0 for anything else.
+int bcrypt_cost(std::string_view hash);
+
+// The highest cost a configuration may use: one check of cost 14 takes
+// about a second of a CPU here, and a $2b$31$ hash would hold a thread for
+// days per wrong password.
+inline constexpr int kMaxBcryptCost = 14;
+
 }  // namespace ioacct

@@ -104,6 +104,25 @@ TEST(WebConfig, EveryProblemNamesTheFileTheLineAndTheKey) {
   EXPECT_NE(problem("basic_auth_users:\n  a:b: " + std::string(kPromDocsHash) + "\n").find("has a ':'"), std::string::npos);
 }
 
+// Found by a hostile pass: a $2b$31$ hash tied up a serving thread for hours
+// per wrong password, a user given twice was taken silently (the last hash
+// won), and a header value with a line break was accepted and never sent.
+TEST(WebConfig, CostlyHashesTwiceGivenUsersAndBrokenHeadersAreRefused) {
+  const std::string h14 = "$2y$14$baAGQKEhajgpp3X6yjlNQuEHg.q/1MetJK.O1IFnsYBXXDZxfi1kW";
+  const std::string h15 = "$2y$15$baAGQKEhajgpp3X6yjlNQuEHg.q/1MetJK.O1IFnsYBXXDZxfi1kW";
+  EXPECT_EQ(bcrypt_cost(h14), 14);
+  EXPECT_EQ(bcrypt_cost("hunter2"), 0);
+  EXPECT_EQ(parse_web_config("basic_auth_users:\n  a: " + h14 + "\n", "web.yml", ".").users.size(), 1u);
+  EXPECT_EQ(problem("basic_auth_users:\n  a: " + h15 + "\n"),
+            "--web.config.file: web.yml: line 2: the password of 'a' has bcrypt cost 15; ioacct takes at most 14 "
+            "(cost 14 is about a second of CPU per check, and each step doubles it): make it again with "
+            "htpasswd -nBC 12");
+  EXPECT_EQ(problem("basic_auth_users:\n  a: " + std::string(kPromDocsHash) + "\n  a: " + h14 + "\n"),
+            "--web.config.file: web.yml: line 3: user 'a' is given twice");
+  EXPECT_EQ(problem("http_server_config:\n  headers:\n    X-Frame-Options: \"deny\\r\\nSet-Cookie: x\"\n"),
+            "--web.config.file: web.yml: line 3: header X-Frame-Options has a line break in its value");
+}
+
 TEST(WebConfig, BcryptHashForms) {
   EXPECT_TRUE(is_bcrypt_hash(kPromDocsHash));
   EXPECT_TRUE(is_bcrypt_hash("$2y$10$baAGQKEhajgpp3X6yjlNQuEHg.q/1MetJK.O1IFnsYBXXDZxfi1kW"));
