@@ -1,27 +1,25 @@
 #include "monitor/web_server.hpp"
 
 #include <arpa/inet.h>
-#include <crypt.h>
 #include <fmt/format.h>
-#include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <vector>
 
 #include "common/errors.hpp"
 #include "common/files.hpp"
 #include "common/units.hpp"
+#include "monitor/basic_auth.hpp"
 
 namespace ioacct {
 
@@ -139,33 +137,6 @@ std::string priorities(const WebTlsConfig& t) {
   return p;
 }
 
-using Digest = std::array<unsigned char, 32>;
-
-Digest sha256(std::string_view s) {
-  Digest d{};
-  gnutls_hash_fast(GNUTLS_DIG_SHA256, s.data(), s.size(), d.data());
-  return d;
-}
-
-bool same(const Digest& a, const Digest& b) {  // constant time
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
-// A bcrypt hash of nothing in particular (cost 10), checked for unknown users
-// so that they take as long as known ones.
-constexpr const char* kDecoyHash = "$2b$10$baAGQKEhajgpp3X6yjlNQuEHg.q/1MetJK.O1IFnsYBXXDZxfi1kW";
-
-bool bcrypt_matches(const char* password, const std::string& hash) {
-  auto data = std::make_unique<crypt_data>();
-  const char* out = crypt_rn(password, hash.c_str(), data.get(), sizeof *data);
-  if (!out || std::strlen(out) != hash.size()) return false;
-  unsigned char diff = 0;  // constant time
-  for (size_t i = 0; i < hash.size(); ++i) diff |= static_cast<unsigned char>(out[i] ^ hash[i]);
-  return diff == 0;
-}
-
 }  // namespace
 
 struct WebServer::Impl {
@@ -175,30 +146,7 @@ struct WebServer::Impl {
   std::mutex log_mu;
   bool started = false;     // under log_mu
   std::string start_error;  // what libmicrohttpd logged first, before started (under log_mu)
-  std::mutex auth_mu;
-  std::map<std::string, Digest> verified;  // user -> sha256 of the password that last passed bcrypt
-
-  // bcrypt costs tens of milliseconds by design; a scraper sends the same
-  // password every time, so a password that passed once is remembered (as
-  // its SHA-256) and compared in constant time after that.
-  bool authorised(const char* user, const char* password) {
-    if (!user || !password) return false;
-    const auto it = config.users.find(user);
-    const Digest d = sha256(password);
-    {
-      const std::lock_guard lock(auth_mu);
-      const auto v = verified.find(user);
-      if (it != config.users.end() && v != verified.end() && same(v->second, d)) return true;
-    }
-    if (it == config.users.end()) {
-      bcrypt_matches(password, kDecoyHash);
-      return false;
-    }
-    if (!bcrypt_matches(password, it->second)) return false;
-    const std::lock_guard lock(auth_mu);
-    verified[user] = d;
-    return true;
-  }
+  std::unique_ptr<BasicAuth> auth;  // set when the config has users
 };
 
 namespace {
@@ -225,8 +173,19 @@ bool client_certificate_ok(MHD_Connection* c) {
   return gnutls_certificate_verify_peers2(session, &status) == 0 && status == 0;
 }
 
+// A request's basic-auth verdict, kept across the suspension while the
+// bcrypt thread checks it (libmicrohttpd calls on_request again on resume).
+struct RequestAuth {
+  std::atomic<int> verdict{0};  // 0 waiting, 1 passed, 2 failed, 3 too many waiting
+};
+
+void request_done(void* /*cls*/, MHD_Connection* /*c*/, void** req_cls, MHD_RequestTerminationCode /*why*/) {
+  delete static_cast<RequestAuth*>(*req_cls);
+  *req_cls = nullptr;
+}
+
 MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char* method, const char* /*version*/,
-                      const char* /*upload*/, size_t* upload_size, void** /*req_cls*/) {
+                      const char* /*upload*/, size_t* upload_size, void** req_cls) {
   auto* impl = static_cast<WebServer::Impl*>(cls);
   const WebConfig& config = impl->config;
   if (std::strcmp(method, MHD_HTTP_METHOD_GET) != 0 && std::strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
@@ -236,13 +195,34 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char*
   if (config.tls && config.tls->client_ca && !client_certificate_ok(c))
     return respond(c, config, MHD_HTTP_FORBIDDEN, "a client certificate signed by the configured CA is required\n",
                    "text/plain; charset=utf-8");
-  if (!config.users.empty()) {
-    char* password = nullptr;
-    char* user = MHD_basic_auth_get_username_password(c, &password);
-    const bool ok = impl->authorised(user, password);
-    MHD_free(user);
-    MHD_free(password);
-    if (!ok) return respond(c, config, MHD_HTTP_UNAUTHORIZED, "Unauthorized\n", "text/plain; charset=utf-8", true);
+  if (impl->auth) {
+    auto* state = static_cast<RequestAuth*>(*req_cls);
+    if (!state) {
+      const char* header = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+      const auto creds = header ? parse_basic_authorization(header) : std::nullopt;
+      if (!creds) return respond(c, config, MHD_HTTP_UNAUTHORIZED, "Unauthorized\n", "text/plain; charset=utf-8", true);
+      state = new RequestAuth;
+      *req_cls = state;
+      if (const auto quick = impl->auth->quick(*creds)) {
+        state->verdict = *quick ? 1 : 2;
+      } else {
+        // Suspended before it is queued, so the resume can never come first.
+        MHD_suspend_connection(c);
+        const bool queued = impl->auth->enqueue(*creds, [c, state](bool ok) {
+          state->verdict = ok ? 1 : 2;
+          MHD_resume_connection(c);
+        });
+        if (queued) return MHD_YES;
+        state->verdict = 3;
+        MHD_resume_connection(c);
+        return MHD_YES;
+      }
+    }
+    if (state->verdict == 3)
+      return respond(c, config, MHD_HTTP_SERVICE_UNAVAILABLE, "too many passwords waiting to be checked; try again\n",
+                     "text/plain; charset=utf-8");
+    if (state->verdict != 1)
+      return respond(c, config, MHD_HTTP_UNAUTHORIZED, "Unauthorized\n", "text/plain; charset=utf-8", true);
   }
   const std::string_view path(url);
   if (path == "/metrics") return respond(c, config, MHD_HTTP_OK, impl->metrics(), "text/plain; version=0.0.4; charset=utf-8");
@@ -276,6 +256,7 @@ std::unique_ptr<WebServer> WebServer::start(const ListenAddress& addr, const Web
   Impl& impl = *s->impl_;
   impl.config = config;
   impl.metrics = std::move(metrics);
+  if (!config.users.empty()) impl.auth = std::make_unique<BasicAuth>(config.users);
   const int fd = bind_listen(addr);
   s->port_ = bound_port(fd);
   std::vector<MHD_OptionItem> opts = {
@@ -285,8 +266,9 @@ std::unique_ptr<WebServer> WebServer::start(const ListenAddress& addr, const Web
       {MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<intptr_t>(kConnectionMemory), nullptr},
       {MHD_OPTION_THREAD_POOL_SIZE, kThreads, nullptr},
       {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&log_to), &impl},
+      {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&request_done), nullptr},
   };
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
   if (impl.config.tls) {
     const WebTlsConfig& t = *impl.config.tls;
     flags |= MHD_USE_TLS;
@@ -310,6 +292,9 @@ std::unique_ptr<WebServer> WebServer::start(const ListenAddress& addr, const Web
 }
 
 WebServer::~WebServer() {
+  // Every suspended request is resumed (answered as failed) before the
+  // daemon stops: libmicrohttpd may not stop with one still suspended.
+  if (impl_) impl_->auth.reset();
   if (daemon_) MHD_stop_daemon(daemon_);  // closes the listening socket too
 }
 

@@ -3,6 +3,7 @@
 // bounded per-process series, and an endpoint that idle or slow clients
 // cannot take down (issue 19 item 5).
 #include <arpa/inet.h>
+#include <crypt.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -11,9 +12,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <fstream>
+#include <sstream>
 #include <thread>
+#include <vector>
 
 #include "cli/exporter.hpp"
 #include "cli/run_binary.hpp"
@@ -91,6 +95,87 @@ TEST(ExportWeb, TlsAndBcryptBasicAuthFromANodeExporterWebConfig) {
   EXPECT_EQ(status(ca + " -u prometheus:test --tls-max 1.2", ex.url()), "000") << "min_version TLS13";
   EXPECT_EQ(status(ca + " -u prometheus:test -X POST", ex.url()), "405");
   EXPECT_EQ(status(ca + " -u prometheus:test", ex.url("/nothing")), "404");
+  EXPECT_EQ(ex.stop(), 0) << ex.err();
+}
+
+// The exporter's CPU time so far, in seconds (utime + stime).
+double cpu_s(pid_t pid) {
+  std::istringstream in(slurp("/proc/" + std::to_string(pid) + "/stat"));
+  std::string f;
+  double ticks = 0;
+  for (int i = 1; i <= 15 && in >> f; ++i)
+    if (i >= 14) ticks += std::stod(f);
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// A bcrypt hash of `password` at `cost`, made here with libxcrypt.
+std::string bcrypt_hash(const std::string& password, int cost) {
+  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+  EXPECT_NE(crypt_gensalt_rn("$2b$", static_cast<unsigned long>(cost), nullptr, 0, salt, sizeof salt), nullptr);
+  crypt_data data{};
+  const char* h = crypt_rn(password.c_str(), salt, &data, sizeof data);
+  return h ? h : "";
+}
+
+// Found by a hostile pass: an unknown user cost a cost-10 decoy (0.08 s)
+// against 0.31 s for a known one with a wrong password, so timing told which
+// users exist; the password was compared as a C string, so "test\0anything"
+// passed; the scheme name "basic" in lower case got 401 (RFC 7617 makes it
+// case-insensitive); and every bcrypt ran on one of the two serving threads,
+// so wrong passwords held up every other scraper.
+TEST(ExportWeb, BasicAuthTellsNoUsersApartAndWrongPasswordsHoldNoScrapeUp) {
+  TempDir dir;
+  const std::string slow = bcrypt_hash("slow", 14);  // about a second a check here
+  ASSERT_EQ(slow.rfind("$2b$14$", 0), 0u) << slow;
+  const std::string config = dir.path() + "/web.yml";
+  std::ofstream(config) << "basic_auth_users:\n  prometheus: " << kPromDocsHash << "\n  slow: " << slow << "\n";
+  Exporter ex({"--listen", "127.0.0.1:0", "--no-bpf", "--web.config.file", config});
+  ASSERT_GT(ex.port(), 0) << ex.err();
+  auto header = [](const std::string& userpass) {
+    return "-H 'Authorization: " + sh("printf 'Basic %s' $(printf '" + userpass + "' | base64 -w0)") + "'";
+  };
+  EXPECT_EQ(status(header("prometheus:test"), ex.url()), "200");
+  EXPECT_EQ(status("-H 'Authorization: basic " + sh("printf 'prometheus:test' | base64 -w0") + "'", ex.url()), "200");
+  EXPECT_EQ(status("-H 'Authorization: BASIC " + sh("printf 'prometheus:test' | base64 -w0") + "'", ex.url()), "200");
+  EXPECT_EQ(status(header("prometheus:test\\000anything"), ex.url()), "401") << "a NUL ends no password";
+  EXPECT_EQ(status(header("prometheus\\000x:test"), ex.url()), "401");
+  EXPECT_EQ(status("-H 'Authorization: Basic !!!'", ex.url()), "401");
+
+  // An unknown user costs what the costliest configured one does (cost 14
+  // here): the same bcrypt work, so the same CPU time, which unlike wall
+  // time a busy machine cannot skew. The old decoy (cost 10) was 1/16 of it.
+  auto cpu_of = [&](const std::string& userpass) {
+    const double before = cpu_s(ex.pid());
+    EXPECT_EQ(status("--max-time 30 -u " + userpass, ex.url()), "401");
+    return cpu_s(ex.pid()) - before;
+  };
+  const double known = cpu_of("slow:wrong"), unknown = cpu_of("nobody:wrong");
+  EXPECT_GT(known, 0.2) << "a cost-14 check";
+  EXPECT_GT(unknown, known / 2) << "unknown user " << unknown << " s of CPU, a known one " << known << " s";
+  EXPECT_LT(unknown, known * 2) << "unknown user " << unknown << " s of CPU, a known one " << known << " s";
+
+  // Eight clients sending wrong passwords for the cost-14 user, nonstop:
+  // each check holds the bcrypt thread for a second, never a serving thread,
+  // so a scraper whose password passed before is answered at once.
+  std::atomic<bool> flooding{true};
+  std::vector<std::thread> flood;
+  for (int i = 0; i < 8; ++i)
+    flood.emplace_back([&] {
+      while (flooding) status("--max-time 3 -u slow:guess", ex.url());
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::vector<double> took;
+  for (int i = 0; i < 10; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(status("-u prometheus:test", ex.url()), "200");
+    took.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  flooding = false;
+  for (auto& t : flood) t.join();
+  std::sort(took.begin(), took.end());
+  // Sharing the two serving threads with the checks, the median was a
+  // check's second or more; alone, a scrape here takes ~20 ms.
+  EXPECT_LT(took[took.size() / 2], 0.5) << "median scrape " << took[took.size() / 2] << " s during the flood";
   EXPECT_EQ(ex.stop(), 0) << ex.err();
 }
 
