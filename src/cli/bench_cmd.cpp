@@ -345,6 +345,10 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   if (r.anatomy && r.anatomy->unavailable)
     fmt::print(stderr, "warning: --anatomy: {}; the anatomy is left out (null in the JSON)\n", *r.anatomy->unavailable);
 
+  if (r.interrupted && r.verify && r.verify_skipped && r.verify->checked_after < r.verify->written)
+    fmt::print(stderr, "warning: --verify: interrupted, so {} of the {} blocks this run wrote were re-read and the "
+               "other {} never checked; run it again to the end to check every block\n", r.verify->checked_after,
+               r.verify->written, r.verify->written - r.verify->checked_after);
   if (r.interrupted) {
     fmt::print(stderr, "ioacct: interrupted; the results above cover the time until the stop\n");
     return signals.received() ? interrupted_exit() : 130;

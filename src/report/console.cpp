@@ -300,11 +300,17 @@ void verify_lines(std::string& out, const RunResult& r) {
     out += "  verify     nothing to check: no write of this run completed\n";
     return;
   }
-  out += fmt::format("  verify     {} re-read after the run, {} checked during it: ",
-                     plural(v.checked_after, "block"), plural(v.checked_during, "read"));
-  if (r.verify_skipped) out += "final pass SKIPPED (interrupted); ";
+  // An interrupted final pass checked only part of what the run wrote: say
+  // how much, and never "all as written" for blocks nobody re-read.
+  if (r.verify_skipped)
+    out += fmt::format("  verify     {} of the {} written re-read after the run (final pass SKIPPED: interrupted), {} "
+                       "checked during it: ", v.checked_after, plural(v.written, "block"),
+                       plural(v.checked_during, "read"));
+  else
+    out += fmt::format("  verify     {} re-read after the run, {} checked during it: ",
+                       plural(v.checked_after, "block"), plural(v.checked_during, "read"));
   if (!v.mismatches) {
-    out += "all as written\n";
+    out += r.verify_skipped ? "no mismatch in what was checked\n" : "all as written\n";
   } else {
     out += fmt::format("{}\n", plural(v.mismatches, "MISMATCH", "MISMATCHES"));
     for (const auto& f : v.findings)

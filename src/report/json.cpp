@@ -280,6 +280,7 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
       findings.push_back({{"offset", f.offset}, {"kind", f.kind}, {"expected", f.expected}, {"found", f.found}});
     results["verify"] = {{"checked_during", r->verify->checked_during},
                          {"checked_after", r->verify->checked_after},
+                         {"blocks_written", r->verify->written},
                          {"final_pass_skipped", r->verify_skipped},
                          {"mismatches", r->verify->mismatches},
                          {"findings", findings}};

@@ -105,6 +105,8 @@ class ProgressMeter {
 void verify_after(const JobSpec& job, const Targets& targets, const std::vector<VerifyTable>& tables,
                   const std::vector<std::unique_ptr<Worker>>& workers, const RunHooks& hooks, RunResult& result) {
   result.verify.emplace();
+  for (const VerifyTable& t : tables)
+    result.verify->written += static_cast<uint64_t>(std::count_if(t.tag.begin(), t.tag.end(), [](uint8_t g) { return g != 0; }));
   for (const auto& w : workers) {
     const VerifyResult& v = w->verify_result();
     result.verify->checked_during += v.checked_during;

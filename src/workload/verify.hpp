@@ -50,6 +50,7 @@ bool check_block(const char* buf, uint32_t len, uint64_t offset, uint64_t seed, 
 struct VerifyResult {
   uint64_t checked_during = 0;  // reads checked on the fly (--verify-during)
   uint64_t checked_after = 0;   // blocks re-read after the run
+  uint64_t written = 0;         // blocks the run wrote: what the final pass re-reads when not stopped
   uint64_t mismatches = 0;
   std::vector<VerifyFinding> findings;  // the first kMaxFindings, in the order found
   static constexpr size_t kMaxFindings = 100;
