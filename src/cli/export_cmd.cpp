@@ -115,6 +115,9 @@ int run_export_command(const ExportArgs& a) {
              tracker ? fmt::format(", exact busy time from {} (eBPF)", tracker->source()) : "",
              web.users.empty() ? "" : ", basic authentication");
   while (!stop.wait(1000)) {
+    for (const std::string& name : collector.take_gone())
+      fmt::print(stderr, "warning: {} is gone (no longer in /proc/diskstats: unplugged, or a loop device detached): its "
+                 "series stop; restart ioacct export to watch a device of that name again\n", name);
   }
   server.reset();  // no scrape may run while the tracker goes
   tracker.reset();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <memory>
@@ -105,13 +106,22 @@ int run_stat_command(const StatArgs& a) {
     }
   }
 
-  std::set<std::string> warned_lost, warned_unseen, warned_late, warned_invisible;
+  std::set<std::string> warned_lost, warned_unseen, warned_late, warned_invisible, warned_gone;
   bool warned_error = false;
   auto emit = [&](const StatReport& r) {
     if (r.busy_error && !warned_error) {
       warned_error = true;
       fmt::print(stderr, "ioacct stat: the exact columns of this report are '-': cannot read the busy tracker: {}\n",
                  *r.busy_error);
+    }
+    // A device that left /proc/diskstats has no row from then on: say so
+    // once, rather than let it vanish from the table.
+    for (const StatDevice& d : devices) {
+      const bool listed = std::any_of(r.rows.begin(), r.rows.end(), [&](const StatRow& row) { return row.device.name == d.name; });
+      if (!listed && warned_gone.insert(d.name).second)
+        fmt::print(stderr, "ioacct stat: {}: gone (no longer in /proc/diskstats: unplugged, or a loop device "
+                   "detached); its row stops; run ioacct stat again to watch a device of that name once it is back\n",
+                   d.name);
     }
     for (const StatRow& row : r.rows) {
       const std::string& n = row.device.name;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <utility>
 
 #include "acct/clock.hpp"
 #include "common/errors.hpp"
@@ -279,7 +280,7 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
                          "the average queue size (node_disk_io_time_weighted_seconds_total)", MetricType::Counter);
   for (const StatDevice& d : devices) {
     auto it = s.disks.find(d.name);
-    if (it == s.disks.end()) continue;  // gone since start-up
+    if (it == s.disks.end() || s.gone.count(d.name)) continue;
     const DiskStats& x = it->second;
     add(ticks, {{"device", d.name}}, static_cast<double>(x.io_ms) / 1e3);
     add(ios, {{"device", d.name}, {"direction", "read"}}, static_cast<double>(x.reads));
@@ -336,6 +337,7 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
     for (size_t i = 0; i < devices.size() && i < s.busy->size(); ++i) {
       const BusyCounters& c = (*s.busy)[i];
       const std::string& name = devices[i].name;
+      if (s.gone.count(name)) continue;
       add(busy, {{"device", name}}, seconds(c.busy_ns));
       if (c.device_span) add(driver, {{"device", name}}, seconds(c.dev_busy_ns));
       for (int b = 0; b < BusyCounters::kDepthBuckets; ++b)
@@ -437,6 +439,9 @@ std::vector<MetricFamily> ExportCollector::collect() {
     } catch (const std::exception&) {
       return cached_;  // an exception must not reach the HTTP server's thread
     }
+    for (const StatDevice& d : devices_)
+      if (!s.disks.count(d.name) && gone_.insert(d.name).second) newly_gone_.push_back(d.name);
+    s.gone = gone_;
   }
   // Outside the mutex: scrapes that come together wait for one rings walk
   // side by side, not one after the other.
@@ -463,6 +468,11 @@ std::vector<MetricFamily> ExportCollector::collect() {
 
 std::string ExportCollector::exposition() {
   return prometheus::TextSerializer().Serialize(collect());
+}
+
+std::vector<std::string> ExportCollector::take_gone() {
+  const std::lock_guard lock(mu_);
+  return std::exchange(newly_gone_, {});
 }
 
 uint64_t ExportCollector::walks() const {

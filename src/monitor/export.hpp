@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,10 @@ struct ExportOptions {
 // What one walk found. `busy` in device order; none without a tracker.
 struct ExportSample {
   std::map<std::string, DiskStats> disks;
+  // Devices that have left /proc/diskstats since start-up (unplugged, a loop
+  // detached): none of their series is made again, even if a device of that
+  // name comes back, whose counters would start from 0.
+  std::set<std::string> gone;
   std::optional<std::vector<BusyCounters>> busy;
   std::optional<BusyCost> cost;  // the tracker's own cost, with `busy`
   RingScan rings;
@@ -111,6 +116,8 @@ class ExportCollector {
   std::vector<prometheus::MetricFamily> collect();
   std::string exposition();  // collect() in the text format, for /metrics
   uint64_t walks() const;    // how many times /proc was walked
+  // The devices found gone since the last call, each named once ever.
+  std::vector<std::string> take_gone();
 
  private:
   std::vector<StatDevice> devices_;
@@ -122,6 +129,8 @@ class ExportCollector {
   SqTotals sq_;
   uint64_t sq_seq_ = 0;  // the rings walk sq_ has seen last
   uint64_t walked_ns_ = 0, walks_ = 0;
+  std::set<std::string> gone_;
+  std::vector<std::string> newly_gone_;
   RingWalker rings_;  // last: its thread stops before the rest goes
 };
 

@@ -117,6 +117,29 @@ TEST(Export, CountersMoveByTheIoDoneOnALoopDeviceBetweenTwoScrapes) {
   EXPECT_EQ(ex.stop(), 0) << "SIGTERM stops export cleanly " << ex.err();
 }
 
+// Found by a hostile pass: after a watched loop device was removed, export
+// kept 40 of its series, the time at depth 0 still rising, and said nothing.
+TEST(Export, ADeviceThatGoesAwayStopsItsSeriesAndIsNamedOnce) {
+  TempDir dir;
+  LoopDevice loop(dir.path());
+  const std::string label = "device=\"" + loop.name() + "\"";
+  Exporter ex({"--listen", "127.0.0.1:0", loop.path()});
+  const std::string before = ex.scrape();
+  ASSERT_EQ(value(before, "ioacct_exact_busy_up"), 1.0) << ex.err();
+  EXPECT_TRUE(value(before, "ioacct_device_io_ticks_seconds_total{" + label + "}")) << before;
+  EXPECT_TRUE(value(before, "ioacct_device_inflight_seconds_total{" + label + ",depth=\"0\"}")) << before;
+  loop.remove();
+  const std::string after = ex.scrape();
+  EXPECT_EQ(after.find(label), std::string::npos) << "no series of a device that is gone:\n" << after;
+  EXPECT_TRUE(value(after, "ioacct_exact_busy_up")) << after;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the warning is printed once a second
+  EXPECT_EQ(ex.scrape().find(label), std::string::npos);
+  EXPECT_EQ(ex.stop(), 0) << ex.err();
+  const std::string warning = "warning: " + loop.name() + " is gone (no longer in /proc/diskstats";
+  EXPECT_NE(ex.err().find(warning), std::string::npos) << ex.err();
+  EXPECT_EQ(ex.err().find(warning), ex.err().rfind(warning)) << "named once: " << ex.err();
+}
+
 TEST(Export, ScrapesWithinMinIntervalReuseTheLastWalk) {
   TempDir dir;
   LoopDevice loop(dir.path());

@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/loop.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stddef.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -163,7 +165,22 @@ LoopDevice::LoopDevice(const std::string& dir, const LoopOptions& o) {
 LoopDevice::~LoopDevice() {
   // Detaching also removes its partitions; a device still mounted cannot be
   // detached, so the Mount guards must go first (declare them after).
-  if (!dev_.empty()) std::system(("losetup -d " + dev_ + " 2>/dev/null").c_str());
+  if (!dev_.empty() && !removed_) std::system(("losetup -d " + dev_ + " 2>/dev/null").c_str());
+}
+
+void LoopDevice::remove() {
+  sh("losetup -d " + dev_);
+  const int ctl = ::open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+  ASSERT_GE(ctl, 0) << "/dev/loop-control: " << std::strerror(errno);
+  const int n = std::stoi(dev_.substr(std::string("/dev/loop").size()));
+  // The detach lets go of the device a moment later: EBUSY until it has.
+  int rc = -1;
+  for (int i = 0; i < 100 && (rc = ioctl(ctl, LOOP_CTL_REMOVE, n)) < 0 && errno == EBUSY; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const int err = errno;
+  ::close(ctl);
+  ASSERT_GE(rc, 0) << "LOOP_CTL_REMOVE " << n << ": " << std::strerror(err);
+  removed_ = true;
 }
 
 std::string LoopDevice::add_partition(int number, uint64_t start_sector, uint64_t sectors) const {

@@ -70,9 +70,14 @@ class LoopDevice {
   std::string name() const { return dev_.substr(5); }  // "loopN"
   // Adds partition `number` (needs LoopOptions::partitions); returns its path.
   std::string add_partition(int number, uint64_t start_sector, uint64_t sectors) const;
+  // Detaches it and removes the device itself (LOOP_CTL_REMOVE), as an
+  // unplugged disk goes: it leaves /proc/diskstats. path() and name() keep
+  // what it was called.
+  void remove();
 
  private:
   std::string dev_;
+  bool removed_ = false;
 };
 
 // A mount that is undone when it goes out of scope, even when the test fails

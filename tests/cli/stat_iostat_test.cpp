@@ -179,6 +179,27 @@ TEST(StatIostat, JsonLinesOneObjectPerReport) {
   }
 }
 
+// Found by a hostile pass: a watched device that was removed dropped out of
+// the table silently. Its row stops, and stderr says why, once.
+TEST(StatIostat, ADeviceThatGoesAwayIsNamedOnce) {
+  TempDir dir;
+  LoopDevice loop(dir.path());
+  LoopDevice other(dir.path());
+  const auto o = run_ioacct({"stat", "--format", "json", "300ms", "6", loop.path(), other.path()},
+                            {.action_after = "exact busy time", .action = [&] { loop.remove(); }});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string says = "ioacct stat: " + loop.name() + ": gone (no longer in /proc/diskstats";
+  EXPECT_NE(o.err.find(says), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find(says), o.err.rfind(says)) << "once: " << o.err;
+  std::istringstream in(o.out);
+  std::vector<nlohmann::json> docs;
+  for (std::string l; std::getline(in, l);) docs.push_back(nlohmann::json::parse(l));
+  ASSERT_EQ(docs.size(), 6u);
+  const nlohmann::json& last = docs.back()["devices"];
+  ASSERT_EQ(last.size(), 1u) << last.dump();
+  EXPECT_EQ(last[0]["device"], other.name()) << "the other device's row goes on";
+}
+
 TEST(StatIostat, BadInputIsRefusedWithOneLine) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"stat", "0"}, "error: INTERVAL: "},
