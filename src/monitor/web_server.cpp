@@ -173,36 +173,81 @@ bool client_certificate_ok(MHD_Connection* c) {
   return gnutls_certificate_verify_peers2(session, &status) == 0 && status == 0;
 }
 
-// A request's basic-auth verdict, kept across the suspension while the
-// bcrypt thread checks it (libmicrohttpd calls on_request again on resume).
-struct RequestAuth {
+// A request's state across libmicrohttpd's calls. The first call only says
+// that a request began: a response queued then, before the request has been
+// read to its end, makes libmicrohttpd close the connection, and a
+// Prometheus that scrapes many targets wants to keep it. The auth verdict
+// survives the suspension while the bcrypt thread checks it.
+struct RequestState {
+  bool auth_asked = false;
   std::atomic<int> verdict{0};  // 0 waiting, 1 passed, 2 failed, 3 too many waiting
 };
 
 void request_done(void* /*cls*/, MHD_Connection* /*c*/, void** req_cls, MHD_RequestTerminationCode /*why*/) {
-  delete static_cast<RequestAuth*>(*req_cls);
+  delete static_cast<RequestState*>(*req_cls);
   *req_cls = nullptr;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// libmicrohttpd's own unescaping turns %00 into a NUL, and the handler,
+// which gets a C string, would then read "/metrics%00" as "/metrics". %00 is
+// left as it came, so such a path is simply not found.
+size_t unescape(void* /*cls*/, MHD_Connection* /*c*/, char* s) {
+  char* w = s;
+  for (const char* r = s; *r != '\0';) {
+    if (r[0] == '%' && hex_digit(r[1]) >= 0 && hex_digit(r[2]) >= 0) {
+      const int v = hex_digit(r[1]) * 16 + hex_digit(r[2]);
+      if (v != 0) {
+        *w++ = static_cast<char>(v);
+        r += 3;
+        continue;
+      }
+    }
+    *w++ = *r++;
+  }
+  *w = '\0';
+  return static_cast<size_t>(w - s);
 }
 
 MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char* method, const char* /*version*/,
                       const char* /*upload*/, size_t* upload_size, void** req_cls) {
   auto* impl = static_cast<WebServer::Impl*>(cls);
   const WebConfig& config = impl->config;
-  if (std::strcmp(method, MHD_HTTP_METHOD_GET) != 0 && std::strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
-    *upload_size = 0;  // whatever was sent is ignored
+  const bool get = std::strcmp(method, MHD_HTTP_METHOD_GET) == 0 || std::strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+  // Anything but GET and HEAD, or a GET with a body, is answered at once: the
+  // connection then closes, and no body is read, however long it claims to be.
+  if (!get) {
+    *upload_size = 0;
     return respond(c, config, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n", "text/plain; charset=utf-8");
+  }
+  auto* state = static_cast<RequestState*>(*req_cls);
+  if (!state) {
+    const char* length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if ((length && std::strcmp(length, "0") != 0) ||
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+      return respond(c, config, MHD_HTTP_BAD_REQUEST, "a GET has no body\n", "text/plain; charset=utf-8");
+    *req_cls = new RequestState;
+    return MHD_YES;
+  }
+  if (*upload_size != 0) {
+    *upload_size = 0;
+    return respond(c, config, MHD_HTTP_BAD_REQUEST, "a GET has no body\n", "text/plain; charset=utf-8");
   }
   if (config.tls && config.tls->client_ca && !client_certificate_ok(c))
     return respond(c, config, MHD_HTTP_FORBIDDEN, "a client certificate signed by the configured CA is required\n",
                    "text/plain; charset=utf-8");
   if (impl->auth) {
-    auto* state = static_cast<RequestAuth*>(*req_cls);
-    if (!state) {
+    if (!state->auth_asked) {
+      state->auth_asked = true;
       const char* header = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
       const auto creds = header ? parse_basic_authorization(header) : std::nullopt;
       if (!creds) return respond(c, config, MHD_HTTP_UNAUTHORIZED, "Unauthorized\n", "text/plain; charset=utf-8", true);
-      state = new RequestAuth;
-      *req_cls = state;
       if (const auto quick = impl->auth->quick(*creds)) {
         state->verdict = *quick ? 1 : 2;
       } else {
@@ -218,6 +263,7 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char*
         return MHD_YES;
       }
     }
+    if (state->verdict == 0) return MHD_YES;  // called again before the bcrypt thread answered
     if (state->verdict == 3)
       return respond(c, config, MHD_HTTP_SERVICE_UNAVAILABLE, "too many passwords waiting to be checked; try again\n",
                      "text/plain; charset=utf-8");
@@ -267,6 +313,7 @@ std::unique_ptr<WebServer> WebServer::start(const ListenAddress& addr, const Web
       {MHD_OPTION_THREAD_POOL_SIZE, kThreads, nullptr},
       {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&log_to), &impl},
       {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&request_done), nullptr},
+      {MHD_OPTION_UNESCAPE_CALLBACK, reinterpret_cast<intptr_t>(&unescape), nullptr},
   };
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
   if (impl.config.tls) {

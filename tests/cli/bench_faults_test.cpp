@@ -377,7 +377,7 @@ TEST(BenchFaults, SignalsAtRandomMomentsLeaveNothingBehind) {
 // f. Resource limits.
 
 TEST(BenchFaults, TooFewFileDescriptorsNameRlimitNofile) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(IOACCT_BINARY_ASAN) || defined(IOACCT_BINARY_TSAN)
   // UBSan's vptr check tests whether memory is readable by writing it to a
   // pipe(); with every descriptor in use that fails and it reports "invalid
   // vptr" on correct code (std::ifstream, std::thread), then halts. Nothing
