@@ -421,7 +421,7 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
 ExportCollector::ExportCollector(std::vector<StatDevice> devices, const BusyTracker* tracker, ExportOptions options,
                                  uint64_t max_age_ns, std::chrono::nanoseconds rings_wait)
     : devices_(std::move(devices)), tracker_(tracker), options_(options), max_age_ns_(max_age_ns),
-      rings_(rings_wait) {}
+      rings_(rings_wait, kRingsWalkFresh) {}
 
 std::vector<MetricFamily> ExportCollector::collect() {
   const uint64_t start = now_ns();

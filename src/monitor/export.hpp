@@ -101,6 +101,12 @@ std::vector<prometheus::MetricFamily> export_families(const std::vector<StatDevi
 // scrape up. Prometheus' default scrape timeout is 10 s.
 inline constexpr std::chrono::milliseconds kRingsWalkWait{250};
 
+// How old a complete rings walk may be (from its start to the scrape's) for
+// a scrape that comes while another walk runs to serve it without waiting:
+// many scrapers in one second share the walks that run back to back for
+// them; a scrape alone waits for a walk begun after it (RingWalker).
+inline constexpr std::chrono::milliseconds kRingsWalkFresh{500};
+
 // Walks on demand, from the HTTP server's threads: collect() is thread-safe
 // (one walk at a time, under a mutex). `tracker` may be null and must
 // outlive the collector; it is read only under the mutex. The rings are

@@ -8,8 +8,11 @@
 
 namespace ioacct {
 
-RingWalker::RingWalker(std::chrono::nanoseconds wait_cap, std::function<RingScan()> scan)
-    : wait_cap_(wait_cap), scan_(std::move(scan)), thread_([this](const std::stop_token& st) { run(st); }) {}
+RingWalker::RingWalker(std::chrono::nanoseconds wait_cap, std::chrono::nanoseconds fresh, std::function<RingScan()> scan)
+    : wait_cap_(wait_cap),
+      fresh_ns_(static_cast<uint64_t>(std::max<int64_t>(0, fresh.count()))),
+      scan_(std::move(scan)),
+      thread_([this](const std::stop_token& st) { run(st); }) {}
 
 RingWalker::~RingWalker() {
   thread_.request_stop();  // wakes the wait in run(); the walk in progress finishes first
@@ -44,7 +47,16 @@ std::shared_ptr<const RingWalk> RingWalker::latest(uint64_t since_ns) {
     wanted_ns_ = since_ns;
     wanted_cv_.notify_one();
   }
+  // A scrape waits only when it is alone: a walk running back to back with
+  // the last one (scrapes come faster than walks end) with that one recent
+  // enough, or another scrape already waiting, and it serves the last
+  // complete walk at once. At most one serving thread is ever held here.
+  const bool walking = latest_ ? began_ns_ > latest_->began_ns : began_ns_ > 0;
+  const bool recent = latest_ && latest_->began_ns + fresh_ns_ >= since_ns;
+  if (latest_ && ((walking && recent) || waiting_ > 0)) return latest_;
+  ++waiting_;
   done_cv_.wait_for(lock, wait_cap_, [&] { return latest_ && latest_->began_ns >= since_ns; });
+  --waiting_;
   return latest_;
 }
 

@@ -4,7 +4,12 @@
 // rings make it (one process holding a thousand of them), so a scrape must
 // not be the one that pays: one background thread walks when a scrape asks,
 // and a scrape waits for that walk at most `wait_cap`, then serves the last
-// complete one, whose age it exports.
+// complete one, whose age it exports. Only a scrape that comes alone waits:
+// one that comes while another waits, or while a walk runs and the last
+// complete one began at most `fresh` before it, serves the last complete
+// walk at once (and asks for the next). Fifty scrapers a second each waiting
+// for a walk of their own held both serving threads, and scrapes queued for
+// seconds behind them.
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -30,26 +35,31 @@ struct RingWalk {
 // the walk in progress, if any, ends).
 class RingWalker {
  public:
-  explicit RingWalker(std::chrono::nanoseconds wait_cap, std::function<RingScan()> scan = [] { return scan_rings(); });
+  explicit RingWalker(std::chrono::nanoseconds wait_cap, std::chrono::nanoseconds fresh = {},
+                      std::function<RingScan()> scan = [] { return scan_rings(); });
   ~RingWalker();
   RingWalker(const RingWalker&) = delete;
   RingWalker& operator=(const RingWalker&) = delete;
 
   // Asks for a walk that begins at `since_ns` or later and waits for it at
   // most `wait_cap`; then the last complete walk, which is older when the
-  // cap ran out first. Null only while no walk has completed yet.
+  // cap ran out first. No wait while another scrape waits, nor while a walk
+  // is running and the last complete one began `fresh` or less before
+  // `since_ns`. Null only while no walk has completed yet.
   std::shared_ptr<const RingWalk> latest(uint64_t since_ns);
 
  private:
   void run(const std::stop_token& stop);
 
   std::chrono::nanoseconds wait_cap_;
+  uint64_t fresh_ns_;
   std::function<RingScan()> scan_;
   std::mutex mu_;
   std::condition_variable_any wanted_cv_;  // the thread: a walk is wanted
   std::condition_variable done_cv_;        // the scrapes: a walk completed
   uint64_t wanted_ns_ = 1;                 // a walk beginning at or after this is wanted (1: the first one)
   uint64_t began_ns_ = 0;                  // the last walk began then (complete or not)
+  int waiting_ = 0;                        // scrapes waiting in latest()
   std::shared_ptr<const RingWalk> latest_;
   std::jthread thread_;  // last: stopped and joined before the rest goes
 };

@@ -37,7 +37,7 @@ ListenAddress parse_listen_address(const std::string& text);
 class WebServer {
  public:
   static constexpr unsigned kIdleTimeoutS = 10;
-  static constexpr unsigned kMaxConnections = 256;
+  static constexpr unsigned kMaxConnections = 512;
   static constexpr size_t kConnectionMemory = 32 * 1024;
   static constexpr unsigned kThreads = 2;
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "acct/clock.hpp"
 #include "monitor/ring_walker.hpp"
@@ -22,8 +23,9 @@ struct Gate {
   std::mutex mu;
   std::condition_variable cv;
   bool open = false;
-  std::atomic<size_t> scans{0};
+  std::atomic<size_t> scans{0}, entered{0};
   RingScan scan() {
+    ++entered;
     std::unique_lock lock(mu);
     cv.wait(lock, [&] { return open; });
     RingScan s;
@@ -40,7 +42,7 @@ struct Gate {
 TEST(RingWalker, AScrapeWaitsOnlyUpToTheCapThenServesTheLastCompleteWalk) {
   Gate gate;
   {
-    RingWalker w(20ms, [&] { return gate.scan(); });
+    RingWalker w(20ms, 0ms, [&] { return gate.scan(); });
     EXPECT_EQ(w.latest(now_ns()), nullptr) << "the first walk is held: nothing complete yet";
     gate.set(true);
     auto first = w.latest(now_ns());  // asks for a walk begun after now
@@ -59,13 +61,37 @@ TEST(RingWalker, AScrapeWaitsOnlyUpToTheCapThenServesTheLastCompleteWalk) {
 TEST(RingWalker, ScrapesCloseTogetherShareAWalk) {
   Gate gate;
   gate.set(true);
-  RingWalker w(5s, [&] { return gate.scan(); });
+  RingWalker w(5s, 0ms, [&] { return gate.scan(); });
   const uint64_t t = now_ns();
   const auto a = w.latest(t);
   const auto b = w.latest(t);
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(a, b) << "a walk begun after t serves every scrape that began at t";
   EXPECT_GE(a->began_ns, t);
+}
+
+// Fifty scrapers a second each waiting up to the cap for a walk of their own
+// held both serving threads: while a walk runs, one begun `fresh` or less
+// ago is served at once. A scrape alone still waits for a walk of its own.
+TEST(RingWalker, WhileAWalkRunsAFreshEnoughOneIsServedWithoutWaiting) {
+  Gate gate;
+  gate.set(true);
+  RingWalker w(60s, 10s, [&] { return gate.scan(); });
+  std::shared_ptr<const RingWalk> first;
+  while (!first) first = w.latest(now_ns());
+  const size_t entered = gate.entered;
+  gate.set(false);  // the next walk is held
+  std::thread asker([&] { w.latest(now_ns()); });  // a scrape that waits for it
+  while (gate.entered == entered) std::this_thread::sleep_for(1ms);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto served = w.latest(now_ns());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 30s) << "it did not wait for the held walk (the cap is 60 s)";
+  EXPECT_EQ(served->seq, first->seq);
+  gate.set(true);
+  asker.join();
+  const uint64_t t = now_ns();
+  const auto alone = w.latest(t);  // no walk running: it waits for one begun after t
+  EXPECT_GE(alone->began_ns, t);
 }
 
 }  // namespace
