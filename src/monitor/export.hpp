@@ -102,9 +102,9 @@ std::vector<prometheus::MetricFamily> export_families(const std::vector<StatDevi
 inline constexpr std::chrono::milliseconds kRingsWalkWait{250};
 
 // How old a complete rings walk may be (from its start to the scrape's) for
-// a scrape that comes while another walk runs to serve it without waiting:
-// many scrapers in one second share the walks that run back to back for
-// them; a scrape alone waits for a walk begun after it (RingWalker).
+// a scrape to serve it without a walk of its own: under a Prometheus scrape
+// interval (1 s at the least), so a scraper alone always gets a walk begun
+// after its scrape, and many scrapers in one second share about two walks.
 inline constexpr std::chrono::milliseconds kRingsWalkFresh{500};
 
 // Walks on demand, from the HTTP server's threads: collect() is thread-safe

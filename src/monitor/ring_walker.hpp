@@ -4,12 +4,11 @@
 // rings make it (one process holding a thousand of them), so a scrape must
 // not be the one that pays: one background thread walks when a scrape asks,
 // and a scrape waits for that walk at most `wait_cap`, then serves the last
-// complete one, whose age it exports. Only a scrape that comes alone waits:
-// one that comes while another waits, or while a walk runs and the last
-// complete one began at most `fresh` before it, serves the last complete
-// walk at once (and asks for the next). Fifty scrapers a second each waiting
-// for a walk of their own held both serving threads, and scrapes queued for
-// seconds behind them.
+// complete one, whose age it exports. A scrape that finds a walk begun at
+// most `fresh` before it serves that one, and one that comes while another
+// scrape waits serves the last complete walk: fifty scrapers a second each
+// waiting for a walk of their own held both serving threads, and scrapes
+// queued for seconds behind them.
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -43,9 +42,9 @@ class RingWalker {
 
   // Asks for a walk that begins at `since_ns` or later and waits for it at
   // most `wait_cap`; then the last complete walk, which is older when the
-  // cap ran out first. No wait while another scrape waits, nor while a walk
-  // is running and the last complete one began `fresh` or less before
-  // `since_ns`. Null only while no walk has completed yet.
+  // cap ran out first. Neither a wait nor a walk when the last complete one
+  // began `fresh` or less before `since_ns`; no wait while another scrape
+  // waits. Null only while no walk has completed yet.
   std::shared_ptr<const RingWalk> latest(uint64_t since_ns);
 
  private:

@@ -135,7 +135,18 @@ TEST(ExportLoad, FiftyScrapersBesideThreeHundredSlowClientsAndAThousandRings) {
   EXPECT_TRUE(failed.empty()) << failed.size() << " of " << took.size() << " scrapes failed; first: " << failed.front();
   std::sort(took.begin(), took.end());
   ASSERT_EQ(took.size(), static_cast<size_t>(kScrapers * kRounds));
-  EXPECT_LE(took.back(), 1.0) << "the slowest of " << took.size() << " scrapes; median " << took[took.size() / 2];
+  // The 1 s target is the Release build's (here: median 3-4 ms, slowest
+  // 50-140 ms, quiet or beside a spinner). Under ASan a scrape costs about
+  // ten times as much CPU (median 27 ms against 2.9 ms, one right after the
+  // other), and beside a spinner its slowest was 0.9-1.7 s: there the bound
+  // is ten times the target, and what this build adds is that every scrape
+  // is answered under the load with no memory error.
+#ifdef IOACCT_BINARY_ASAN
+  constexpr double kSlowest = 10.0;
+#else
+  constexpr double kSlowest = 1.0;
+#endif
+  EXPECT_LE(took.back(), kSlowest) << "the slowest of " << took.size() << " scrapes; median " << took[took.size() / 2];
 #ifndef IOACCT_BINARY_ASAN
   // ASan keeps freed memory in its quarantine (up to 256 MiB): RSS says
   // nothing of the exporter's own there, so it is checked in Release.

@@ -82,8 +82,12 @@ TEST(Export, CountersMoveByTheIoDoneOnALoopDeviceBetweenTwoScrapes) {
                         .timeout_s = 60,
                         .steps = {{"ioacct bench:", [&](int pid) {
                                      bench_pid = pid;
+                                     // A scrape within kRingsWalkFresh (500 ms) of the
+                                     // last rings walk's start serves that walk: each of
+                                     // these comes later, so each gets a walk of its own.
+                                     std::this_thread::sleep_for(std::chrono::milliseconds(600));
                                      a = ex.scrape();
-                                     std::this_thread::sleep_for(std::chrono::milliseconds(300));
+                                     std::this_thread::sleep_for(std::chrono::milliseconds(600));
                                      c = ex.scrape();
                                      kill(pid, SIGINT);
                                    }}}});
