@@ -77,6 +77,11 @@ std::optional<std::string> read_user_file(const std::string& path, size_t limit,
       pollfd p{fd, POLLIN, 0};
       const int r = ::poll(&p, 1, static_cast<int>(idle.count()));
       if (r < 0 && errno == EINTR) continue;
+      if (r < 0) {
+        const int e = errno;
+        ::close(fd);
+        return fail(e, errno_text(e));
+      }
       if (r == 0) {
         ::close(fd);
         return fail(0, fmt::format("{} that sent nothing for {}; give a regular file", kind_of(st.st_mode), span(idle)));

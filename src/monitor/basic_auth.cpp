@@ -108,16 +108,13 @@ bool BasicAuth::check(const Credentials& c) {
 void BasicAuth::run() {
   for (;;) {
     std::pair<Credentials, std::function<void(bool)>> job;
+    bool stopping = false;
     {
       std::unique_lock lock(mu_);
       wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, nothing left
       job = std::move(queue_.front());
       queue_.pop_front();
-    }
-    bool stopping = false;
-    {
-      const std::lock_guard lock(mu_);
       stopping = stopping_;
     }
     // While stopping, what is still queued is answered at once: the server
