@@ -10,14 +10,21 @@
 // while the pass goes on (as ioacct's FusedRing::reap; bench/README.md,
 // "Kicking the device early"). No accounting beyond a count. bench/sol.sh runs it beside
 // `ioacct bench` and fio; what ioacct costs above it is what its own
-// accounting and structure cost. Built as build/<preset>/ioacct_sol (CMake
-// option IOACCT_BENCH, on by default).
+// accounting and structure cost: this loop is the CPU floor ("sol-cpu").
 //
-//   sol [--nop] [--buffered] [--depth N] [--bs BYTES] [--runtime DURATION] [FILE]
+// With --each it is the IOPS ceiling ("sol-iops"): every refill is submitted
+// as it is written, one io_uring_enter per I/O, as fio's defaults submit
+// (iodepth_batch_submit=1). A device whose queue a batch drains gets each
+// request the moment its slot is free; that costs a syscall per I/O, and on
+// a fast virtio host it is worth up to a quarter more IOPS (issue 35's
+// table; bench/README.md, "sol.sh"). Built as build/<preset>/ioacct_sol
+// (CMake option IOACCT_BENCH, on by default).
+//
+//   sol [--nop] [--buffered] [--each] [--depth N] [--bs BYTES] [--runtime DURATION] [FILE]
 //
 // DURATION is a whole number of seconds or milliseconds with its unit (5s,
 // 500ms; default 5s). Prints one JSON line on stdout:
-// {"ios":N,"seconds":S,"iops":X,"depth":D,"bs":B}, where ios counts every
+// {"ios":N,"seconds":S,"iops":X,"depth":D,"bs":B,"each":E}, where ios counts every
 // completion and seconds runs from the first submission to the last
 // completion. Exits 2 on bad arguments, 1 on a failure, with one line on stderr.
 #include <fcntl.h>
@@ -83,7 +90,7 @@ struct Rng {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool nop = false, buffered = false;
+  bool nop = false, buffered = false, each = false;
   unsigned depth = 32;
   uint64_t bs = 4096, runtime_ns = 5'000'000'000ull;
   const char* path = nullptr;
@@ -98,6 +105,7 @@ int main(int argc, char** argv) {
     };
     if (!std::strcmp(a, "--nop")) nop = true;
     else if (!std::strcmp(a, "--buffered")) buffered = true;
+    else if (!std::strcmp(a, "--each")) each = true;
     else if (!std::strcmp(a, "--depth")) depth = static_cast<unsigned>(parse_u64(a, value(a)));
     else if (!std::strcmp(a, "--bs")) bs = parse_u64(a, value(a));
     else if (!std::strcmp(a, "--runtime")) runtime_ns = parse_duration_ns(a, value(a));
@@ -176,7 +184,7 @@ int main(int argc, char** argv) {
       ++n;
       if (!stopping) prep(static_cast<unsigned>(cqe->user_data));
       else --inflight;
-      if (early && n == 1 && !stopping)
+      if ((each || (early && n == 1)) && !stopping)
         if (int r = io_uring_submit(&ring); r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
           die(1, "io_uring_enter", -r);
     }
@@ -190,9 +198,9 @@ int main(int argc, char** argv) {
   }
   t = now_ns();
   const double secs = static_cast<double>(t - start) / 1e9;
-  std::printf("{\"ios\":%llu,\"seconds\":%.6f,\"iops\":%.1f,\"depth\":%u,\"bs\":%llu}\n",
+  std::printf("{\"ios\":%llu,\"seconds\":%.6f,\"iops\":%.1f,\"depth\":%u,\"bs\":%llu,\"each\":%s}\n",
               static_cast<unsigned long long>(ios), secs, static_cast<double>(ios) / secs, depth,
-              static_cast<unsigned long long>(bs));
+              static_cast<unsigned long long>(bs), each ? "true" : "false");
   io_uring_queue_exit(&ring);
   std::free(mem);
   return 0;

@@ -55,6 +55,10 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("-d,--iodepth", a.iodepth, "I/Os in flight, total over all threads (default 32)")->type_name("N");
   b->add_option("--submit-batch", a.submit_batch, "I/Os submitted per syscall (default min(depth per thread, 32))")->type_name("N");
   b->add_option("--complete-batch", a.complete_batch, "Completions waited for per syscall (default min(depth per thread, 32))")->type_name("N");
+  b->add_option("--submit-policy", a.submit_policy,
+                "Refilled as reaped: submit each refill at once (each), a pass's refills with the next wait (pass), "
+                "or for O_DIRECT whichever measures faster, a tie going to pass (auto, the default)")
+      ->type_name("POLICY");
   b->add_flag("--direct", a.direct, "O_DIRECT: bypass the page cache (the default)");
   b->add_flag("--buffered", a.buffered, "Go through the page cache");
   b->add_flag("--dsync", a.dsync, "O_DSYNC: every write is durable before it completes (writes only)");
@@ -162,6 +166,13 @@ JobSpec to_job(const BenchArgs& a) {
   j.iodepth = parse_small("--iodepth", a.iodepth, 1, kMaxDepth);
   if (!a.submit_batch.empty()) j.submit_batch = parse_small("--submit-batch", a.submit_batch, 1, kMaxDepth);
   if (!a.complete_batch.empty()) j.complete_batch = parse_small("--complete-batch", a.complete_batch, 1, kMaxDepth);
+  if (!a.submit_policy.empty()) {
+    j.submit_policy_given = true;
+    if (a.submit_policy == "auto") j.submit_policy = SubmitPolicy::Auto;
+    else if (a.submit_policy == "pass") j.submit_policy = SubmitPolicy::Pass;
+    else if (a.submit_policy == "each") j.submit_policy = SubmitPolicy::Each;
+    else throw UsageError(fmt::format("--submit-policy: '{}' is not one of auto, pass, each", a.submit_policy));
+  }
   if (a.direct && a.buffered) throw UsageError("--buffered: cannot be combined with --direct");
   j.direct = !a.buffered;
   if (!a.size.empty()) j.size = parse_size("--size", a.size);

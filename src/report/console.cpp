@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/units.hpp"
@@ -123,7 +125,37 @@ std::string depth_label(const std::vector<uint64_t>& low, size_t k) {
 // reaping) and what the device has (diskstats' aqu-sz and, with the eBPF
 // tracker, the time at each depth). A run that lets the device's queue
 // drain shows it here: the first stays at the depth, the second does not.
-void inflight_lines(std::string& out, const InflightResult& f, const Accounting* a) {
+// What would let the device hold more of a run's depth, for the line that
+// says it held less: the policy that kept the rest away from it.
+std::string shortfall_hint(const JobSpec* job) {
+  if (!job) return "each job's own lines name its batching";
+  if (job->lockstep())
+    return "lockstep batches let its queue drain: without --submit-batch and --complete-batch each slot is refilled "
+           "as reaped";
+  if (job->submit_policy == SubmitPolicy::Pass || !job->direct)
+    return "--submit-policy each submits each refill the moment its slot is free";
+  return "the rest were completed and waiting for the worker to reap them: a CPU of its own (--cpus) or more "
+         "--threads reap them sooner";
+}
+
+// The device held less than the run: its mean queue (aqu-sz) over the time
+// the run had I/O in flight, against the run's own mean over that time.
+// Below 0.9 of it (and a run that holds 2 or more) it is said, with what
+// would hold more.
+void shortfall_line(std::string& out, const InflightResult& f, const Accounting& a, const JobSpec* job) {
+  if (!f.busy_ns) return;
+  const double run = static_cast<double>(f.inflight_ns) / static_cast<double>(f.busy_ns);
+  if (run < 2) return;
+  for (const auto& d : a.devices) {
+    if (d.role != DeviceRole::Target) continue;
+    const double dev = d.row.aqu_sz * static_cast<double>(f.window_ns) / static_cast<double>(f.busy_ns);
+    if (dev >= 0.9 * run) continue;
+    out += fmt::format("             device {} held {:.1f} of the run's {:.1f} on average while the run had I/O in "
+                       "flight (aqu-sz): {}\n", d.row.device, dev, run, shortfall_hint(job));
+  }
+}
+
+void inflight_lines(std::string& out, const InflightResult& f, const Accounting* a, const JobSpec* job) {
   if (!f.window_ns) return;
   const double w = static_cast<double>(f.window_ns);
   out += fmt::format("  in flight  (own I/O) {:.3f} s = {:.2f}% of the window (exact: the union of every I/O's "
@@ -156,6 +188,7 @@ void inflight_lines(std::string& out, const InflightResult& f, const Accounting*
         out += ": every I/O on the device; --acct full adds the time at each depth)\n";
       }
     }
+  if (a) shortfall_line(out, f, *a, job);
   if (f.log_waits)
     out += fmt::format("             (workers waited {} for the in-flight log to drain)\n", plural(f.log_waits, "time"));
 }
@@ -163,6 +196,19 @@ void inflight_lines(std::string& out, const InflightResult& f, const Accounting*
 }  // namespace
 
 namespace {
+
+// How a run refilled as reaped submits, and what chose it (--submit-policy).
+std::string refill_how(const JobSpec& job) {
+  if (job.engine == EngineKind::Psync) return "";
+  switch (job.submit_policy) {
+    case SubmitPolicy::Each: return ", each refill submitted at once (--submit-policy each)";
+    case SubmitPolicy::Pass: return ", a pass's refills submitted with the next wait (--submit-policy pass)";
+    case SubmitPolicy::Auto: break;
+  }
+  if (!job.direct || job.engine == EngineKind::Nop)
+    return ", a pass's refills submitted with the next wait (auto: no device queue to keep fed)";
+  return ", each refill submitted at once or with the next wait, whichever measures faster (--submit-policy auto)";
+}
 
 // What one job does, as the start-up line says it: "randrw (70% reads) 4 KiB
 // O_DIRECT, engine ..., depth 32 (32 per thread x 1 thread), batches ...".
@@ -179,7 +225,7 @@ std::string job_setup(const JobSpec& job, const std::string& engine_desc) {
                        job.rwmix_trim ? fmt::format(", {}% trims", job.rwmix_trim) : std::string());
   const std::string batches =
       job.lockstep() ? fmt::format("lockstep batches: submit {} / complete {}", job.submit_batch_eff(), job.complete_batch_eff())
-                     : "refilled as reaped";
+                     : "refilled as reaped" + refill_how(job);
   return fmt::format("{} {} {}, engine {}, depth {} ({} per thread x {} thread{}), {}{}{}",
                      mix, format_size(job.bs), job.direct ? "O_DIRECT" : "buffered", engine_desc,
                      job.depth_per_thread() * job.threads, job.depth_per_thread(), job.threads,
@@ -337,6 +383,24 @@ void process_cpu_line(std::string& out, const RunResult& r, AcctLevel acct) {
 }
 
 // A job's own CPU (several jobs): its threads' schedstat and the kernel
+// What the chooser decided (--submit-policy auto on O_DIRECT): the share
+// of the time each refill went at once, and what its probes measured.
+void submission_line(std::string& out, const RefillResult& r) {
+  if (r.decided_by != "measured") return;
+  const uint64_t all = r.each_ns + r.pass_ns;
+  if (!all) return;
+  std::string probes = "no probe finished (the window was too short to measure)";
+  if (!r.probe_ratios.empty()) {
+    auto sorted = r.probe_ratios;
+    std::sort(sorted.begin(), sorted.end());
+    probes = fmt::format("{}, {} chose each; IOPS each/pass {:.2f}x-{:.2f}x", plural(r.probes, "probe"), r.chose_each,
+                         sorted.front(), sorted.back());
+  }
+  out += fmt::format("  submission each refill at once {:.0f}% of the time, with the next wait {:.0f}% ({}; "
+                     "--submit-policy auto)\n", 100.0 * static_cast<double>(r.each_ns) / static_cast<double>(all),
+                     100.0 * static_cast<double>(r.pass_ns) / static_cast<double>(all), probes);
+}
+
 // threads working for them, over the run's window.
 void job_cpu_line(std::string& out, const JobResult& j) {
   if (!j.cpu) {
@@ -358,9 +422,10 @@ std::string single_job(const JobSpec& job, const RunResult& r) {
   std::string out = job_line(job, t, r.window_ns) + (r.interrupted ? " (INTERRUPTED: partial results)\n" : "\n");
   counts_lines(out, job, t, r.window_ns);
   syscalls_line(out, t, job.uring.sqpoll);
+  submission_line(out, t.refill);
   process_cpu_line(out, r, job.acct);
   if (r.accounting) accounting_lines(out, *r.accounting, t.ios);
-  if (r.inflight) inflight_lines(out, *r.inflight, r.accounting ? &*r.accounting : nullptr);
+  if (r.inflight) inflight_lines(out, *r.inflight, r.accounting ? &*r.accounting : nullptr, &job);
   errors_line(out, t, r.first_error);
   verify_lines(out, r);
   if (t.short_resubmits || t.eagain_retries)
@@ -407,7 +472,7 @@ std::string format_console(const std::vector<JobSpec>& jobs, const RunResult& r)
   syscalls_line(out, t, sqpoll);
   process_cpu_line(out, r, jobs.front().acct);
   if (r.accounting) accounting_lines(out, *r.accounting, t.ios);
-  if (r.inflight) inflight_lines(out, *r.inflight, r.accounting ? &*r.accounting : nullptr);
+  if (r.inflight) inflight_lines(out, *r.inflight, r.accounting ? &*r.accounting : nullptr, nullptr);
   errors_line(out, t, r.first_error);
   return out;
 }

@@ -84,6 +84,18 @@ json syscalls_json(const EngineCounters& c) {
 
 json opt_latency_json(const std::shared_ptr<Histogram>& h) { return h ? latency_json(*h) : json(nullptr); }
 
+// How refills were submitted (--submit-policy), or null where the run did
+// not refill as reaped.
+json submission_json(const RefillResult& r) {
+  if (r.decided_by.empty()) return nullptr;
+  const uint64_t all = r.each_ns + r.pass_ns;
+  return {{"decided_by", r.decided_by},
+          {"each_share", all ? json(static_cast<double>(r.each_ns) / static_cast<double>(all)) : json(nullptr)},
+          {"probes", r.probes},
+          {"probes_chose_each", r.chose_each},
+          {"probe_ratios", r.probe_ratios}};
+}
+
 json counts_json(const ThreadResult& t, uint64_t window_ns, bool moves_data) {
   const uint64_t bytes = t.bytes_read + t.bytes_written;
   return {{"window_s", static_cast<double>(window_ns) / 1e9},
@@ -107,7 +119,8 @@ json counts_json(const ThreadResult& t, uint64_t window_ns, bool moves_data) {
           {"syscalls", syscalls_json(t.engine)},
           {"errors", errors_json(t.errors)},
           {"short_resubmits", t.short_resubmits},
-          {"eagain_retries", t.eagain_retries}};
+          {"eagain_retries", t.eagain_retries},
+          {"submission", submission_json(t.refill)}};
 }
 
 json histogram_json(const Histogram& h) {
@@ -134,6 +147,7 @@ json job_options_json(const JobSpec& job) {
       {"submit_batch", job.submit_batch_eff()},
       {"complete_batch", job.complete_batch_eff()},
       {"batching", job.lockstep() ? "lockstep" : "refill"},
+      {"submit_policy", job.lockstep() || job.engine == EngineKind::Psync ? json(nullptr) : json(submit_policy_name(job.submit_policy))},
       {"direct", job.direct},
       {"dsync", job.dsync},
       {"size", job.size ? json(*job.size) : job.targets.empty() ? json(job.temp_size) : json(nullptr)},

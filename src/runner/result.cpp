@@ -68,6 +68,13 @@ ThreadResult merge_results(std::span<const ThreadResult> threads) {
     t.faults.short_io += r.faults.short_io;
     t.faults.eagain += r.faults.eagain;
     t.faults.delayed += r.faults.delayed;
+    if (t.refill.decided_by.empty()) t.refill.decided_by = r.refill.decided_by;
+    else if (!r.refill.decided_by.empty() && r.refill.decided_by != t.refill.decided_by) t.refill.decided_by = "mixed";
+    t.refill.each_ns += r.refill.each_ns;
+    t.refill.pass_ns += r.refill.pass_ns;
+    t.refill.probes += r.refill.probes;
+    t.refill.chose_each += r.refill.chose_each;
+    t.refill.probe_ratios.insert(t.refill.probe_ratios.end(), r.refill.probe_ratios.begin(), r.refill.probe_ratios.end());
   }
   if (close) {
     t.window_start_ns = open;

@@ -32,6 +32,19 @@ inline double per_s(uint64_t n, uint64_t window_ns) {
 inline constexpr int kErrEof = -1;
 std::string error_key_name(int key);  // "EIO", "EOF"
 
+// How a run refilled as reaped submitted its refills (--submit-policy;
+// runner/refill_chooser.hpp), over the fused path's time in the window.
+struct RefillResult {
+  // What decided, on this thread: "measured" (auto, O_DIRECT: the chooser),
+  // "given" (--submit-policy each or pass), "no device queue" (auto where
+  // nop or the page cache completes inside the enter: pass), or "" where
+  // the fused path was not taken (lockstep, paced, mixed, verify ...).
+  std::string decided_by;
+  uint64_t each_ns = 0, pass_ns = 0;  // time spent submitting each way
+  uint64_t probes = 0, chose_each = 0;
+  std::vector<double> probe_ratios;   // each probe's median Each/Pass IOPS ratio, in order (capped)
+};
+
 struct ThreadResult {
   unsigned index = 0;           // within its job
   unsigned job = 0;             // index into RunResult::jobs
@@ -56,6 +69,7 @@ struct ThreadResult {
   uint64_t short_resubmits = 0; // short transfers finished by resubmitting the rest
   uint64_t eagain_retries = 0;
   FaultCounts faults;           // injected by --inject-faults (test-only), whole run
+  RefillResult refill;
   std::vector<std::pair<uint64_t, uint64_t>> intervals;  // test-only --dump-intervals: (submitted, reaped) ns
 };
 

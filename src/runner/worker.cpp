@@ -150,6 +150,7 @@ void Worker::setup() {
   // Only a device has a queue to keep fed: nop and the page cache complete
   // inside the enter.
   submit_early_ = fused_ && moves_data_ && job_.direct;
+  choose_refill();
   wait_bound_ = job_.uring.wait == WaitMode::Spin ? kMaxWaitNs : 0;
 
   reqs_.resize(plan_.depth);
@@ -462,12 +463,48 @@ void Worker::settle_disks(SystemSample& s) const {
   }
 }
 
+// How the fused path submits its refills, where it is taken: as given, or
+// for O_DIRECT as measured (runner/refill_chooser.hpp). Nop and the page
+// cache complete inside the enter, so there is no device queue to keep fed
+// and auto is the cheaper pass.
+void Worker::choose_refill() {
+  if (!fused_) return;
+  switch (job_.submit_policy) {
+    case SubmitPolicy::Each:
+    case SubmitPolicy::Pass:
+      refill_ = job_.submit_policy == SubmitPolicy::Each ? Refill::Each : Refill::Pass;
+      out_.refill.decided_by = "given";
+      break;
+    case SubmitPolicy::Auto:
+      choose_ = submit_early_;
+      out_.refill.decided_by = choose_ ? "measured" : "no device queue";
+      break;
+  }
+}
+
+// The window's end: the time each way, and the chooser's probes.
+void Worker::close_refill(Nanos now) {
+  if (out_.refill.decided_by.empty()) return;
+  if (!choose_) {
+    (refill_ == Refill::Each ? out_.refill.each_ns : out_.refill.pass_ns) = out_.window_ns;
+    return;
+  }
+  chooser_.finish(now);
+  const RefillChooser::Stats& s = chooser_.stats();
+  out_.refill.each_ns = s.each_ns;
+  out_.refill.pass_ns = s.pass_ns;
+  out_.refill.probes = s.probes;
+  out_.refill.chose_each = s.chose_each;
+  out_.refill.probe_ratios = s.ratios;
+}
+
 void Worker::close_window(Nanos now, bool drained) {
   if (window_closed_) return;
   window_closed_ = true;
   if (counting_) {
     counting_ = false;
     out_.window_ns = now - window_start_;
+    close_refill(now);
     Nanos end = ctl_.window_end.load(std::memory_order_relaxed);
     while (end < now && !ctl_.window_end.compare_exchange_weak(end, now, std::memory_order_relaxed)) {}
   }

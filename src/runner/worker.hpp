@@ -25,6 +25,7 @@
 #include "engine/fused_ring.hpp"
 #include "runner/control.hpp"
 #include "runner/plan.hpp"
+#include "runner/refill_chooser.hpp"
 #include "runner/result.hpp"
 #include "workload/job.hpp"
 #include "workload/target.hpp"
@@ -133,6 +134,8 @@ class Worker {
   template <bool kTimed, bool kSplit, bool kMoves, bool kOneFile>
   void fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64_t& bytes_all) noexcept;
   bool fused_retry(Slot& s, uint32_t tag, int32_t res, FusedRing::Sq& sq);
+  void choose_refill();
+  void close_refill(Nanos now);
   bool check_stop(Nanos now);
   void fatal(std::string why);
 
@@ -164,6 +167,11 @@ class Worker {
   bool dump_ = false;      // test-only: keep every counted I/O's interval
   FusedRing* fused_ = nullptr;  // the engine's fused path, where this run may take it
   bool submit_early_ = false;   // FusedRing::reap's `early`: O_DIRECT runs
+  // How the fused path submits its refills: refill_ as given, or, with
+  // choose_, as chooser_ measures pass by pass (--submit-policy).
+  Refill refill_ = Refill::Pass;
+  bool choose_ = false;
+  RefillChooser chooser_;
   // The bound on a wait for completions: none where the wait sleeps in the
   // kernel, which the main thread's kick interrupts (control.hpp); kMaxWaitNs
   // for --wait spin, which spins in user space, where no signal reaches it.

@@ -26,6 +26,7 @@ bool Worker::quota_far() const noexcept {
 
 void Worker::run_fused(Nanos& now, uint64_t& completed, uint64_t& bytes_all) noexcept {
   FusedRing& ring = *fused_;
+  if (choose_ && !chooser_.started()) chooser_.start(now, out_.ios);
   const bool one_file = gens_.size() == 1;
   // One loop per accounting level and per whether offsets are drawn and
   // from how many files, as the batch path's prepare and reap.
@@ -74,6 +75,7 @@ void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64
     if (ctl_.stop.load(std::memory_order_relaxed) != kRunning) return;
     if (!quota_far()) return;
     if (ready == 0) continue;
+    const bool each = choose_ ? chooser_.next(t, out_.ios) == Refill::Each : refill_ == Refill::Each;
 
     // Every completion of the batch is stamped `t`, and the request that
     // refills its slot is stamped `t` too: its latency runs from the
@@ -113,7 +115,7 @@ void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64
       s.t_submit = t;
       if constexpr (kSplit) s.t_issued = 0;
       sq.refill<!kMoves>(read, file, off, s.buf, bs, tag);
-    }, submit_early_);
+    }, submit_early_, each);
     if (lat_run.n) record_lat(lat_run.value, lat_run.n);
     if (clat_run.n) record_clat(clat_run.value, clat_run.n);
     out_.ios += ios;

@@ -34,6 +34,15 @@ const char* acct_name(AcctLevel a) noexcept {
   return "?";
 }
 
+const char* submit_policy_name(SubmitPolicy p) noexcept {
+  switch (p) {
+    case SubmitPolicy::Auto: return "auto";
+    case SubmitPolicy::Pass: return "pass";
+    case SubmitPolicy::Each: return "each";
+  }
+  return "?";
+}
+
 unsigned JobSpec::submit_batch_eff() const {
   return submit_batch ? std::min(submit_batch, depth_per_thread()) : depth_per_thread();
 }
@@ -97,6 +106,11 @@ void validate(JobSpec& job) {
   if (trims && job.verify)
     throw UsageError("--verify: cannot check blocks this run trims (a trimmed block's content is undefined); "
                      "leave out the trims or --verify");
+  if (job.submit_policy_given && job.lockstep())
+    throw UsageError(fmt::format("--submit-policy: applies to a run refilled as reaped; --{} sets lockstep batches instead "
+                                 "(give one or the other)", job.submit_batch ? "submit-batch" : "complete-batch"));
+  if (job.submit_policy_given && job.engine == EngineKind::Psync)
+    throw UsageError("--submit-policy: psync submits each I/O in a syscall of its own; it has no refills to batch");
   if (job.split_submit && job.engine == EngineKind::Psync)
     throw UsageError("--split-submit: psync has no submission to split (each I/O is one syscall)");
   if (job.runtime && job.runtime->count() == 0) throw UsageError("--runtime: must be more than 0");

@@ -27,6 +27,14 @@ enum class RwMode { RandRead, RandWrite, Read, Write, RandRw, ReadWrite, Trim, R
 enum class AcctLevel { Off, Basic, Latency, Full };
 const char* acct_name(AcctLevel a) noexcept;
 
+// How a run refilled as reaped submits its refills (--submit-policy): with
+// the next wait, one enter per pass (pass); each as it is written, one enter
+// per I/O as fio's defaults (each); or, for O_DIRECT, whichever the worker
+// measures to be faster, a tie going to the cheaper pass (auto, the
+// default; runner/refill_chooser.hpp).
+enum class SubmitPolicy { Auto, Pass, Each };
+const char* submit_policy_name(SubmitPolicy p) noexcept;
+
 const char* rw_name(RwMode rw) noexcept;
 inline bool rw_mixed(RwMode rw) { return rw == RwMode::RandRw || rw == RwMode::ReadWrite; }
 inline bool rw_trims_only(RwMode rw) { return rw == RwMode::Trim || rw == RwMode::RandTrim; }
@@ -55,6 +63,8 @@ struct JobSpec {
   // N in flight at the device. Either given: lockstep batches of that size.
   unsigned submit_batch = 0;   // 0: the per-thread depth (every free slot)
   unsigned complete_batch = 0; // 0: 1 (wake at the first completion)
+  SubmitPolicy submit_policy = SubmitPolicy::Auto;  // refilled as reaped: how refills are submitted
+  bool submit_policy_given = false;                 // --submit-policy was given (it then conflicts with lockstep)
   bool direct = true;
   std::optional<uint64_t> size;  // bytes of each target used, from `offset`
   uint64_t offset = 0;

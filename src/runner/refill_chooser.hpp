@@ -1,0 +1,98 @@
+#pragma once
+// How the fused path submits its refills, chosen by measuring (issue 35).
+//
+// Two ways to hand a pass's refills to the kernel, each best in one regime:
+// - Pass: written during the pass and submitted with the next wait (the
+//   first of an O_DIRECT pass at once): one enter per pass, the cheapest in
+//   CPU, and the faster while the CPU is the limit (a spinner beside it, a
+//   slow host: 100-116k against 87-95k IOPS at depth 32 on vda, 2026-12-05);
+// - Each: submitted as it is written, one enter per I/O, as fio's defaults
+//   do: a syscall more per I/O, and up to a quarter more IOPS when the host
+//   behind the device is fast and the CPU has time to spare (141-158k
+//   against 113-121k, 2026-12-04), because the device starts each request
+//   the moment its slot is free instead of when the pass ends.
+// Which regime a run is in changes by the hour and within a run, and no
+// cheap signal inside the loop tells them apart reliably (a wait that
+// returns at once means the CPU is behind in one and the host's interrupt
+// batching in the other). So the worker measures: a probe runs the two in
+// slices (pass, each, each, pass, ... so that a drift in the device's speed
+// cancels), compares each pair's completion rates, keeps Each only when
+// the median pair says it is faster by more than `margin` (a tie goes to
+// the cheaper Pass), and holds the choice for a time that doubles while the
+// probes agree. A probe spends half its slices in the mode it will not
+// keep: with the defaults at most ~4% of the run, i.e. ~1% of IOPS when
+// the two differ by a quarter.
+//
+// A pure core over plain numbers: the worker calls next() once per pass,
+// which compares one clock value unless a slice ends. One per worker; not
+// thread-safe.
+#include <cstdint>
+#include <vector>
+
+#include "acct/clock.hpp"
+
+namespace ioacct {
+
+enum class Refill : uint8_t { Pass, Each };
+
+class RefillChooser {
+ public:
+  struct Config {
+    Nanos slice_ns = 25'000'000;        // one probe slice
+    unsigned pairs = 4;                 // slices of each mode in one probe
+    Nanos hold_min_ns = 1'000'000'000;  // after a probe that changed the choice
+    Nanos hold_max_ns = 8'000'000'000;  // after probes that agree, doubling up to this
+    double margin = 1.03;               // Each must beat Pass by this ratio
+  };
+  // What the run did, for the reports.
+  struct Stats {
+    Nanos each_ns = 0, pass_ns = 0;  // time spent in each mode, probes included
+    uint64_t probes = 0;             // probes finished
+    uint64_t chose_each = 0;         // of which chose Each
+    double last_ratio = 0;           // the last probe's median Each/Pass rate ratio (0: none)
+    std::vector<double> ratios;      // every finished probe's median ratio, in order (at most kMaxKept)
+  };
+  static constexpr size_t kMaxKept = 64;
+
+  explicit RefillChooser(Config c) : c_(c) {}
+  RefillChooser() : RefillChooser(Config{}) {}
+
+  // Starts choosing at `now` with `ios` completed so far: a probe first.
+  void start(Nanos now, uint64_t ios) noexcept;
+  // The mode for the next pass, given the time and the I/Os completed so
+  // far. Cheap unless a slice or a hold ends.
+  Refill next(Nanos now, uint64_t ios) noexcept {
+    if (now < next_event_) return mode_;
+    return step(now, ios);
+  }
+  // Stops the clock at `now` (the window's end): the time since the last
+  // event is counted in the mode it ran.
+  void finish(Nanos now) noexcept;
+  const Stats& stats() const noexcept { return stats_; }
+  bool started() const noexcept { return started_; }
+  Refill mode() const noexcept { return mode_; }
+
+  // The decision of one probe, from its slices' completion rates in the
+  // order they ran (pass, each, each, pass, ...): the median of the pairs'
+  // Each/Pass ratios (0 when a Pass slice completed nothing).
+  static double probe_ratio(const std::vector<double>& rates);
+
+ private:
+  Refill step(Nanos now, uint64_t ios) noexcept;
+  void account(Nanos now) noexcept;
+  static Refill slice_mode(unsigned k) { return (k % 4 == 0 || k % 4 == 3) ? Refill::Pass : Refill::Each; }
+
+  Config c_;
+  Stats stats_;
+  Refill mode_ = Refill::Pass;
+  Refill chosen_ = Refill::Pass;
+  bool started_ = false, probing_ = false;
+  unsigned slice_ = 0;              // the probe's slice running now
+  Nanos next_event_ = UINT64_MAX;   // the end of the slice or hold running now
+  Nanos slice_start_ = 0, last_ = 0;
+  uint64_t slice_ios_ = 0;
+  Nanos hold_ns_ = 0;
+  std::vector<double> rates_;       // the probe's slices' rates so far
+};
+
+}  // namespace ioacct

@@ -1,0 +1,103 @@
+// The refill chooser: which way of submitting it keeps, given what each
+// way gets from a (simulated) device; pure, no clock of its own.
+#include "runner/refill_chooser.hpp"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+namespace ioacct {
+namespace {
+
+constexpr uint64_t kMs = 1'000'000;
+
+// A device that completes I/Os at `rate(mode, t)` per second, polled by a
+// worker that makes one pass every `pass_ns`: runs the chooser from `from`
+// to `to` and returns the I/Os completed. `ios` carries over between calls.
+struct Sim {
+  RefillChooser c;
+  double ios = 0;
+  uint64_t t = 0;
+  std::function<double(Refill, uint64_t)> rate;
+
+  void run_until(uint64_t to, uint64_t pass_ns = 50'000) {
+    if (!c.started()) c.start(t, static_cast<uint64_t>(ios));
+    while (t < to) {
+      const Refill m = c.next(t, static_cast<uint64_t>(ios));
+      ios += rate(m, t) * static_cast<double>(pass_ns) / 1e9;
+      t += pass_ns;
+    }
+  }
+};
+
+TEST(RefillChooser, KeepsEachWhereItIsFaster) {
+  Sim s{.rate = [](Refill m, uint64_t) { return m == Refill::Each ? 150'000.0 : 118'000.0; }};
+  s.run_until(5'000 * kMs);
+  EXPECT_EQ(s.c.mode(), Refill::Each);
+  s.c.finish(s.t);
+  const auto& st = s.c.stats();
+  ASSERT_GE(st.probes, 2u);
+  EXPECT_EQ(st.chose_each, st.probes);
+  EXPECT_NEAR(st.last_ratio, 150.0 / 118.0, 0.01);
+  // Probes cost: at most their Pass half plus one slice, out of the run.
+  EXPECT_GT(st.each_ns, 9 * st.pass_ns);
+  EXPECT_EQ(st.each_ns + st.pass_ns, s.t);
+}
+
+TEST(RefillChooser, ATieAndASlowerEachGoToTheCheaperPass) {
+  for (const double each : {100'000.0, 102'000.0, 80'000.0}) {
+    Sim s{.rate = [each](Refill m, uint64_t) { return m == Refill::Each ? each : 100'000.0; }};
+    s.run_until(5'000 * kMs);
+    EXPECT_EQ(s.c.mode(), Refill::Pass) << "each at " << each;
+    EXPECT_EQ(s.c.stats().chose_each, 0u) << "each at " << each;
+  }
+}
+
+// The host's speed changes within a run: the choice follows it, within a
+// hold and a probe of the change.
+TEST(RefillChooser, FollowsAChangeOfRegime) {
+  const uint64_t change = 10'000 * kMs;
+  Sim s{.rate = [change](Refill m, uint64_t t) {
+    if (t < change) return m == Refill::Each ? 150'000.0 : 118'000.0;  // a fast host, the CPU to spare
+    return m == Refill::Each ? 60'000.0 : 90'000.0;                    // a spinner beside it
+  }};
+  s.run_until(change);
+  EXPECT_EQ(s.c.mode(), Refill::Each);
+  RefillChooser::Config c;
+  s.run_until(change + c.hold_max_ns + 2 * c.pairs * c.slice_ns + kMs);
+  EXPECT_EQ(s.c.mode(), Refill::Pass);
+  // Then the probes come close again (a changed choice resets the hold).
+  const uint64_t probes = s.c.stats().probes;
+  s.run_until(s.t + c.hold_min_ns + 2 * c.pairs * c.slice_ns + kMs);
+  EXPECT_GT(s.c.stats().probes, probes);
+}
+
+// A device speeding up steadily during a probe favours neither way: the
+// slices run pass, each, each, pass, so a linear drift cancels in the pairs
+// (in pairs of pass then each, every pair would read ~1.05 here: Each).
+TEST(RefillChooser, ALinearDriftCancels) {
+  Sim s{.rate = [](Refill, uint64_t t) { return 100'000.0 + 200.0 * static_cast<double>(t / kMs); }};
+  s.run_until(3'000 * kMs);
+  EXPECT_EQ(s.c.stats().chose_each, 0u);
+  EXPECT_NEAR(s.c.stats().ratios.front(), 1.0, 0.03);
+}
+
+TEST(RefillChooser, ProbeRatioIsTheMedianPairwiseEachOverPass) {
+  // Slices: pass, each, each, pass, pass, each, each, pass.
+  EXPECT_DOUBLE_EQ(RefillChooser::probe_ratio({100, 120, 130, 100, 100, 50, 110, 100}), (1.1 + 1.2) / 2);
+  EXPECT_DOUBLE_EQ(RefillChooser::probe_ratio({100, 150, 150, 100, 100, 150}), 1.5);
+  EXPECT_DOUBLE_EQ(RefillChooser::probe_ratio({0, 150}), 0.0);  // a pass slice with nothing completed
+  EXPECT_DOUBLE_EQ(RefillChooser::probe_ratio({}), 0.0);
+}
+
+TEST(RefillChooser, BeforeStartAndAfterFinishItStaysPut) {
+  RefillChooser c;
+  EXPECT_EQ(c.next(5 * kMs, 0), Refill::Pass);
+  c.start(10 * kMs, 0);
+  c.finish(20 * kMs);
+  EXPECT_EQ(c.stats().pass_ns, 10 * kMs);
+  EXPECT_EQ(c.next(UINT64_MAX - 1, 1000), Refill::Pass);  // no event after finish
+}
+
+}  // namespace
+}  // namespace ioacct
