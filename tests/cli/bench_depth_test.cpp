@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/block_trace.hpp"
 #include "cli/run_binary.hpp"
+#include "cli/spinner.hpp"
 #include "common/files.hpp"
 
 namespace ioacct::test {
@@ -103,6 +105,68 @@ TEST(BenchDepth, TheDefaultKeepsTheDepthInFlightAtTheDevice) {
   // keep the two apart.
   EXPECT_GE(d.busy_mean, 0.8 * 32) << "refilled as completions are reaped, the device keeps its queue";
   EXPECT_GE(d.near_full, 0.75);
+}
+
+// Each way the default can submit its refills (--submit-policy; auto picks
+// one of the two by measuring) keeps the depth at the device, and the JSON
+// names the way in force and what decided it.
+TEST(BenchDepth, EitherSubmitPolicyKeepsTheDepthInFlightAtTheDevice) {
+  SerialDevice dev;
+  for (const char* policy : {"each", "pass", "auto"}) {
+    json j;
+    const DeviceDepth d = dev.run(32, {"--acct", "off", "--submit-policy", policy}, &j);
+    ASSERT_GE(d.events, 200u) << policy << ": too few requests reached the device to judge";
+    ASSERT_FALSE(j.is_null()) << policy;
+    std::cout << "  --submit-policy " << policy << ", depth 32: " << d.busy_mean
+              << " in flight at the device on average while busy, " << 100 * d.near_full << "% of that time with 24 or more\n";
+    const json& sub = j["results"]["submission"];
+    ASSERT_TRUE(sub.is_object()) << policy << ": " << j["results"].dump();
+    EXPECT_EQ(j["context"]["options"]["submit_policy"], policy);
+    if (std::string(policy) == "auto") {
+      // The run is 1 s: the first probe (8 slices of 25 ms) ends inside it.
+      EXPECT_EQ(sub["decided_by"], "measured");
+      EXPECT_GE(sub["probes"].get<int>(), 1);
+      EXPECT_EQ(sub["probe_ratios"].size(), sub["probes"].get<size_t>());
+    } else {
+      EXPECT_EQ(sub["decided_by"], "given");
+      EXPECT_DOUBLE_EQ(sub["each_share"].get<double>(), std::string(policy) == "each" ? 1.0 : 0.0);
+      EXPECT_EQ(sub["probes"], 0);
+    }
+    // The bounds of the default's test above: a refill as reaped, each way.
+    EXPECT_GE(d.busy_mean, 0.8 * 32) << policy;
+    EXPECT_GE(d.near_full, 0.75) << policy;
+  }
+}
+
+// What auto reports is what its probes measured: a probe that chose each
+// measured each faster by more than the margin (3%), and the time each way
+// follows the choices. Quiet and beside a spinner on the other CPU (the two
+// regimes the choice is for), on vda, where the two ways differ.
+TEST(BenchDepth, AutoSubmitPolicyFollowsItsOwnProbes) {
+  TempDir dir;
+  const std::string file = dir.path() + "/f";
+  for (const bool spinner : {false, true}) {
+    std::optional<CpuSpinner> spin;
+    if (spinner) spin.emplace();
+    const Outcome o = run_ioacct({"bench", "--format", "json", "--runtime", "2s", "--size", "64m", "--dir", dir.path()});
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    const json j = json::parse(o.out);
+    const json& sub = j["results"]["submission"];
+    ASSERT_EQ(sub["decided_by"], "measured") << j["results"].dump();
+    const auto ratios = sub["probe_ratios"].get<std::vector<double>>();
+    ASSERT_GE(ratios.size(), 1u);
+    size_t each = 0;
+    for (double r : ratios) each += r > 1.03;
+    std::cout << "  " << (spinner ? "beside a spinner" : "quiet") << ": probes " << sub["probe_ratios"].dump()
+              << ", each " << 100 * sub["each_share"].get<double>() << "% of the time\n";
+    EXPECT_EQ(sub["probes_chose_each"].get<size_t>(), each);
+    // A probe's slices alternate, so half its time goes each way, and a
+    // hold (1 s or more, against a probe's 200 ms) runs its probe's choice:
+    // probes that all chose one way leave well over half the time to it.
+    const double share = sub["each_share"].get<double>();
+    if (each == 0) EXPECT_LT(share, 0.5);
+    if (each == ratios.size()) EXPECT_GT(share, 0.5);
+  }
 }
 
 TEST(BenchDepth, LockstepBatchesDrainTheDeviceAndTheWitnessSeesIt) {
