@@ -44,6 +44,12 @@ print ratios and PASS/FAIL lines. Standard library only.
                                       -> check on the paired median, the interval in
                                          the detail, and a note where the target
                                          lies inside it (more rounds would decide)
+  benchlib.py pceiling NAME ROWS.tsv SCENARIO A PEER,PEER,... MIN_IOPS MAX_CPU
+                                      -> two checks of A against the ceiling, round by
+                                         round: A's IOPS over the best of the PEERs'
+                                         (>= MIN_IOPS), and A's CPU us/IO over the
+                                         cheapest of the tools (A and PEERs) within
+                                         MIN_IOPS of that best (<= MAX_CPU) (bench/sol.sh)
   benchlib.py startup RUNTIME_S TIME.txt...
                                       -> "wall_ms cpu_ms wall_min wall_max cpu_min cpu_max":
                                          medians and ranges in ms, wall less RUNTIME_S
@@ -362,6 +368,53 @@ def cmd_pcheck(name, rows_path, scenario, field, a, b, kind, op, threshold):
     cmd_check(name, med, op, threshold, detail)
 
 
+def ceiling(rows, scenario, a, peers, min_iops):
+    """A against the ceiling, round by round: the tools of a round ran side
+    by side, so each round has its own best. Returns two median intervals:
+    A's IOPS over the best of the PEERs' IOPS, and A's CPU us/IO over the
+    cheapest CPU us/IO among the tools (A included) whose IOPS reached
+    MIN_IOPS of that best; and which tool was the best and the cheapest in
+    each round, for the table."""
+    iops_i, cpu_i = FIELDS.index("iops"), FIELDS.index("cpu_us")
+    by_rep = {}
+    for s, t, r, f in rows:
+        if s == scenario and (t == a or t in peers):
+            by_rep.setdefault(r, {})[t] = f
+    iops_r, cpu_r, who = [], [], []
+    for rep in sorted(by_rep):
+        got = by_rep[rep]
+        present = [p for p in peers if p in got and not math.isnan(got[p][iops_i])]
+        if a not in got or not present:
+            continue
+        best = max(present, key=lambda p: got[p][iops_i])
+        top = got[best][iops_i]
+        if top <= 0:
+            continue
+        iops_r.append(got[a][iops_i] / top)
+        at_ceiling = [t for t in [a] + present
+                      if got[t][iops_i] >= min_iops * top and not math.isnan(got[t][cpu_i]) and got[t][cpu_i] > 0]
+        if at_ceiling and not math.isnan(got[a][cpu_i]):
+            cheap = min(at_ceiling, key=lambda t: got[t][cpu_i])
+            cpu_r.append(got[a][cpu_i] / got[cheap][cpu_i])
+            who.append((rep, best, cheap))
+    return median_interval(iops_r), median_interval(cpu_r), who
+
+
+def cmd_pceiling(name, rows_path, scenario, a, peers, min_iops, max_cpu):
+    peers = [p for p in peers.split(",") if p]
+    (im, ilo, ihi, icov), (cm, clo, chi, ccov), who = ceiling(load_rows(rows_path), scenario, a, peers, float(min_iops))
+    best = ", ".join(f"{r}: {b}/{c}" for r, b, c in who)
+
+    def detail(lo, hi, cov, t):
+        d = f"pair by pair; {cov:.0%} interval {fmt(lo)} to {fmt(hi)}"
+        return d + (": the target is inside it, more rounds (REPS) would decide" if lo <= t <= hi else "")
+
+    cmd_check(f"{name} IOPS / the best of {'+'.join(peers)}", im, ">=", min_iops,
+              detail(ilo, ihi, icov, float(min_iops)) if not math.isnan(im) else "")
+    cmd_check(f"{name} CPU per I/O / the cheapest at the ceiling", cm, "<=", max_cpu,
+              (detail(clo, chi, ccov, float(max_cpu)) + f"; round: best/cheapest {best}") if not math.isnan(cm) else "")
+
+
 def cmd_check(name, value, op, threshold, detail=""):
     v, t = float(value), float(threshold)
     ok = (not math.isnan(v)) and (v >= t if op == ">=" else v <= t)
@@ -389,6 +442,8 @@ def main(argv):
         print(" ".join(repr(x) for x in paired(rows, *args[1:6])))
     elif cmd == "pcheck":
         cmd_pcheck(*args)
+    elif cmd == "pceiling":
+        cmd_pceiling(*args)
     elif cmd == "startup":
         cmd_startup(*args)
     elif cmd in ("ioacct-job", "fio-job"):

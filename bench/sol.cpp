@@ -28,7 +28,9 @@
 // completion and seconds runs from the first submission to the last
 // completion. Exits 2 on bad arguments, 1 on a failure, with one line on stderr.
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <liburing.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -131,7 +133,10 @@ int main(int argc, char** argv) {
     if (fd < 0) die(1, path, errno);
     struct stat st {};
     if (fstat(fd, &st) != 0) die(1, path, errno);
-    blocks = static_cast<uint64_t>(st.st_size) / bs;
+    uint64_t bytes = static_cast<uint64_t>(st.st_size);
+    // A block device's size is not in st_size (a loop device in bench/sol.sh).
+    if (S_ISBLK(st.st_mode) && ioctl(fd, BLKGETSIZE64, &bytes) != 0) die(1, path, errno);
+    blocks = bytes / bs;
     if (blocks == 0) die(2, "the file is smaller than one block", 0);
   }
 

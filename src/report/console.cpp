@@ -207,6 +207,7 @@ std::string refill_how(const JobSpec& job) {
   }
   if (!job.direct || job.engine == EngineKind::Nop)
     return ", a pass's refills submitted with the next wait (auto: no device queue to keep fed)";
+  if (job.depth_per_thread() == 1) return "";
   return ", each refill submitted at once or with the next wait, whichever measures faster (--submit-policy auto)";
 }
 

@@ -54,7 +54,14 @@ Refill RefillChooser::step(Nanos now, uint64_t ios) noexcept {
     next_event_ = now + c_.slice_ns;
     return mode_;
   }
-  // A slice ended: its rate, then the next slice or the decision.
+  // A slice ended, unless it has too few completions to measure a rate:
+  // then it runs on, looked at again a millisecond later, up to ten times
+  // its length (a slow disk's probe takes 2 s, not minutes).
+  if (ios - slice_ios_ < c_.slice_ios && now - slice_start_ < 10 * c_.slice_ns) {
+    next_event_ = now + 1'000'000;
+    return mode_;
+  }
+  // Its rate, then the next slice or the decision.
   const double secs = static_cast<double>(now - slice_start_) / 1e9;
   rates_.push_back(secs > 0 ? static_cast<double>(ios - slice_ios_) / secs : 0);
   slice_start_ = now;

@@ -38,7 +38,9 @@ enum class Refill : uint8_t { Pass, Each };
 class RefillChooser {
  public:
   struct Config {
-    Nanos slice_ns = 25'000'000;        // one probe slice
+    Nanos slice_ns = 25'000'000;        // one probe slice, at the least
+    uint64_t slice_ios = 1000;          // ... and this many completions (counting noise ~3%
+                                        // a slice), unless it has run 10 slice_ns
     unsigned pairs = 4;                 // slices of each mode in one probe
     Nanos hold_min_ns = 1'000'000'000;  // after a probe that changed the choice
     Nanos hold_max_ns = 8'000'000'000;  // after probes that agree, doubling up to this

@@ -37,7 +37,8 @@ std::string error_key_name(int key);  // "EIO", "EOF"
 struct RefillResult {
   // What decided, on this thread: "measured" (auto, O_DIRECT: the chooser),
   // "given" (--submit-policy each or pass), "no device queue" (auto where
-  // nop or the page cache completes inside the enter: pass), or "" where
+  // nop or the page cache completes inside the enter: pass), "depth 1"
+  // (auto at one I/O per thread: its wait submits it at once, pass), or "" where
   // the fused path was not taken (lockstep, paced, mixed, verify ...).
   std::string decided_by;
   uint64_t each_ns = 0, pass_ns = 0;  // time spent submitting each way

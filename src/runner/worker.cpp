@@ -476,8 +476,10 @@ void Worker::choose_refill() {
       out_.refill.decided_by = "given";
       break;
     case SubmitPolicy::Auto:
-      choose_ = submit_early_;
-      out_.refill.decided_by = choose_ ? "measured" : "no device queue";
+      // At depth 1 a pass holds one refill, which its wait submits at once:
+      // submitting it alone first would only add a syscall.
+      choose_ = submit_early_ && plan_.depth > 1;
+      out_.refill.decided_by = choose_ ? "measured" : submit_early_ ? "depth 1" : "no device queue";
       break;
   }
 }

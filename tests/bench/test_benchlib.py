@@ -67,5 +67,35 @@ class Paired(unittest.TestCase):
         self.assertNotIn("inside", second)
 
 
+class Ceiling(unittest.TestCase):
+    def test_each_round_has_its_own_best_and_cheapest(self):
+        # Round 1: the host is fast and "each" is the best by far; round 2:
+        # slow, all three within 3%, and "sol" the cheapest of them.
+        rows = benchlib.load_rows(rows_file(self, [
+            ("w", "ioacct", 1, 150, 3.3), ("w", "each", 1, 155, 3.0), ("w", "sol", 1, 118, 2.2),
+            ("w", "ioacct", 2, 99, 2.4), ("w", "each", 2, 100, 3.1), ("w", "sol", 2, 98, 2.2)]))
+        (im, _, _, _), (cm, _, _, _), who = benchlib.ceiling(rows, "w", "ioacct", ["each", "sol"], 0.97)
+        self.assertAlmostEqual(im, (150 / 155 + 99 / 100) / 2)
+        # Round 1: only ioacct and each reach 0.97 of 155; each is the cheaper.
+        self.assertAlmostEqual(cm, (3.3 / 3.0 + 2.4 / 2.2) / 2)
+        self.assertEqual(who, [(1, "each", "each"), (2, "each", "sol")])
+
+    def test_a_round_missing_the_tool_or_every_peer_is_left_out(self):
+        rows = benchlib.load_rows(rows_file(self, [("w", "ioacct", 1, 100, 1), ("w", "each", 2, 100, 1)]))
+        (im, _, _, _), _, who = benchlib.ceiling(rows, "w", "ioacct", ["each"], 0.97)
+        self.assertTrue(math.isnan(im))
+        self.assertEqual(who, [])
+
+    def test_the_verdict_lines(self):
+        path = rows_file(self, [("w", "a", 1, 90, 2.0), ("w", "b", 1, 100, 1.0)])
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            benchlib.cmd_pceiling("w", path, "w", "a", "b", "0.97", "1.10")
+        lines = out.getvalue().splitlines()
+        self.assertTrue(lines[0].startswith("FAIL  w IOPS / the best of b: 0.90"), lines)
+        # a is below 0.97 of the best, so the cheapest at the ceiling is b.
+        self.assertTrue(lines[1].startswith("FAIL  w CPU per I/O / the cheapest at the ceiling: 2 (target"), lines)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -82,6 +82,23 @@ TEST(RefillChooser, ALinearDriftCancels) {
   EXPECT_NEAR(s.c.stats().ratios.front(), 1.0, 0.03);
 }
 
+// A slow device's slices run on until they hold enough completions to
+// measure (or ten slices' time): a probe at 10k IOPS takes ~800 ms.
+TEST(RefillChooser, SlowDevicesGetLongerSlices) {
+  Sim fast{.rate = [](Refill, uint64_t) { return 100'000.0; }};
+  fast.run_until(300 * kMs);
+  EXPECT_EQ(fast.c.stats().probes, 1u);
+  Sim slow{.rate = [](Refill m, uint64_t) { return m == Refill::Each ? 12'000.0 : 10'000.0; }};
+  slow.run_until(300 * kMs);
+  EXPECT_EQ(slow.c.stats().probes, 0u);
+  slow.run_until(1'000 * kMs);
+  EXPECT_EQ(slow.c.stats().probes, 1u);
+  EXPECT_NEAR(slow.c.stats().last_ratio, 1.2, 0.01);
+  Sim crawl{.rate = [](Refill, uint64_t) { return 200.0; }};
+  crawl.run_until(2'100 * kMs);
+  EXPECT_EQ(crawl.c.stats().probes, 1u) << "ten slices' time at the most";
+}
+
 TEST(RefillChooser, ProbeRatioIsTheMedianPairwiseEachOverPass) {
   // Slices: pass, each, each, pass, pass, each, each, pass.
   EXPECT_DOUBLE_EQ(RefillChooser::probe_ratio({100, 120, 130, 100, 100, 50, 110, 100}), (1.1 + 1.2) / 2);
