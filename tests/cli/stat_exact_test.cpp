@@ -352,7 +352,13 @@ TEST(StatExact, BoundHoldsForCompletionsNoProgramSaw) {
     if (::testing::Test::HasFatalFailure()) return;
     const double done = w.row["requests_done"].get<double>();
     const double unseen = w.row["completions_invisible"].get<double>() + w.row["completions_lost"].get<double>();
-    ASSERT_GT(done, 1000.0) << "the reads ran through the window";
+    // Enough completions to tell the hook's 1 in 8 from the bound below (1
+    // in 16): at 300, 37.5 are expected unseen, with a standard deviation of
+    // 5.7, and the bound (18.75) lies 3.3 of them below. The paced bench
+    // drops what it is late for, never bursts, so on a loaded VM (load 8)
+    // it managed 360-590 reads a second of its 2000, and its set-up once
+    // took 0.7 s of the first window (473 reads).
+    ASSERT_GT(done, 300.0) << "the reads ran through the window";
     EXPECT_GT(unseen, done / 16) << "about one completion in 8 went unlogged, and the tracker noticed";
     EXPECT_LT(done, 0.95 * static_cast<double>(w.trace_dones)) << "the hook really kept records back";
     const double unsure = w.row["busy_unsure_ns"].get<double>(), window = w.row["window_ns"].get<double>();
