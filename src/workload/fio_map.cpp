@@ -174,15 +174,31 @@ class JobMapper {
     } else if (engine == "uring") {
       put("--iodepth", std::to_string(numjobs));  // fio's iodepth=1, per job
     }
+    // fio submits each I/O as soon as it has it (iodepth_batch_submit=1,
+    // its default) and reaps from one completion up to every one there is:
+    // ioacct's refill as reaped with --submit-policy each. Other batch sizes
+    // are lockstep batches.
+    // iodepth_batch_submit=0 (fio: "the iodepth") submits what a pass has
+    // refilled together: --submit-policy pass.
+    bool lockstep = false;
+    const char* policy = "each";
     if (const auto* s = get("iodepth_batch_submit")) {
-      // fio: 0 means the iodepth.
-      if (const auto v = integer(*s->opt, 0, 65536); v && *v) put("--submit-batch", std::to_string(*v));
+      if (const auto v = integer(*s->opt, 0, 65536); v && *v == 0) {
+        policy = "pass";
+      } else if (v && *v != 1) {
+        lockstep = true;
+        put("--submit-batch", std::to_string(*v));
+      }
     }
     if (const auto* s = get("iodepth_batch_complete_min")) {
       const auto v = integer(*s->opt, 0, 65536);
       if (v && *v == 0) bad(*s->opt, "0 (reap without waiting) is not supported; give 1 or more");
-      else if (v) put("--complete-batch", std::to_string(*v));
+      else if (v && *v != 1) {
+        lockstep = true;
+        put("--complete-batch", std::to_string(*v));
+      }
     }
+    if (!lockstep && engine == "uring") put("--submit-policy", policy);
     if (const auto* s = get("iodepth_batch_complete_max")) {
       // ioacct reaps every completion there is, up to the depth: fio's
       // complete_max=iodepth. Any other cap is not supported.

@@ -166,6 +166,33 @@ TEST(FioMap, SpellsOutFiosDefaults) {
   EXPECT_EQ(w.back(), "/dev/x");
 }
 
+// fio submits each I/O as soon as it has it (iodepth_batch_submit=1, its
+// default): the mapped job refills as reaped and submits each refill at
+// once; 0 submits a pass's refills together; other sizes are lockstep.
+TEST(FioMap, BatchingIsFiosOwn) {
+  const auto words = [](const std::string& extra) {
+    const auto run = map_text("[j]\nioengine=io_uring\ndirect=1\niodepth=32\nsize=16m\nfilename=/dev/x\n" + extra);
+    EXPECT_EQ(run.jobs.size(), 1u);
+    return run.jobs.empty() ? std::vector<std::string>{} : run.jobs[0].words;
+  };
+  for (const char* given : {"", "iodepth_batch_submit=1\n", "iodepth_batch=1\niodepth_batch_complete_min=1\n"}) {
+    const auto w = words(given);
+    EXPECT_EQ(word_after(w, "--submit-policy"), "each") << given;
+    EXPECT_FALSE(has(w, "--submit-batch")) << given;
+    EXPECT_FALSE(has(w, "--complete-batch")) << given;
+  }
+  EXPECT_EQ(word_after(words("iodepth_batch_submit=0\n"), "--submit-policy"), "pass");
+  const auto lockstep = words("iodepth_batch_submit=8\niodepth_batch_complete_min=4\n");
+  EXPECT_FALSE(has(lockstep, "--submit-policy"));
+  EXPECT_EQ(word_after(lockstep, "--submit-batch"), "8");
+  EXPECT_EQ(word_after(lockstep, "--complete-batch"), "4");
+  EXPECT_FALSE(has(words("iodepth_batch_submit=0\niodepth_batch_complete_min=4\n"), "--submit-policy"));
+  // psync has no refills to batch.
+  const auto run = map_text("[j]\nioengine=psync\nsize=16m\nfilename=/dev/x\n");
+  ASSERT_EQ(run.jobs.size(), 1u);
+  EXPECT_FALSE(has(run.jobs[0].words, "--submit-policy"));
+}
+
 TEST(FioMap, MapsTheDocumentedSubset) {
   const auto run = map_text(
       "[global]\nioengine=io_uring\ndirect=1\nnumjobs=2\n[w]\nrw=randrw\nrwmixwrite=30\nbs=8k,8k\niodepth=16\n"
