@@ -28,15 +28,32 @@ void RefillChooser::finish(Nanos now) noexcept {
   next_event_ = UINT64_MAX;
 }
 
-double RefillChooser::probe_ratio(const std::vector<double>& rates) {
+namespace {
+
+// Each pair's Each/Pass ratio. Slices run pass, each, each, pass: pair j is
+// (2j, 2j+1), and which of the two is Pass alternates.
+std::vector<double> pair_ratios(const std::vector<double>& rates) {
   std::vector<double> r;
   for (size_t k = 0; k + 1 < rates.size(); k += 2) {
-    // Slices run pass, each, each, pass: pair j is (2j, 2j+1), and which of
-    // the two is Pass alternates.
-    const double pass = slice_mode(static_cast<unsigned>(k)) == Refill::Pass ? rates[k] : rates[k + 1];
-    const double each = slice_mode(static_cast<unsigned>(k)) == Refill::Pass ? rates[k + 1] : rates[k];
+    const bool pass_first = k % 4 == 0;
+    const double pass = pass_first ? rates[k] : rates[k + 1];
+    const double each = pass_first ? rates[k + 1] : rates[k];
     r.push_back(pass > 0 ? each / pass : 0);
   }
+  return r;
+}
+
+}  // namespace
+
+bool RefillChooser::probe_chooses_each(const std::vector<double>& rates, double margin) {
+  const std::vector<double> r = pair_ratios(rates);
+  size_t faster = 0;
+  for (double x : r) faster += x > margin;
+  return !r.empty() && 4 * faster >= 3 * r.size();
+}
+
+double RefillChooser::probe_ratio(const std::vector<double>& rates) {
+  std::vector<double> r = pair_ratios(rates);
   if (r.empty()) return 0;
   std::sort(r.begin(), r.end());
   const size_t n = r.size();
@@ -74,7 +91,7 @@ Refill RefillChooser::step(Nanos now, uint64_t ios) noexcept {
     return mode_;
   }
   const double ratio = probe_ratio(rates_);
-  const Refill chose = ratio > c_.margin ? Refill::Each : Refill::Pass;
+  const Refill chose = probe_chooses_each(rates_, c_.margin) ? Refill::Each : Refill::Pass;
   ++stats_.probes;
   if (chose == Refill::Each) ++stats_.chose_each;
   stats_.last_ratio = ratio;

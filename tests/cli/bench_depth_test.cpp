@@ -155,17 +155,20 @@ TEST(BenchDepth, AutoSubmitPolicyFollowsItsOwnProbes) {
     ASSERT_EQ(sub["decided_by"], "measured") << j["results"].dump();
     const auto ratios = sub["probe_ratios"].get<std::vector<double>>();
     ASSERT_GE(ratios.size(), 1u);
-    size_t each = 0;
+    size_t each = 0;  // probes whose median pair had each faster than the margin
     for (double r : ratios) each += r > 1.03;
     std::cout << "  " << (spinner ? "beside a spinner" : "quiet") << ": probes " << sub["probe_ratios"].dump()
               << ", each " << 100 * sub["each_share"].get<double>() << "% of the time\n";
-    EXPECT_EQ(sub["probes_chose_each"].get<size_t>(), each);
+    // Each is chosen where three pairs in four say so, which puts the
+    // median (the ratio reported) above the margin too.
+    EXPECT_LE(sub["probes_chose_each"].get<size_t>(), each);
     // A probe's slices alternate, so half its time goes each way, and a
     // hold (1 s or more, against a probe's 200 ms) runs its probe's choice:
     // probes that all chose one way leave well over half the time to it.
     const double share = sub["each_share"].get<double>();
-    if (each == 0) EXPECT_LT(share, 0.5);
-    if (each == ratios.size()) EXPECT_GT(share, 0.5);
+    const auto chose = sub["probes_chose_each"].get<size_t>();
+    if (chose == 0) EXPECT_LT(share, 0.5);
+    if (chose == ratios.size()) EXPECT_GT(share, 0.5);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <iostream>
 
 namespace ioacct {
 namespace {
@@ -97,6 +98,45 @@ TEST(RefillChooser, SlowDevicesGetLongerSlices) {
   Sim crawl{.rate = [](Refill, uint64_t) { return 200.0; }};
   crawl.run_until(2'100 * kMs);
   EXPECT_EQ(crawl.c.stats().probes, 1u) << "ten slices' time at the most";
+}
+
+// One noisy pair cannot make Each win: it has to be faster in three pairs
+// of four, as it costs a syscall per I/O whatever it buys.
+TEST(RefillChooser, EachMustWinThreePairsInFour) {
+  // Slices: pass, each, each, pass, pass, each, each, pass.
+  EXPECT_TRUE(RefillChooser::probe_chooses_each({100, 125, 125, 100, 100, 125, 125, 100}, 1.03));
+  EXPECT_TRUE(RefillChooser::probe_chooses_each({100, 125, 125, 100, 100, 90, 125, 100}, 1.03));
+  // Median 1.065 (1.05, 1.08), but two pairs of four say no.
+  EXPECT_FALSE(RefillChooser::probe_chooses_each({100, 105, 108, 100, 100, 90, 95, 100}, 1.03));
+  EXPECT_FALSE(RefillChooser::probe_chooses_each({100, 103, 103, 100, 100, 103, 103, 100}, 1.03));
+  EXPECT_FALSE(RefillChooser::probe_chooses_each({}, 1.03));
+}
+
+// Noise of +-20% a slice around a tie (two compilers beside it): Each is
+// chosen in about one probe in six (27 of 167), where a median of the
+// pairs chose it in a third.
+TEST(RefillChooser, NoiseAroundATieStaysWithPass) {
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  const auto noise = [&x] {
+    x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+    return 0.8 + 0.4 * static_cast<double>((x * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
+  };
+  // The host's speed jumps every 10 ms, so each 25 ms slice sees its own.
+  uint64_t step = UINT64_MAX;
+  double speed = 1;
+  Sim s{.rate = [&](Refill, uint64_t t) {
+    if (t / (10 * kMs) != step) step = t / (10 * kMs), speed = noise();
+    return 100'000.0 * speed;
+  }};
+  s.c = RefillChooser(RefillChooser::Config{.hold_max_ns = 1'000'000'000});  // a probe a second
+  s.run_until(200'000 * kMs);
+  const auto& st = s.c.stats();
+  ASSERT_GE(st.probes, 100u);
+  EXPECT_LT(static_cast<double>(st.chose_each), 0.2 * static_cast<double>(st.probes));
+  size_t median_says_each = 0;
+  for (double r : st.ratios) median_says_each += r > 1.03;
+  std::cout << "  around a tie: " << st.chose_each << " of " << st.probes << " probes chose each; the median alone would have in "
+            << median_says_each << " of the first " << st.ratios.size() << "\n";
 }
 
 TEST(RefillChooser, ProbeRatioIsTheMedianPairwiseEachOverPass) {
