@@ -3,6 +3,8 @@
 // with registered files, buffers and overflowed CQEs), checked against what
 // the test knows independently: the bench's start-up line, /proc/PID/task.
 #include <gtest/gtest.h>
+
+#include <iostream>
 #include <liburing.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -59,18 +61,36 @@ BenchRings look_at_bench(const TempDir& dir, const std::vector<std::string>& ext
   BenchRings b;
   std::vector<std::string> args = {"bench", "--size", "16m", "--runtime", "20s", "--buffered"};
   args.insert(args.end(), extra.begin(), extra.end());
+  // A ring whose lock its submitter held through all of a walk's looks
+  // (its 50 ms budget) is reported as not read ("locked": false), which is
+  // right, and leaves these tests nothing to check: on a loaded VM (load 8)
+  // a buffered bench at depth 16 held it once through a whole walk. Such a
+  // look is taken again, up to 5 times.
+  const auto all_read = [](const json& j, int pid) {
+    for (const auto& r : rings_of(j, pid))
+      if (!r["locked"].get<bool>()) return false;
+    return true;
+  };
   auto look = [&](int pid) {
     b.pid = pid;
-    auto r = run_ioacct({"rings", "--pid", std::to_string(pid), "--format", "json", "--sample", "200ms"});
+    for (int i = 0; i < 5; ++i) {
+      auto r = run_ioacct({"rings", "--pid", std::to_string(pid), "--format", "json", "--sample", "200ms"});
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_EQ(r.err, "");
+      b.by_pid = json::parse(r.out);
+      if (all_read(b.by_pid, pid)) break;
+      std::cout << "  look " << i + 1 << ": a ring of the bench was busy through the walk; looking again\n";
+    }
     // After the look: an SQ thread of a ring closed at start-up may linger a moment.
     b.sq_tids = sq_threads_of(pid);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(r.err, "");
-    b.by_pid = json::parse(r.out);
     if (whole_machine) {
-      auto all = run_ioacct({"rings", "--format", "json", "--sample", "0s"});
-      EXPECT_EQ(all.exit_code, 0) << all.err;
-      b.all = json::parse(all.out);
+      for (int i = 0; i < 5; ++i) {
+        auto all = run_ioacct({"rings", "--format", "json", "--sample", "0s"});
+        EXPECT_EQ(all.exit_code, 0) << all.err;
+        b.all = json::parse(all.out);
+        if (all_read(b.all, pid)) break;
+        std::cout << "  look " << i + 1 << " at the whole machine: a ring of the bench was busy; looking again\n";
+      }
     }
     kill(pid, SIGINT);  // done: no need to wait out the runtime
   };
