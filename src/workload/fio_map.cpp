@@ -163,15 +163,14 @@ class JobMapper {
       const std::string& v = s->opt->value;
       if (v == "io_uring") engine = "uring";
       else if (v == "psync" || v == "sync" || v == "pvsync" || v == "pvsync2") engine = "psync";
-      else if (v == "libaio")
-        bad(*s->opt, "'libaio': ioacct has no libaio engine; ioengine=io_uring is the asynchronous one it has");
-      else bad(*s->opt, fmt::format("'{}' is not an engine ioacct has (io_uring, psync, pvsync2, sync)", v));
+      else if (v == "libaio") engine = "libaio";
+      else bad(*s->opt, fmt::format("'{}' is not an engine ioacct has (io_uring, libaio, psync, pvsync2, sync)", v));
     }
     put("--engine", engine);
     if (const auto* s = get("iodepth")) {
       const auto v = integer(*s->opt, 1, 65536);
-      if (v && engine == "uring") put("--iodepth", std::to_string(*v * numjobs));
-    } else if (engine == "uring") {
+      if (v && engine != "psync") put("--iodepth", std::to_string(*v * numjobs));
+    } else if (engine != "psync") {
       put("--iodepth", std::to_string(numjobs));  // fio's iodepth=1, per job
     }
     if (const auto* s = get("iodepth_batch_submit")) {

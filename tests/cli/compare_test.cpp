@@ -331,7 +331,7 @@ TEST(Compare, UsageErrorsNameTheFlagOrVariantBeforeAnythingRuns) {
       {{"--margin", "0%"}, "error: --margin: cannot read '0%' as a percentage"},
       {{"--margin", "5q"}, "error: --margin: cannot read '5q' as a percentage"},
       {{"--repeat", "three"}, "error: --repeat: cannot read 'three' as a count"},
-      {{"--preset", "qd2"}, "error: --preset: 'qd2' is not one of qd1, sqpoll, util\n"},
+      {{"--preset", "qd2"}, "error: --preset: 'qd2' is not one of qd1, sqpoll, libaio, util\n"},
       {{"--preset", "qd1", "--config", "a=--iodepth 1"}, "error: --config: cannot be combined with --preset"},
       {{"--config", "noequals"}, "error: --config: 'noequals' is not NAME=OPTIONS"},
       {{"--config", "a=--bs 4k", "--config", "a=--bs 8k"}, "error: --config: the name 'a' is given twice\n"},
