@@ -86,13 +86,14 @@ class LibaioEngine final : public Engine {
   int32_t trim(const IoRequest& r) noexcept;
   void submit() noexcept;
   bool ring_empty() const noexcept;
+  uint32_t tag_of(const iocb* cb) const noexcept { return static_cast<uint32_t>(cb - iocbs_.data()); }
 
   std::vector<int> fds_;
   std::vector<uint8_t> is_block_;
   unsigned depth_;
   bool vectored_;
   io_context_t ctx_ = nullptr;
-  std::vector<iocb> iocbs_;    // per tag
+  std::vector<iocb> iocbs_;    // per tag: an iocb's index is its request's tag
   std::vector<iovec> iovs_;    // per tag, for PREADV/PWRITEV
   std::vector<iocb*> pending_;  // queued for the next io_submit
   size_t npending_ = 0;
@@ -150,8 +151,7 @@ unsigned LibaioEngine::queue(std::span<const IoRequest> reqs) noexcept {
       case IoOp::Fdatasync: io_prep_fdsync(cb, fd); break;
       case IoOp::Trim: break;
     }
-    cb->data = reinterpret_cast<void*>(static_cast<uintptr_t>(r.tag));
-    pending_[npending_++] = cb;
+    pending_[npending_++] = cb;  // its tag is its index in iocbs_
   }
   return n;
 }
@@ -173,7 +173,7 @@ void LibaioEngine::submit() noexcept {
     }
     const iocb* refused = pending_[at++];
     ++counters_.submitted;
-    done_.push_back({static_cast<uint32_t>(reinterpret_cast<uintptr_t>(refused->data)), ret < 0 ? ret : -EIO});
+    done_.push_back({tag_of(refused), ret < 0 ? ret : -EIO});
   }
   npending_ = 0;
 }
@@ -212,9 +212,8 @@ int LibaioEngine::enter(unsigned wait_nr, std::span<IoCompletion> out, uint64_t 
   if (got < 0) return got == -EINTR || n ? static_cast<int>(n) : got;  // EINTR: the caller loops
   for (int i = 0; i < got; ++i) {
     const io_event& ev = events_[static_cast<size_t>(i)];
-    // res is the byte count or -errno, in an unsigned long.
-    out[n++] = {static_cast<uint32_t>(reinterpret_cast<uintptr_t>(ev.data)),
-                static_cast<int32_t>(static_cast<long>(ev.res))};
+    // res is the byte count or -errno, in an unsigned long; obj is our iocb.
+    out[n++] = {tag_of(ev.obj), static_cast<int32_t>(static_cast<long>(ev.res))};
   }
   counters_.reaped += static_cast<uint64_t>(got);
   return static_cast<int>(n);
