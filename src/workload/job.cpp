@@ -67,8 +67,11 @@ void validate(JobSpec& job) {
     throw UsageError(fmt::format("--iodepth: {} does not split evenly over {} threads; "
                                  "give a multiple of {}", job.iodepth, job.threads, job.threads));
   if (job.engine != EngineKind::Psync && job.iodepth / job.threads > kMaxRingDepth)
-    throw UsageError(fmt::format("--iodepth: {} in one thread is more than an io_uring ring holds ({}); "
-                                 "add --threads to spread it", job.iodepth / job.threads, kMaxRingDepth));
+    throw UsageError(fmt::format("--iodepth: {} in one thread is more than {} ({}); add --threads to spread it",
+                                 job.iodepth / job.threads,
+                                 job.engine == EngineKind::Libaio ? "one thread's AIO context takes"
+                                                                  : "an io_uring ring holds",
+                                 kMaxRingDepth));
   if (job.submit_batch > kMaxDepth) throw UsageError(fmt::format("--submit-batch: {} is out of range (1 to {})", job.submit_batch, kMaxDepth));
   if (job.complete_batch > kMaxDepth) throw UsageError(fmt::format("--complete-batch: {} is out of range (1 to {})", job.complete_batch, kMaxDepth));
   if (job.rwmix_read > 100) throw UsageError(fmt::format("--rwmix-read: {} is not a percentage (0 to 100)", job.rwmix_read));

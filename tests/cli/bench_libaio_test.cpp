@@ -109,6 +109,7 @@ TEST(BenchLibaio, WhatItCannotDoIsOneUsageErrorNamingTheFlag) {
       {{"--nowait"}, "--nowait: is an io_uring mode"},
       {{"--wait", "spin"}, "--wait: is an io_uring mode"},
       {{"--anatomy"}, "--anatomy: libaio I/Os pass no tracepoint"},
+      {{"--iodepth", "40000"}, "--iodepth: 40000 in one thread is more than one thread's AIO context takes (32768)"},
   };
   for (const auto& [extra, message] : cases) {
     std::vector<std::string> args = {"bench", "--engine", "libaio", "--size", "1m", "--runtime", "1s"};
