@@ -77,7 +77,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_flag("--split-submit", a.split_submit, "Submit and wait in separate io_uring_enter calls, so every I/O's slat is timed (one more syscall per batch)");
   b->add_option("-n,--threads", a.threads, "Threads, each with its own ring (default 1)")->type_name("N");
   b->add_option("--cpus", a.cpus, "Pin thread i to the i-th CPU of this list, e.g. 0,2-3")->type_name("LIST");
-  b->add_option("--engine", a.engine, "uring (io_uring), psync (pread/pwrite, depth 1 per thread) or nop (IORING_OP_NOP)")->type_name("ENGINE");
+  b->add_option("--engine", a.engine,
+                "uring (io_uring), psync (pread/pwrite, depth 1 per thread), nop (IORING_OP_NOP) or libaio (Linux AIO)")->type_name("ENGINE");
   b->add_option("--rate-iops", a.rate_iops, "Pace each thread to N I/Os per second, on a schedule")->type_name("N");
   b->add_option("--rate", a.rate, "Pace each thread to this bandwidth, e.g. 50m (= 50 MiB/s)")->type_name("BW");
   b->add_option("--seed", a.seed, "Seed for offsets and data (default fixed: runs repeat)")->type_name("N");
@@ -185,7 +186,8 @@ JobSpec to_job(const BenchArgs& a) {
   if (a.engine == "uring") j.engine = EngineKind::Uring;
   else if (a.engine == "psync") j.engine = EngineKind::Psync;
   else if (a.engine == "nop") j.engine = EngineKind::Nop;
-  else throw UsageError(fmt::format("--engine: '{}' is not one of uring, psync, nop", a.engine));
+  else if (a.engine == "libaio") j.engine = EngineKind::Libaio;
+  else throw UsageError(fmt::format("--engine: '{}' is not one of uring, psync, nop, libaio", a.engine));
   if (!a.rate_iops.empty()) {
     j.rate_iops = parse_count("--rate-iops", a.rate_iops);
     if (!j.rate_iops) throw UsageError("--rate-iops: must be at least 1 (leave it out for no pacing)");
@@ -294,6 +296,10 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   if (jobs.size() == 1 && first.engine == EngineKind::Psync && a.iodepth_given && first.iodepth > first.threads)
     fmt::print(stderr, "warning: --engine psync does one I/O at a time per thread, so --iodepth {} "
                "is not used; add --threads N for N I/Os in flight\n", first.iodepth);
+  if (std::any_of(jobs.begin(), jobs.end(), [](const JobSpec& j) { return j.engine == EngineKind::Libaio && !j.direct; }))
+    fmt::print(stderr, "warning: --engine libaio without O_DIRECT: the kernel runs buffered AIO inside io_submit, "
+               "one I/O at a time per thread, whatever the --iodepth; leave out --buffered (fio: direct=1) or use "
+               "--engine uring\n");
   if (!a.output.empty()) check_output_writable("--output", a.output);
   if (!a.report.empty()) check_output_writable("--report", a.report);
 

@@ -150,10 +150,10 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
       "matrix and every combination is a variant: --engine psync,uring --iodepth 1,32 --sqpoll off,on.\n"
       "Targets are shared by every variant; the default temporary file is created once.\n"
       "Presets: qd1 (psync vs io_uring waits at depth 1), sqpoll (SQPOLL at depth 1 and 32, accounting cost),\n"
-      "util (%util vs busy% at paced depth-1 reads and O_DSYNC writes).\n"
+      "libaio (io_uring vs libaio at depth 1 and 32), util (%util vs busy% at paced depth-1 reads and O_DSYNC writes).\n"
       "Saved runs: 'ioacct compare A.json B.json' compares bench or compare JSON files; NAME=A1.json,A2.json makes\n"
       "bench runs the repetitions of one variant. See docs/cli.md.");
-  c->add_option("--preset", a.preset, "A named matrix: qd1, sqpoll or util")->type_name("NAME");
+  c->add_option("--preset", a.preset, "A named matrix: qd1, sqpoll, libaio or util")->type_name("NAME");
   c->add_option("--config", a.configs, "A variant: NAME=OPTIONS (bench options), given once per variant")
       ->type_name("NAME=OPTIONS")
       ->allow_extra_args(false);

@@ -109,6 +109,20 @@ std::string sqpoll(const CompareResult& c) {
   return s + ".";
 }
 
+std::string libaio(const CompareResult& c) {
+  std::vector<std::string> parts;
+  for (const char* depth : {"1", "32"}) {
+    const VariantSummary *aio = find(c, fmt::format("libaio-qd{}", depth)), *uring = find(c, fmt::format("uring-qd{}", depth));
+    if (!aio || !uring) continue;
+    parts.push_back(claim(priced(fmt::format("at depth {}, io_uring", depth), "", *uring, *aio, " of libaio"), "libaio",
+                          against(*uring, *aio, c.rule), c.rule));
+  }
+  if (parts.empty()) return "";
+  std::string s = "On this machine, " + parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) s += "; " + parts[i];
+  return s + ".";
+}
+
 std::string util(const CompareResult& c) {
   struct Group {
     std::string label;
@@ -180,6 +194,7 @@ std::string headline(const CompareResult& c) {
   std::string s;
   if (c.preset == "qd1") s = qd1(c);
   else if (c.preset == "sqpoll") s = sqpoll(c);
+  else if (c.preset == "libaio") s = libaio(c);
   else if (c.preset == "util") s = util(c);
   return s.empty() ? generic(c) : s;
 }

@@ -28,6 +28,15 @@ std::vector<Preset> make_presets() {
                 {"qd32", split_words("--iodepth 32")},
                 {"qd32-sqpoll", split_words("--iodepth 32 --sqpoll")},
                 {"qd32-acct-off", split_words("--iodepth 32 --acct off")}}});
+  p.push_back({"libaio", "Is io_uring faster than libaio at the same depth?",
+               "4 KiB O_DIRECT random reads at depth 1 and 32, the same workload through io_uring (ioacct's default ring)\n"
+               "and through Linux AIO (io_submit, then io_getevents). At depth 1 both wait for every I/O; at depth 32\n"
+               "the difference is what each costs per I/O to submit and reap (CPU per I/O counts both).",
+               {"--rw", "randread"},
+               {{"libaio-qd1", split_words("--engine libaio --iodepth 1")},
+                {"uring-qd1", split_words("--engine uring --iodepth 1")},
+                {"libaio-qd32", split_words("--engine libaio --iodepth 32")},
+                {"uring-qd32", split_words("--engine uring --iodepth 32")}}});
   Preset util{"util", "Does %util tell the truth at low load?",
               "Depth-1 I/O paced at 100, 250, 500 and 1000 IOPS: reads, then durable writes (O_DSYNC, --dsync: each\n"
               "write reaches stable storage before it completes). %util is the kernel's io_ticks (any I/O in flight\n"

@@ -16,6 +16,6 @@ struct Preset {
 
 // Null for an unknown name.
 const Preset* find_preset(const std::string& name);
-std::string preset_names();  // "qd1, sqpoll, util"
+std::string preset_names();  // "qd1, sqpoll, libaio, util"
 
 }  // namespace ioacct

@@ -9,8 +9,8 @@
 namespace ioacct {
 
 EngineTraits engine_traits(EngineKind kind) noexcept {
-  if (kind == EngineKind::Nop) return {.moves_data = false, .checks_fd = false};
-  return {.moves_data = true, .checks_fd = true};
+  if (kind == EngineKind::Nop) return {.moves_data = false, .checks_fd = false, .fused = true};
+  return {.moves_data = true, .checks_fd = true, .fused = kind == EngineKind::Uring};
 }
 
 const char* engine_name(EngineKind kind) noexcept {
@@ -18,6 +18,7 @@ const char* engine_name(EngineKind kind) noexcept {
     case EngineKind::Uring: return "uring";
     case EngineKind::Psync: return "psync";
     case EngineKind::Nop: return "nop";
+    case EngineKind::Libaio: return "libaio";
   }
   return "?";
 }
@@ -27,12 +28,14 @@ std::unique_ptr<Engine> make_engine(EngineKind kind, const EngineOptions& opts) 
     case EngineKind::Uring: return std::make_unique<UringEngine>(opts, false);
     case EngineKind::Nop: return std::make_unique<UringEngine>(opts, true);
     case EngineKind::Psync: return std::make_unique<PsyncEngine>(opts);
+    case EngineKind::Libaio: return make_libaio_engine(opts);
   }
   return nullptr;
 }
 
 void check_engine_available(EngineKind kind, const UringOptions& uring, unsigned depth) {
   if (kind == EngineKind::Psync) return;
+  if (kind == EngineKind::Libaio) return check_libaio_available(depth);
   EngineOptions o;
   o.depth = depth;
   o.uring = uring;

@@ -1,5 +1,6 @@
 #pragma once
-// The one engine interface every I/O backend implements (uring, psync, nop).
+// The one engine interface every I/O backend implements (uring, psync, nop,
+// libaio).
 //
 // It is a batch interface: the runner queues a batch of requests and makes one
 // enter() call that submits them and collects completions, so there are two
@@ -99,17 +100,20 @@ class Engine {
 struct EngineTraits {
   bool moves_data;  // false for nop: completes every request, touches no byte
   bool checks_fd;   // false for nop: never looks at the file
+  bool fused;       // offers the fused path in its default mode (the io_uring engines)
 };
 EngineTraits engine_traits(EngineKind kind) noexcept;
 const char* engine_name(EngineKind kind) noexcept;
 
 // Creates an engine. Call it on the thread that will use the engine: the
 // io_uring engine asks for SINGLE_ISSUER, which binds the ring to its creator.
-// Throws NotAvailable (io_uring disabled or missing) or RuntimeError.
+// Throws NotAvailable (io_uring disabled or missing, no AIO) or RuntimeError
+// (libaio: fs.aio-max-nr reached).
 std::unique_ptr<Engine> make_engine(EngineKind kind, const EngineOptions& opts);
 
 // Checks that the engine can run here at all (io_uring not disabled or
-// missing) before anything expensive is done. Throws NotAvailable.
+// missing, AIO in the kernel and events left under fs.aio-max-nr) before
+// anything expensive is done. Throws NotAvailable or RuntimeError.
 void check_engine_available(EngineKind kind, const UringOptions& uring, unsigned depth);
 
 // Names of IORING_SETUP_* bits, "COOP_TASKRUN|SINGLE_ISSUER" ("none" for 0).

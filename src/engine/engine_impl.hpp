@@ -82,4 +82,10 @@ class PsyncEngine final : public Engine {
   EngineCounters counters_;
 };
 
+// libaio (libaio_engine.cpp keeps libaio.h to itself: its struct iocb and
+// io_event would clash with <linux/aio_abi.h> wherever both are seen).
+// Throws NotAvailable (no AIO in the kernel) or RuntimeError (fs.aio-max-nr).
+std::unique_ptr<Engine> make_libaio_engine(const EngineOptions& opts);
+void check_libaio_available(unsigned depth);
+
 }  // namespace ioacct

@@ -8,7 +8,7 @@
 
 namespace ioacct {
 
-enum class EngineKind { Uring, Psync, Nop };
+enum class EngineKind { Uring, Psync, Nop, Libaio };
 
 // How a ring is waited on: sleep in io_uring_enter, busy-poll the CQ, or
 // busy-poll for a while and then sleep.
@@ -19,7 +19,8 @@ enum class WaitMode { Sleep, Spin, Hybrid };
 // error) or refused.
 enum class FlagWish { Default, On, Off };
 
-// io_uring modes (ignored by psync; nop uses the ring ones).
+// io_uring modes (ignored by psync; nop uses the ring ones; libaio only
+// --vectored, the rest are usage errors with it).
 struct UringOptions {
   bool sqpoll = false;
   int sq_cpu = -1;           // IORING_SETUP_SQ_AFF

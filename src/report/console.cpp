@@ -40,15 +40,19 @@ void split_lines(std::string& out, const JobSpec& job, const ThreadResult& t, ui
   if (t.slat && t.clat && t.latency->count()) {
     const uint64_t n = t.latency->count();
     const uint64_t split = n - std::min(n, t.slat_unsplit);
+    const bool aio = job.engine == EngineKind::Libaio;
     if (split && t.slat->count()) {
-      out += fmt::format("  slat       {}  (to the return of the io_uring_enter that submitted it)\n", latency_brief(*t.slat));
+      out += fmt::format("  slat       {}  (to the return of the {} that submitted it)\n", latency_brief(*t.slat),
+                         aio ? "io_submit" : "io_uring_enter");
       out += fmt::format("  clat       {}  (from then to reaping{})\n", latency_brief(*t.clat),
                          t.slat_unsplit ? fmt::format("; {:.1f}% of the I/Os, the rest not timed apart",
                                                       100.0 * static_cast<double>(split) / static_cast<double>(n))
                                         : "");
     } else {
-      out += fmt::format("  slat/clat  not timed apart: every I/O was submitted by an io_uring_enter that also waited "
-                         "for completions (one syscall where fio makes two){}\n",
+      out += fmt::format("  slat/clat  not timed apart: every I/O was submitted by {} for completions{}{}\n",
+                         aio ? "an io_submit followed at once by an io_getevents that waited"
+                             : "an io_uring_enter that also waited",
+                         aio ? "" : " (one syscall where fio makes two)",
                          job.split_submit ? "" : "; --split-submit times them apart, at one more syscall per batch");
     }
   } else if (job.engine == EngineKind::Psync && t.latency->count()) {

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "common/distribution.hpp"
 #include "common/errors.hpp"
@@ -163,15 +164,14 @@ class JobMapper {
       const std::string& v = s->opt->value;
       if (v == "io_uring") engine = "uring";
       else if (v == "psync" || v == "sync" || v == "pvsync" || v == "pvsync2") engine = "psync";
-      else if (v == "libaio")
-        bad(*s->opt, "'libaio': ioacct has no libaio engine; ioengine=io_uring is the asynchronous one it has");
-      else bad(*s->opt, fmt::format("'{}' is not an engine ioacct has (io_uring, psync, pvsync2, sync)", v));
+      else if (v == "libaio") engine = "libaio";
+      else bad(*s->opt, fmt::format("'{}' is not an engine ioacct has (io_uring, libaio, psync, pvsync2, sync)", v));
     }
     put("--engine", engine);
     if (const auto* s = get("iodepth")) {
       const auto v = integer(*s->opt, 1, 65536);
-      if (v && engine == "uring") put("--iodepth", std::to_string(*v * numjobs));
-    } else if (engine == "uring") {
+      if (v && engine != "psync") put("--iodepth", std::to_string(*v * numjobs));
+    } else if (engine != "psync") {
       put("--iodepth", std::to_string(numjobs));  // fio's iodepth=1, per job
     }
     // fio submits each I/O as soon as it has it (iodepth_batch_submit=1,
@@ -198,7 +198,10 @@ class JobMapper {
         put("--complete-batch", std::to_string(*v));
       }
     }
+    // libaio has no fused path to submit each refill at once: fio's one
+    // io_submit per I/O, reaping all there are, is lockstep batches of 1.
     if (!lockstep && engine == "uring") put("--submit-policy", policy);
+    else if (!lockstep && engine == "libaio" && std::string_view(policy) == "each") put("--submit-batch", "1");
     if (const auto* s = get("iodepth_batch_complete_max")) {
       // ioacct reaps every completion there is, up to the depth: fio's
       // complete_max=iodepth. Any other cap is not supported.

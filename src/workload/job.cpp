@@ -76,8 +76,11 @@ void validate(JobSpec& job) {
     throw UsageError(fmt::format("--iodepth: {} does not split evenly over {} threads; "
                                  "give a multiple of {}", job.iodepth, job.threads, job.threads));
   if (job.engine != EngineKind::Psync && job.iodepth / job.threads > kMaxRingDepth)
-    throw UsageError(fmt::format("--iodepth: {} in one thread is more than an io_uring ring holds ({}); "
-                                 "add --threads to spread it", job.iodepth / job.threads, kMaxRingDepth));
+    throw UsageError(fmt::format("--iodepth: {} in one thread is more than {} ({}); add --threads to spread it",
+                                 job.iodepth / job.threads,
+                                 job.engine == EngineKind::Libaio ? "one thread's AIO context takes"
+                                                                  : "an io_uring ring holds",
+                                 kMaxRingDepth));
   if (job.submit_batch > kMaxDepth) throw UsageError(fmt::format("--submit-batch: {} is out of range (1 to {})", job.submit_batch, kMaxDepth));
   if (job.complete_batch > kMaxDepth) throw UsageError(fmt::format("--complete-batch: {} is out of range (1 to {})", job.complete_batch, kMaxDepth));
   if (job.rwmix_read > 100) throw UsageError(fmt::format("--rwmix-read: {} is not a percentage (0 to 100)", job.rwmix_read));
@@ -152,7 +155,8 @@ void validate(JobSpec& job) {
     }
   }
   const UringOptions& u = job.uring;
-  if (job.engine == EngineKind::Psync) {
+  if (job.engine == EngineKind::Psync || job.engine == EngineKind::Libaio) {
+    const bool aio = job.engine == EngineKind::Libaio;
     // A wish given either way names the flag as it was written.
     auto wished = [](FlagWish w, const char* on, const char* off) -> std::pair<bool, const char*> {
       return {w != FlagWish::Default, w == FlagWish::Off ? off : on};
@@ -162,7 +166,7 @@ void validate(JobSpec& job) {
         wished(u.fixed_files, "--fixed-files", "--no-fixed-files"),
         wished(u.fixed_bufs, "--fixed-bufs", "--no-fixed-bufs"),
         wished(u.register_ring, "--register-ring", "--no-register-ring"),
-        {u.vectored, "--vectored"},
+        {u.vectored && !aio, "--vectored"},  // libaio: PREADV/PWRITEV
         {u.nowait, "--nowait"}, {u.force_async, "--force-async"}, {u.no_iowait, "--no-iowait"},
         {u.wait != WaitMode::Sleep, "--wait"},
         wished(u.single_issuer, "--single-issuer", "--no-single-issuer"),
@@ -170,7 +174,14 @@ void validate(JobSpec& job) {
         wished(u.coop_taskrun, "--coop-taskrun", "--no-coop-taskrun"),
         {u.no_sqarray != FlagWish::Default, "--no-sqarray"}};
     for (const auto& [on, flag] : ring_only)
-      if (on) throw UsageError(fmt::format("{}: is an io_uring mode; --engine psync has no ring (use --engine uring)", flag));
+      if (on)
+        throw UsageError(fmt::format("{}: is an io_uring mode; --engine {} has {} (use --engine uring)", flag,
+                                     aio ? "libaio" : "psync", aio ? "none of io_uring's modes" : "no ring"));
+    // The anatomy's stamps are io_uring's tracepoints or one syscall per
+    // I/O; AIO has no tracepoint of its own, and one io_submit carries many.
+    if (aio && job.anatomy)
+      throw UsageError("--anatomy: libaio I/Os pass no tracepoint that marks their submission or completion (AIO has "
+                       "none, and one io_submit carries many I/Os); use --engine uring or psync");
   }
   if (!u.sqpoll) {
     if (u.sq_cpu >= 0) throw UsageError("--sq-cpu: only applies with --sqpoll");

@@ -145,7 +145,8 @@ class EngineConformance : public ::testing::Test {
   }
 };
 
-using Kinds = ::testing::Types<Kind<EngineKind::Uring>, Kind<EngineKind::Psync>, Kind<EngineKind::Nop>>;
+using Kinds =
+    ::testing::Types<Kind<EngineKind::Uring>, Kind<EngineKind::Psync>, Kind<EngineKind::Nop>, Kind<EngineKind::Libaio>>;
 class KindNames {
  public:
   template <typename T>
@@ -251,6 +252,35 @@ TYPED_TEST(EngineConformance, BadDescriptorIsAPerIoError) {
   }
 }
 
+// One bad request in the middle of a batch fails alone: libaio's io_submit
+// stops at the iocb it refuses, and the engine goes on with the rest.
+TYPED_TEST(EngineConformance, ABadDescriptorInABatchFailsAlone) {
+  TempFile f(8);
+  const int fd = f.open(O_RDONLY);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  auto e = this->make({fd, 999'999});
+  AlignedBuf buf(4 * kBlock);
+  std::vector<IoRequest> reqs;
+  for (uint32_t i = 0; i < 4; ++i) reqs.push_back({i * uint64_t{kBlock}, buf.p + i * kBlock, kBlock, i == 1 ? 1u : 0u, i, IoOp::Read});
+  ASSERT_EQ(e->queue(reqs), 4u);
+  std::map<uint32_t, int32_t> done;
+  std::vector<IoCompletion> out(4);
+  for (int tries = 0; done.size() < 4 && tries < 100; ++tries) {
+    const int got = e->enter(1, {out.data(), out.size()}, 2'000'000'000ull);
+    ASSERT_GE(got, 0) << strerror(-got);
+    for (int i = 0; i < got; ++i) EXPECT_TRUE(done.emplace(out[i].tag, out[i].res).second);
+  }
+  ASSERT_EQ(done.size(), 4u);
+  for (uint32_t i : {0u, 2u, 3u}) EXPECT_EQ(done[i], static_cast<int32_t>(kBlock)) << "request " << i;
+  EXPECT_EQ(done[1], this->traits().checks_fd ? -EBADF : static_cast<int32_t>(kBlock));
+  if (this->traits().moves_data) {
+    for (uint32_t i : {0u, 2u, 3u}) EXPECT_EQ(buf.p[i * kBlock + 5], pattern(i, 5)) << "request " << i;
+  }
+  EXPECT_EQ(e->counters().submitted, 4u);
+  EXPECT_EQ(e->counters().reaped, 4u);
+  close(fd);
+}
+
 TYPED_TEST(EngineConformance, NoCompletionLostAtFullDepth) {
   TempFile f(256);
   const int fd = f.open(O_RDONLY);
@@ -283,7 +313,8 @@ TYPED_TEST(EngineConformance, NoCompletionLostAtFullDepth) {
   }
   EXPECT_EQ(e->counters().submitted, total);
   EXPECT_EQ(e->counters().reaped, total);
-  // Batching: io_uring needs far fewer syscalls than I/Os; psync needs one each.
+  // Batching: io_uring and libaio (an io_submit and an io_getevents per
+  // batch) need far fewer syscalls than I/Os; psync needs one each.
   if (this->kKind == EngineKind::Psync)
     EXPECT_EQ(e->counters().syscalls, total);
   else
@@ -291,7 +322,7 @@ TYPED_TEST(EngineConformance, NoCompletionLostAtFullDepth) {
 }
 
 // The fused path: io_uring engines (nop too) offer it in their default
-// mode, psync has no ring to offer. With `early` (the runner's for O_DIRECT)
+// mode, psync and libaio have no io_uring to offer. With `early` (the runner's for O_DIRECT)
 // a pass of two or more submits its first request at once and loses none of
 // the rest; the enters are one per batch and one per such pass.
 TYPED_TEST(EngineConformance, FusedPathRefillsInPlaceAndLosesNothing) {
@@ -305,7 +336,7 @@ TYPED_TEST(EngineConformance, FusedPathRefillsInPlaceAndLosesNothing) {
       AlignedBuf buf(kBlock * depth);
       auto e = make_engine(this->kKind, options_with_buffers(fd, buf.p, depth));
       FusedRing* ring = e->fused();
-      if (this->kKind == EngineKind::Psync) {
+      if (!this->traits().fused) {
         EXPECT_EQ(ring, nullptr);
       } else {
         ASSERT_NE(ring, nullptr);
@@ -367,13 +398,14 @@ TEST(EngineDiscard, BlockDeviceDiscardsWithTheCommandAndWithoutIt) {
   if (!attached) GTEST_SKIP() << "losetup failed (not root, or no loop devices): no block device to discard";
   std::string path(dev);
   path.erase(path.find_last_not_of('\n') + 1);
-  for (EngineKind kind : {EngineKind::Uring, EngineKind::Psync}) {
+  for (EngineKind kind : {EngineKind::Uring, EngineKind::Psync, EngineKind::Libaio}) {
     for (bool force_ioctl : {false, true}) {
-      if (kind == EngineKind::Psync && force_ioctl) continue;
+      if (kind != EngineKind::Uring && force_ioctl) continue;  // BLKDISCARD is all they have
       SCOPED_TRACE(std::string(engine_name(kind)) + (force_ioctl ? " (BLKDISCARD fallback)" : ""));
       const int fd = ::open(path.c_str(), O_RDWR | O_DIRECT | O_CLOEXEC);
       ASSERT_GE(fd, 0) << strerror(errno);
-      const uint64_t at = (force_ioctl ? 64 : kind == EngineKind::Psync ? 128 : 0) * uint64_t{kBlock};
+      const uint64_t at = (force_ioctl ? 64 : kind == EngineKind::Psync ? 128 : kind == EngineKind::Libaio ? 192 : 0) *
+                          uint64_t{kBlock};
       EngineOptions o;
       o.depth = 4;
       o.fds = {fd};
@@ -393,6 +425,31 @@ TEST(EngineDiscard, BlockDeviceDiscardsWithTheCommandAndWithoutIt) {
     }
   }
   std::system(("losetup -d " + path).c_str());
+}
+
+// libaio's own: PREADV/PWRITEV under --vectored, and a poll with nothing
+// completed makes no syscall (the engine reads the AIO ring's head and tail,
+// as libaio's io_getevents would, so that what it counts is what it made).
+TEST(EngineLibaio, VectoredMovesDataAndAnEmptyPollMakesNoSyscall) {
+  TempFile f(16);
+  const int fd = f.open(O_RDWR | O_DIRECT);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  EngineOptions o;
+  o.depth = 4;
+  o.fds = {fd};
+  o.uring.vectored = true;
+  auto e = make_engine(EngineKind::Libaio, o);
+  EXPECT_NE(e->describe().find("vectored"), std::string::npos) << e->describe();
+  AlignedBuf w(kBlock), r(kBlock);
+  std::memset(w.p, 0x5A, kBlock);
+  EXPECT_EQ(run_all(*e, {{3 * kBlock, w.p, kBlock, 0, 0, IoOp::Write}}, 4)[0], static_cast<int32_t>(kBlock));
+  EXPECT_EQ(run_all(*e, {{3 * kBlock, r.p, kBlock, 0, 1, IoOp::Read}}, 4)[1], static_cast<int32_t>(kBlock));
+  EXPECT_EQ(0, std::memcmp(w.p, r.p, kBlock));
+  const uint64_t before = e->counters().syscalls;
+  std::vector<IoCompletion> out(4);
+  EXPECT_EQ(e->enter(0, {out.data(), out.size()}, 0), 0);
+  EXPECT_EQ(e->counters().syscalls, before) << "nothing queued, nothing completed: no syscall";
+  close(fd);
 }
 
 TEST(EngineSetup, SetupFlagsAreReportedByName) {

@@ -274,7 +274,7 @@ TEST_P(FaultEngineTest, EveryRequestFinishesOnceWithTheRightData) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, FaultEngineTest,
-                         ::testing::Combine(::testing::Values(EngineKind::Uring, EngineKind::Psync), ::testing::Bool()),
+                         ::testing::Combine(::testing::Values(EngineKind::Uring, EngineKind::Psync, EngineKind::Libaio), ::testing::Bool()),
                          [](const auto& p) {
                            return std::string(engine_name(std::get<0>(p.param))) +
                                   (std::get<1>(p.param) ? "_direct" : "_buffered");

@@ -312,6 +312,27 @@ TEST(Headline, SqpollSaysWhatItBuysAtWhatCpuAndWhatAccountingCosts) {
   EXPECT_NE(c.headline.find("; at depth 32, accounting costs 2.4% of the IOPS"), std::string::npos) << c.headline;
 }
 
+TEST(Headline, LibaioSaysWhatIoUringCompletesAtEachDepthAndAtWhatCpu) {
+  CompareResult c;
+  c.preset = "libaio";
+  c.variants = {variant("libaio-qd1", {9000, 9100, 8900, 9050, 8950}), variant("uring-qd1", {9020, 9080, 8950, 9040, 8960}),
+                variant("libaio-qd32", {40000, 40500, 39500, 40200, 39800}),
+                variant("uring-qd32", {48000, 48600, 47400, 48240, 47760})};
+  for (auto& r : c.variants[2].runs) r.cpu_per_io_ns = 10000;
+  for (auto& r : c.variants[3].runs) r.cpu_per_io_ns = 8000;
+  summarize(c);
+  EXPECT_EQ(c.headline.rfind("On this machine, at depth 1, io_uring completes as many I/Os as libaio (1.00x, 95% CI ", 0), 0u)
+      << c.headline;
+  EXPECT_NE(c.headline.find("; at depth 32, io_uring (0.80x the CPU per I/O of libaio) completes 1.20x the I/Os of libaio "
+                            "(95% CI "), std::string::npos) << c.headline;
+  EXPECT_EQ(c.headline.back(), '.');
+  // Only one depth run (a user's --iodepth, or a variant that failed): that one is said.
+  c.variants.resize(2);
+  summarize(c);
+  EXPECT_EQ(c.headline.find("depth 32"), std::string::npos) << c.headline;
+  EXPECT_EQ(c.headline.rfind("On this machine, at depth 1, io_uring", 0), 0u) << c.headline;
+}
+
 TEST(Headline, UtilComparesUtilWithBusyOrSaysItWasNotMeasured) {
   CompareResult c;
   c.preset = "util";

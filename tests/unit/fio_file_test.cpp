@@ -191,6 +191,11 @@ TEST(FioMap, BatchingIsFiosOwn) {
   const auto run = map_text("[j]\nioengine=psync\nsize=16m\nfilename=/dev/x\n");
   ASSERT_EQ(run.jobs.size(), 1u);
   EXPECT_FALSE(has(run.jobs[0].words, "--submit-policy"));
+  // libaio: one io_submit per I/O, reaping all there are (lockstep of 1).
+  const auto aio = map_text("[j]\nioengine=libaio\ndirect=1\niodepth=32\nsize=16m\nfilename=/dev/x\n");
+  ASSERT_EQ(aio.jobs.size(), 1u);
+  EXPECT_FALSE(has(aio.jobs[0].words, "--submit-policy"));
+  EXPECT_EQ(word_after(aio.jobs[0].words, "--submit-batch"), "1");
 }
 
 TEST(FioMap, MapsTheDocumentedSubset) {
@@ -231,6 +236,21 @@ TEST(FioMap, MapsTheDocumentedSubset) {
   EXPECT_THAT(run.run_words, ElementsAre("--ramp", "1000000000ns"));
 }
 
+// fio's most common engine: libaio, with its depth over all jobs as for
+// io_uring; io_uring's own options stay errors with it.
+TEST(FioMap, LibaioMapsWithItsDepth) {
+  const auto w = map_text("[j]\nioengine=libaio\ndirect=1\nnumjobs=2\niodepth=16\niodepth_batch_submit=8\nsize=1m\n")
+                     .jobs[0]
+                     .words;
+  EXPECT_EQ(word_after(w, "--engine"), "libaio");
+  EXPECT_EQ(word_after(w, "--iodepth"), "32");
+  EXPECT_EQ(word_after(w, "--submit-batch"), "8");
+  EXPECT_EQ(word_after(map_text("[j]\nioengine=libaio\nsize=1m\n").jobs[0].words, "--iodepth"), "1")
+      << "fio's iodepth=1";
+  EXPECT_EQ(error_of([] { map_text("[j]\nioengine=libaio\nsize=1m\nsqthread_poll=1\n"); }),
+            "j.fio:4: sqthread_poll: is an io_uring option; this job's ioengine is not io_uring");
+}
+
 TEST(FioMap, SizeWithoutTimeBasedIsOnePassPerJob) {
   const auto run = map_text("[j]\nrw=randread\nsize=1m\nbs=4k\nnumjobs=3\nruntime=10\n");
   EXPECT_EQ(word_after(run.jobs[0].words, "--ios"), "768");  // 3 x 1 MiB / 4 KiB
@@ -251,13 +271,13 @@ TEST(FioMap, GlobalsApplyOnlyBelowThem) {
 
 TEST(FioMap, EveryUnsupportedOptionIsOneLine) {
   const std::string e = error_of([] {
-    map_text("[global]\nverify=md5\n[a]\nsize=1m\nioengine=libaio\n[b]\nsize=1m\nbs=4x\nnrfiles=2\n");
+    map_text("[global]\nverify=md5\n[a]\nsize=1m\nioengine=posixaio\n[b]\nsize=1m\nbs=4x\nnrfiles=2\n");
   });
   // Sorted by line; the [global] line once although two jobs inherit it.
   EXPECT_EQ(e,
             "j.fio:2: verify: not an option ioacct maps (docs/fio.md lists those it does); remove it, or run this job "
-            "with fio\nerror: j.fio:5: ioengine: 'libaio': ioacct has no libaio engine; ioengine=io_uring is the "
-            "asynchronous one it has\nerror: j.fio:8: bs: cannot read '4x' as a size (fio's units: 4k, 1m, 2g; "
+            "with fio\nerror: j.fio:5: ioengine: 'posixaio' is not an engine ioacct has (io_uring, libaio, psync, "
+            "pvsync2, sync)\nerror: j.fio:8: bs: cannot read '4x' as a size (fio's units: 4k, 1m, 2g; "
             "kb_base=1024)\nerror: j.fio:9: nrfiles: not an option ioacct maps (docs/fio.md lists those it does); "
             "remove it, or run this job with fio");
 }
