@@ -68,6 +68,9 @@ int run_cli(int argc, char** argv) {
       ->expected(2)
       ->group("");
 
+  // Installed, --help names /usr/share/doc/ioacct/cli.md, not a path in a
+  // source tree the user does not have.
+  if (const std::string docs = installed_doc_dir(); !docs.empty()) point_help_at(app, docs);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
