@@ -83,6 +83,7 @@ int run_cli(int argc, char** argv) {
   for (const CLI::Option* o : bench_cmd->get_options())
     if (o->count()) bench.given.push_back(o->get_lnames().empty() ? o->get_single_name() : "--" + o->get_lnames().front());
   compare.words = compare_cmd->remaining();
+  stat.format_given = stat_cmd->count("--format") > 0;
   std::vector<std::string> args(argv, argv + argc);
   try {
     if (bench_cmd->parsed()) return run_bench_command(bench, args);
