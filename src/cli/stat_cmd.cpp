@@ -65,9 +65,8 @@ CLI::App* add_stat_command(CLI::App& app, StatArgs& a) {
   s->add_flag("-k", a.kilobytes, "kB/s columns (the default)");
   s->add_flag("-m", a.megabytes, "MB/s columns: rMB/s, wMB/s, dMB/s (kB/s / 1024, as iostat; request sizes stay in kB)");
   s->add_flag("-z", a.omit_idle, "omit the devices that completed no I/O in the interval");
-  s->add_flag("-d", a.device_only, "the device report only (accepted for iostat's habit: it is the only report)");
-  s->add_flag("-c", a.cpu_only, "iostat's CPU report only: refused, ioacct stat reports devices (use iostat -c or "
-              "mpstat)");
+  s->add_flag("-c", a.cpu_only, "the CPU report (iostat's avg-cpu) only; with -d, both");
+  s->add_flag("-d", a.device_only, "the device report only (the default: without -c it is the only report)");
   s->add_flag("-N", a.dm_names, "device-mapper devices by their names (dm-0 as vg-root, from /sys/block/dm-N/dm/name)");
   s->add_flag("-h", a.human, "human-readable: sizes with a unit (12.0k, 85.3M), percentages with '%', the device name "
               "last (iostat -h --compact)");
@@ -125,9 +124,6 @@ void omit_idle(StatReport& r) {
 int run_stat_command(const StatArgs& a) {
   const std::string format = output_format(a);
   require_one_of("--format", format, {"console", "json"});
-  if (a.cpu_only)
-    throw UsageError("-c: ioacct stat has no CPU report (iostat -c's avg-cpu); it reports devices: for the CPU use "
-                     "iostat -c or mpstat");
   if (a.megabytes && a.kilobytes) throw UsageError("-m: MB/s, but -k asks for kB/s; give one of them");
   StatLoop loop;
   std::vector<std::string> names;
@@ -153,6 +149,8 @@ int run_stat_command(const StatArgs& a) {
   StopSignals signals;
   StatFormat f;
   f.latency = a.latency;
+  f.cpu = a.cpu_only;
+  f.devices = !a.cpu_only || a.device_only;
   f.megabytes = a.megabytes;
   f.human = a.human;
   if (a.time) {
@@ -164,7 +162,8 @@ int run_stat_command(const StatArgs& a) {
   // The exact columns need an interval: the since-boot report has none, so
   // `stat N 1` (only that report, as iostat) loads nothing.
   const bool interval_reports = loop.interval_ns > 0 && (loop.count != 1 || loop.omit_first);
-  if (!a.no_bpf && interval_reports && !devices.empty()) {
+  // -c alone: no device report, so no exact columns to load for.
+  if (!a.no_bpf && interval_reports && !devices.empty() && (!a.cpu_only || a.device_only)) {
     TrackerAttach attached = attach_tracker(busy_devices(devices),
                                             {.latency = a.latency, .device_span = a.dev, .bpf_stats = a.bpf_stats});
     tracker = std::move(attached.tracker);

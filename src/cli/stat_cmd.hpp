@@ -19,8 +19,8 @@ struct StatArgs {
   bool megabytes = false;    // -m: MB/s columns
   bool kilobytes = false;    // -k: kB/s columns (the default)
   bool omit_idle = false;    // -z: no row for a device that completed nothing in the interval
-  bool device_only = false;  // -d: the device report only (the only report ioacct stat has)
-  bool cpu_only = false;     // -c: the CPU report only, which ioacct stat does not have: refused
+  bool device_only = false;  // -d: the device report only (the default; with -c: both)
+  bool cpu_only = false;     // -c: the CPU report (avg-cpu) only; with -d: both
   bool dm_names = false;     // -N: device-mapper names (dm-0 -> vg-root)
   bool human = false;        // -h: human-readable (iostat's --human --pretty, on one line)
   std::string output;        // -o JSON: --format json

@@ -72,6 +72,15 @@ std::string format_stat_console(const StatReport& r, const StatFormat& f) {
   const char* const u = f.megabytes && !f.human ? "MB" : "kB";
   std::string out;
   if (f.time_format) out += local_time(r.wall_ns, *f.time_format) + "\n";
+  const Columns c{f};
+  if (f.cpu && r.cpu) {
+    // iostat 12.6's write_cpu_stat: 7 spaces, then " %7.2f" per column.
+    out += "avg-cpu:  %user   %nice %system %iowait  %steal   %idle\n       ";
+    for (double v : {r.cpu->user, r.cpu->nice, r.cpu->system, r.cpu->iowait, r.cpu->steal, r.cpu->idle})
+      out += c.pct(v, 7);
+    out += "\n\n";
+  }
+  if (!f.devices) return out;
   out += f.human ? "     " : "Device            ";
   out += fmt::format("r/s     r{0}/s   rrqm/s  %rrqm r_await rareq-sz     w/s     w{0}/s   wrqm/s  %wrqm w_await "
                      "wareq-sz     d/s     d{0}/s   drqm/s  %drqm d_await dareq-sz     f/s f_await  aqu-sz  %util  busy%"
@@ -79,7 +88,6 @@ std::string format_stat_console(const StatReport& r, const StatFormat& f) {
   for (int k = 0; k < BusyCounters::kDepthBuckets; ++k) out += fmt::format(" {:>9}", fmt::format("qd{}%", depth_label(k)));
   if (f.latency) out += "   p50_ms   p99_ms   max_ms";
   out += f.human ? " Device\n" : "\n";
-  const Columns c{f};
   for (const StatRow& row : r.rows) {
     const IostatRow& x = row.io;
     const std::string& name = display_name(row.device.name, f);
@@ -168,7 +176,7 @@ nlohmann::json stat_to_json(const StatReport& r, const StatFormat& f) {
                {"user_cpu_ns", r.tracker->user_cpu_ns},
                {"bpf_run_ns", r.tracker->bpf_run_ns ? nlohmann::json(*r.tracker->bpf_run_ns) : nlohmann::json()},
                {"cpu_ns_per_io", opt_json(r.tracker->cpu_ns_per_io)}};
-  return {{"schema_version", kStatSchemaVersion},
+  nlohmann::json out = {{"schema_version", kStatSchemaVersion},
           {"timestamp", r.wall_ns ? nlohmann::json(format_rfc3339(r.wall_ns)) : nlohmann::json()},
           {"since_boot", r.since_boot},
           {"interval_s", r.interval_s},
@@ -177,6 +185,13 @@ nlohmann::json stat_to_json(const StatReport& r, const StatFormat& f) {
           {"exact_error", r.busy_error ? nlohmann::json(*r.busy_error) : nlohmann::json()},
           {"tracker", tracker},
           {"devices", devices}};
+  if (f.cpu)
+    out["cpu"] = r.cpu ? nlohmann::json{{"user_pct", r.cpu->user},     {"nice_pct", r.cpu->nice},
+                                        {"system_pct", r.cpu->system}, {"iowait_pct", r.cpu->iowait},
+                                        {"steal_pct", r.cpu->steal},   {"idle_pct", r.cpu->idle}}
+                       : nlohmann::json();
+  if (!f.devices) out["devices"] = nlohmann::json::array();
+  return out;
 }
 
 }  // namespace ioacct

@@ -17,6 +17,10 @@ struct StatFormat {
   bool latency = false;               // --latency columns
   std::optional<std::string> source;  // the tracker's source(); none: no exact columns
   std::optional<std::string> unavailable;  // why there is no tracker
+  // iostat's -c and -d: which reports. The CPU one (avg-cpu) is printed only
+  // when asked for, and then in the JSON too ("cpu").
+  bool cpu = false;
+  bool devices = true;
   // iostat's habits, console only (the JSON keeps its kB fields and layout):
   bool megabytes = false;  // -m: rMB/s, wMB/s, dMB/s = kB/s / 1024 (request sizes stay in kB, as iostat's)
   bool human = false;      // -h: iostat -h --compact: sizes with a unit (12.0k, 85.3M), percentages with '%',

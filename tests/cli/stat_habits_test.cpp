@@ -1,7 +1,6 @@
 // iostat's other flags in `ioacct stat`, meaning what they mean in sysstat's
-// iostat: -t -m -k -z -d -N -h and -o JSON, each checked against iostat
-// itself where both can look at the same thing (-c, a CPU report ioacct stat
-// does not have, is refused).
+// iostat: -t -m -k -z -c -d -N -h and -o JSON, each checked against iostat
+// itself where both can look at the same thing.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -164,9 +163,9 @@ TEST(StatHabits, OmitIdleHidesTheIdleDeviceAsIostatDoes) {
   EXPECT_TRUE(habit_row(iostat_out, idle.name()).empty()) << "iostat -z hides it too: " << iostat_out;
 }
 
-// -o JSON is --format json: JSON lines that parse, one per report; -d is
-// accepted (the device report is the only one); -c is refused.
-TEST(StatHabits, OutputJsonIsFormatJsonAndDIsAcceptedAndCIsRefused) {
+// -o JSON is --format json: JSON lines that parse, one per report; -d is the
+// device report (the default).
+TEST(StatHabits, OutputJsonIsFormatJsonAndDIsTheDeviceReport) {
   const Outcome o = run_ioacct({"stat", "-d", "-o", "JSON", "vda"}), f = run_ioacct({"stat", "--format", "json", "vda"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const auto a = nlohmann::json::parse(o.out), b = nlohmann::json::parse(f.out);
@@ -174,8 +173,6 @@ TEST(StatHabits, OutputJsonIsFormatJsonAndDIsAcceptedAndCIsRefused) {
   EXPECT_EQ(a["devices"][0]["device"], "vda");
   EXPECT_EQ(a["devices"][0].size(), b["devices"][0].size());
   const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
-      {{"stat", "-c"}, "error: -c: ioacct stat has no CPU report (iostat -c's avg-cpu); it reports devices: for the "
-                       "CPU use iostat -c or mpstat\n"},
       {{"stat", "-o", "xml"}, "error: -o: 'xml' is not JSON (iostat's only -o format); for the console table leave out "
                               "-o\n"},
       {{"stat", "-o", "JSON", "--format", "console"}, "error: -o: JSON, but --format says console; give one of them\n"},
@@ -187,6 +184,33 @@ TEST(StatHabits, OutputJsonIsFormatJsonAndDIsAcceptedAndCIsRefused) {
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(r.err, line);
   }
+}
+
+// -c: iostat's avg-cpu report, the same figures from the same /proc/stat;
+// alone it is the only report, with -d the device report follows.
+TEST(StatHabits, CpuReportIsIostatsAvgCpu) {
+  if (!iostat_here()) GTEST_SKIP() << "iostat (sysstat) is not installed: run scripts/setup";
+  // Since boot: a few ms apart, the shares move by far less than 0.05.
+  const Outcome o = run_ioacct({"stat", "-c"});
+  const std::string theirs = sh("iostat -c");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto ours_lines = habit_lines(o.out), their_lines = habit_lines(theirs);
+  ASSERT_GE(ours_lines.size(), 2u) << o.out;
+  EXPECT_EQ(ours_lines[0], their_lines.at(2)) << "iostat's header, to the space";
+  const auto a = habit_cells(ours_lines[1]), b = habit_cells(their_lines.at(3));
+  ASSERT_EQ(a.size(), 6u) << o.out;
+  ASSERT_EQ(b.size(), 6u) << theirs;
+  for (size_t i = 0; i < 6; ++i) EXPECT_NEAR(std::stod(a[i]), std::stod(b[i]), 0.05) << habit_cells(ours_lines[0])[i + 1];
+  EXPECT_EQ(ours_lines[1].size(), their_lines.at(3).size()) << "iostat's widths";
+  EXPECT_EQ(o.out.find("Device"), std::string::npos) << "-c alone: no device report";
+  const Outcome both = run_ioacct({"stat", "-c", "-d", "vda"});
+  EXPECT_EQ(habit_lines(both.out).at(0).rfind("avg-cpu:", 0), 0u) << both.out;
+  EXPECT_FALSE(habit_row(both.out, "vda").empty()) << both.out;
+  const auto j = nlohmann::json::parse(run_ioacct({"stat", "-c", "-o", "JSON"}).out);
+  EXPECT_NEAR(j["cpu"]["idle_pct"].get<double>(), std::stod(b[5]), 0.05) << j.dump();
+  EXPECT_TRUE(j["devices"].empty());
+  EXPECT_FALSE(nlohmann::json::parse(run_ioacct({"stat", "-o", "JSON", "vda"}).out).contains("cpu"))
+      << "the JSON has cpu only when -c asks for it";
 }
 
 // -N: a device-mapper device by its name, as iostat -N prints it.
