@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <cstdio>
 #include <memory>
 #include <set>
 #include <string>
@@ -119,6 +119,23 @@ void omit_idle(StatReport& r) {
   });
 }
 
+// What the reporters print, as the flags say.
+StatFormat stat_format(const StatArgs& a, const std::vector<StatDevice>& devices) {
+  StatFormat f;
+  f.latency = a.latency;
+  f.cpu = a.cpu_only;
+  f.devices = !a.cpu_only || a.device_only;
+  f.megabytes = a.megabytes;
+  f.human = a.human;
+  if (a.time) {
+    // Read before any thread starts, and nothing here sets the environment.
+    const char* s_time = std::getenv("S_TIME_FORMAT");  // NOLINT(concurrency-mt-unsafe)
+    f.time_format = s_time && std::string_view(s_time) == "ISO" ? "%FT%T%z" : "%x %X";
+  }
+  if (a.dm_names) f.names = dm_names(devices);
+  return f;
+}
+
 }  // namespace
 
 int run_stat_command(const StatArgs& a) {
@@ -147,17 +164,7 @@ int run_stat_command(const StatArgs& a) {
     fmt::print(stderr, "ioacct stat: no whole disk has done any I/O since boot; name a device to watch it anyway\n");
 
   StopSignals signals;
-  StatFormat f;
-  f.latency = a.latency;
-  f.cpu = a.cpu_only;
-  f.devices = !a.cpu_only || a.device_only;
-  f.megabytes = a.megabytes;
-  f.human = a.human;
-  if (a.time) {
-    const char* s_time = std::getenv("S_TIME_FORMAT");
-    f.time_format = s_time && std::string_view(s_time) == "ISO" ? "%FT%T%z" : "%x %X";
-  }
-  if (a.dm_names) f.names = dm_names(devices);
+  StatFormat f = stat_format(a, devices);
   std::unique_ptr<BusyTracker> tracker;
   // The exact columns need an interval: the since-boot report has none, so
   // `stat N 1` (only that report, as iostat) loads nothing.

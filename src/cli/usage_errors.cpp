@@ -5,7 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
+#include <regex>
 #include <utility>
 
 namespace ioacct {
@@ -116,15 +116,17 @@ std::pair<std::string, std::string> split_name(const std::string& what) {
 
 std::string mismatch_message(const std::string& what) {
   auto [name, rest] = split_name(what);
-  unsigned n = 0, got = 0;
-  char type[64] = "";
-  if (std::sscanf(rest.c_str(), "%u required %63s missing", &n, type) == 2)
-    return fmt::format("{}: needs a value ({})", name, type);
-  if (std::sscanf(rest.c_str(), "At Most %u required but received %u", &n, &got) == 2)
-    return n == 1 ? fmt::format("{}: given {} times; give it once", name, got)
-                  : fmt::format("{}: takes at most {} values, got {}", name, n, got);
-  if (std::sscanf(rest.c_str(), "At least %u required but received %u", &n, &got) == 2)
-    return fmt::format("{}: needs at least {} value{}, got {}", name, n, n == 1 ? "" : "s", got);
+  // CLI11 2.x's ArgumentMismatch texts (CLI/Error.hpp).
+  static const std::regex missing(R"(\d+ required (\S+) missing)");
+  static const std::regex at_most(R"(At Most (\d+) required but received (\d+))");
+  static const std::regex at_least(R"(At least (\d+) required but received (\d+))");
+  std::smatch m;
+  if (std::regex_match(rest, m, missing)) return fmt::format("{}: needs a value ({})", name, m[1].str());
+  if (std::regex_match(rest, m, at_most))
+    return m[1] == "1" ? fmt::format("{}: given {} times; give it once", name, m[2].str())
+                       : fmt::format("{}: takes at most {} values, got {}", name, m[1].str(), m[2].str());
+  if (std::regex_match(rest, m, at_least))
+    return fmt::format("{}: needs at least {} value{}, got {}", name, m[1].str(), m[1] == "1" ? "" : "s", m[2].str());
   return what;
 }
 
