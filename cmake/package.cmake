@@ -9,7 +9,8 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_PACKAGE_NAME ioacct)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-set(CPACK_PACKAGE_CONTACT "ioacct maintainers <ioacct@localhost>")
+# IOACCT_PACKAGE_CONTACT: cmake/install.cmake (the changelog names it too).
+set(CPACK_PACKAGE_CONTACT "${IOACCT_PACKAGE_CONTACT}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "io_uring I/O benchmark and monitor that tells the truth about where time goes")
 # The summary is the Description's first line; this is the rest.
 string(CONCAT CPACK_DEBIAN_PACKAGE_DESCRIPTION

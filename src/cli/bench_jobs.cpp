@@ -7,6 +7,7 @@
 #include <chrono>
 #include <set>
 
+#include "cli/usage_errors.hpp"
 #include "common/errors.hpp"
 #include "workload/fio_file.hpp"
 
@@ -118,7 +119,7 @@ BenchArgs parse_bench_words(const BenchArgs& base, const std::vector<std::string
   try {
     root.parse(argv);
   } catch (const CLI::ParseError& e) {
-    throw UsageError(fmt::format("{}: {}", where, e.what()));
+    throw UsageError(fmt::format("{}: {}", where, usage_error_message(e, root, b, "ioacct bench")));
   }
   for (const CLI::Option* o : b->get_options())
     if (o->count()) a.given.push_back(option_name(o));

@@ -13,6 +13,7 @@
 #include "cli/probe_cmd.hpp"
 #include "cli/rings_cmd.hpp"
 #include "cli/stat_cmd.hpp"
+#include "cli/usage_errors.hpp"
 #include "common/errors.hpp"
 
 namespace ioacct {
@@ -26,10 +27,10 @@ void require_one_of(std::string_view flag, const std::string& value, std::initia
 
 namespace {
 
-// "bench " when the error is in bench's options, so the hint names its --help.
-std::string parsed_subcommand(const CLI::App& app) {
+// The subcommand whose words were being parsed; none before one was seen.
+const CLI::App* parsed_subcommand(const CLI::App& app) {
   const auto parsed = app.get_subcommands();
-  return parsed.empty() ? "" : parsed.front()->get_name() + " ";
+  return parsed.empty() ? nullptr : parsed.front();
 }
 
 }  // namespace
@@ -67,18 +68,22 @@ int run_cli(int argc, char** argv) {
       ->expected(2)
       ->group("");
 
+  // Installed, --help names /usr/share/doc/ioacct/cli.md, not a path in a
+  // source tree the user does not have.
+  if (const std::string docs = installed_doc_dir(); !docs.empty()) point_help_at(app, docs);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    fmt::print(stderr, "error: {} (see 'ioacct {}--help')\n", e.what(),
-               parsed_subcommand(app));
+    const CLI::App* sub = parsed_subcommand(app);
+    fmt::print(stderr, "error: {}\n", usage_error_message(e, app, sub, sub ? "ioacct " + sub->get_name() : "ioacct"));
     return kExitUsage;
   }
   bench.iodepth_given = bench_cmd->count("--iodepth") > 0;
   for (const CLI::Option* o : bench_cmd->get_options())
     if (o->count()) bench.given.push_back(o->get_lnames().empty() ? o->get_single_name() : "--" + o->get_lnames().front());
   compare.words = compare_cmd->remaining();
+  stat.format_given = stat_cmd->count("--format") > 0;
   std::vector<std::string> args(argv, argv + argc);
   try {
     if (bench_cmd->parsed()) return run_bench_command(bench, args);

@@ -11,6 +11,7 @@
 #include "cli/bench_cmd.hpp"
 #include "cli/cli.hpp"
 #include "cli/signals.hpp"
+#include "cli/usage_errors.hpp"
 #include "common/errors.hpp"
 #include "common/files.hpp"
 #include "common/output.hpp"
@@ -41,7 +42,7 @@ JobSpec parse_variant(const Variant& v) {
   try {
     root.parse(words);
   } catch (const CLI::ParseError& e) {
-    throw UsageError(fmt::format("variant '{}': {}", v.name, e.what()));
+    throw UsageError(fmt::format("variant '{}': {}", v.name, usage_error_message(e, root, b, "ioacct compare")));
   }
   args.iodepth_given = b->count("--iodepth") > 0;
   try {

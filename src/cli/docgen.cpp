@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <filesystem>
 #include <sstream>
 #include <vector>
 
@@ -289,6 +290,21 @@ std::string zsh_completion(const CLI::App& app) {
        "}\n"
        "_ioacct \"$@\"\n";
   return z.str();
+}
+
+std::string installed_doc_dir() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const std::filesystem::path dir = (exe.parent_path() / IOACCT_DOCS_FROM_BIN).lexically_normal();
+  return std::filesystem::exists(dir / "cli.md", ec) ? dir.string() : "";
+}
+
+void point_help_at(CLI::App& app, const std::string& doc_dir) {
+  app.description(installed_docs(app.get_description(), doc_dir));
+  app.footer(installed_docs(app.get_footer(), doc_dir));
+  for (CLI::Option* o : app.get_options()) o->description(installed_docs(o->get_description(), doc_dir));
+  for (CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) point_help_at(*s, doc_dir);
 }
 
 void write_generated_docs(const CLI::App& app, const std::string& dir, const std::string& doc_dir) {

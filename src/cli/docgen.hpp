@@ -20,4 +20,13 @@ std::string zsh_completion(const CLI::App& app);
 // written.
 void write_generated_docs(const CLI::App& app, const std::string& dir, const std::string& doc_dir);
 
+// Where the installed docs are for the running binary: DOCDIR beside its
+// BINDIR (/usr/bin/ioacct: /usr/share/doc/ioacct), when cli.md is there;
+// "" when it is not (a build tree, where docs/ of the source tree is meant).
+std::string installed_doc_dir();
+// Turns "docs/X.md" in every description and footer of `app` and its
+// subcommands into `doc_dir`/X.md, so that --help names the files where an
+// installed ioacct has them.
+void point_help_at(CLI::App& app, const std::string& doc_dir);
+
 }  // namespace ioacct

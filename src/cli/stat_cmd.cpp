@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -56,14 +58,90 @@ CLI::App* add_stat_command(CLI::App& app, StatArgs& a) {
   s->add_flag("--bpf-stats", a.bpf_stats,
               "turn on the kernel's BPF run-time statistics while running, so that the JSON's tracker cost includes "
               "the programs' own time (it costs every BPF program on the machine two clock reads per run)");
+  // iostat's -h is human-readable output, not help: here too, and --help is
+  // the help (docs/cli.md, "ioacct stat").
+  s->set_help_flag("--help", "Print this help message and exit");
+  s->add_flag("-t", a.time, "print the time before each report (local time; S_TIME_FORMAT=ISO: ISO 8601, as iostat)");
+  s->add_flag("-k", a.kilobytes, "kB/s columns (the default)");
+  s->add_flag("-m", a.megabytes, "MB/s columns: rMB/s, wMB/s, dMB/s (kB/s / 1024, as iostat; request sizes stay in kB)");
+  s->add_flag("-z", a.omit_idle, "omit the devices that completed no I/O in the interval");
+  s->add_flag("-c", a.cpu_only, "the CPU report (iostat's avg-cpu) only; with -d, both");
+  s->add_flag("-d", a.device_only, "the device report only (the default: without -c it is the only report)");
+  s->add_flag("-N", a.dm_names, "device-mapper devices by their names (dm-0 as vg-root, from /sys/block/dm-N/dm/name)");
+  s->add_flag("-h", a.human, "human-readable: sizes with a unit (12.0k, 85.3M), percentages with '%', the device name "
+              "last (iostat -h --compact)");
+  s->add_option("-o", a.output, "JSON: the same as --format json (ioacct's JSON lines, not iostat's layout)")
+      ->type_name("JSON");
   s->add_option("--format", a.format, "console or json (JSON lines: one object per report)")->type_name("FORMAT");
   s->add_option("args", a.args, "[INTERVAL [COUNT]] [DEVICE...]: devices by name (vda, vda1, loop0) or path")
       ->type_name("");
   return s;
 }
 
+namespace {
+
+// --format as given, or as -o says; iostat's -o takes only JSON, in any case.
+std::string output_format(const StatArgs& a) {
+  if (a.output.empty()) return a.format;
+  std::string upper;
+  for (char c : a.output) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (upper != "JSON") throw UsageError(fmt::format("-o: '{}' is not JSON (iostat's only -o format); "
+                                                    "for the console table leave out -o", a.output));
+  if (a.format != "console" && a.format != "json")
+    throw UsageError(fmt::format("--format: '{}' is not one of console, json", a.format));
+  if (a.format == "console" && a.format_given)
+    throw UsageError("-o: JSON, but --format says console; give one of them");
+  return "json";
+}
+
+// -N: the device-mapper name of every dm device among `devices`.
+std::map<std::string, std::string> dm_names(const std::vector<StatDevice>& devices) {
+  std::map<std::string, std::string> out;
+  for (const StatDevice& d : devices) {
+    if (!d.name.starts_with("dm-")) continue;
+    std::string name;
+    try {
+      name = read_file("/sys/block/" + d.name + "/dm/name");
+    } catch (const RuntimeError&) {
+      continue;  // gone since it was listed, or no dm folder: its kernel name stays
+    }
+    while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
+    if (!name.empty()) out[d.name] = name;
+  }
+  return out;
+}
+
+// -z: iostat's test (write_stats): a device that completed no read, write,
+// discard or flush in the interval has no row.
+void omit_idle(StatReport& r) {
+  std::erase_if(r.rows, [](const StatRow& row) {
+    return row.io.r_s == 0 && row.io.w_s == 0 && row.io.d_s == 0 && row.io.f_s == 0;
+  });
+}
+
+// What the reporters print, as the flags say.
+StatFormat stat_format(const StatArgs& a, const std::vector<StatDevice>& devices) {
+  StatFormat f;
+  f.latency = a.latency;
+  f.cpu = a.cpu_only;
+  f.devices = !a.cpu_only || a.device_only;
+  f.megabytes = a.megabytes;
+  f.human = a.human;
+  if (a.time) {
+    // Read before any thread starts, and nothing here sets the environment.
+    const char* s_time = std::getenv("S_TIME_FORMAT");  // NOLINT(concurrency-mt-unsafe)
+    f.time_format = s_time && std::string_view(s_time) == "ISO" ? "%FT%T%z" : "%x %X";
+  }
+  if (a.dm_names) f.names = dm_names(devices);
+  return f;
+}
+
+}  // namespace
+
 int run_stat_command(const StatArgs& a) {
-  require_one_of("--format", a.format, {"console", "json"});
+  const std::string format = output_format(a);
+  require_one_of("--format", format, {"console", "json"});
+  if (a.megabytes && a.kilobytes) throw UsageError("-m: MB/s, but -k asks for kB/s; give one of them");
   StatLoop loop;
   std::vector<std::string> names;
   size_t i = 0;
@@ -86,13 +164,13 @@ int run_stat_command(const StatArgs& a) {
     fmt::print(stderr, "ioacct stat: no whole disk has done any I/O since boot; name a device to watch it anyway\n");
 
   StopSignals signals;
-  StatFormat f;
-  f.latency = a.latency;
+  StatFormat f = stat_format(a, devices);
   std::unique_ptr<BusyTracker> tracker;
   // The exact columns need an interval: the since-boot report has none, so
   // `stat N 1` (only that report, as iostat) loads nothing.
   const bool interval_reports = loop.interval_ns > 0 && (loop.count != 1 || loop.omit_first);
-  if (!a.no_bpf && interval_reports && !devices.empty()) {
+  // -c alone: no device report, so no exact columns to load for.
+  if (!a.no_bpf && interval_reports && !devices.empty() && (!a.cpu_only || a.device_only)) {
     TrackerAttach attached = attach_tracker(busy_devices(devices),
                                             {.latency = a.latency, .device_span = a.dev, .bpf_stats = a.bpf_stats});
     tracker = std::move(attached.tracker);
@@ -108,7 +186,7 @@ int run_stat_command(const StatArgs& a) {
 
   std::set<std::string> warned_lost, warned_unseen, warned_late, warned_invisible, warned_gone;
   bool warned_error = false;
-  auto emit = [&](const StatReport& r) {
+  auto emit = [&](StatReport r) {
     if (r.busy_error && !warned_error) {
       warned_error = true;
       fmt::print(stderr, "ioacct stat: the exact columns of this report are '-': cannot read the busy tracker: {}\n",
@@ -150,7 +228,8 @@ int run_stat_command(const StatArgs& a) {
                    "a request its sweep did not find was already in flight then\n",
                    n, 100.0 * static_cast<double>(*row.late_ns) / static_cast<double>(*row.window_ns));
     }
-    write_output(a.format == "json" ? stat_to_json(r, f).dump() + "\n" : format_stat_console(r, f));
+    if (a.omit_idle) omit_idle(r);
+    write_output(format == "json" ? stat_to_json(r, f).dump() + "\n" : format_stat_console(r, f));
   };
   run_stat_loop(loop, devices, tracker.get(), [&](int ms) { return signals.wait(ms); }, emit);
   tracker.reset();  // detach before saying goodbye

@@ -78,6 +78,10 @@ StatSample take_stat_sample(const std::vector<StatDevice>& devices, const BusyTr
   if (!ok || !cs) throw RuntimeError(fmt::format("/proc/uptime: cannot read the uptime from '{}'", up));
   s.uptime_cs = *cs;
   s.wall_ns = wall_ns();
+  std::istringstream cpu(read_first_line("/proc/stat"));
+  std::string label;
+  cpu >> label;
+  for (uint64_t v; cpu >> v;) s.cpu_ticks.push_back(v);
   std::vector<std::string> names;
   names.reserve(devices.size());
   for (const StatDevice& d : devices) names.push_back(d.name);
@@ -111,8 +115,35 @@ double bucket_quantile(const std::vector<uint64_t>& le, const std::vector<uint64
   return static_cast<double>(max_ns);
 }
 
+std::optional<CpuRow> cpu_row(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
+  if (b.size() < 8 || (!a.empty() && a.size() < 8)) return std::nullopt;
+  enum { kUser, kNice, kSystem, kIdle, kIowait, kIrq, kSoftirq, kSteal, kGuest, kGuestNice };
+  auto at = [](const std::vector<uint64_t>& v, size_t i) { return i < v.size() ? v[i] : 0; };
+  // A counter that went back (a CPU going offline takes its ticks along)
+  // reads as 0, as in sysstat.
+  auto delta = [&](uint64_t before, uint64_t after) { return after > before ? static_cast<double>(after - before) : 0.0; };
+  auto sum = [&](const std::vector<uint64_t>& v) {
+    uint64_t t = 0;
+    for (size_t i = kUser; i <= kSteal; ++i) t += at(v, i);
+    return t;
+  };
+  const double total = delta(sum(a), sum(b));
+  if (total <= 0) return std::nullopt;
+  auto pct = [&](uint64_t before, uint64_t after) { return 100.0 * delta(before, after) / total; };
+  CpuRow c;
+  c.user = pct(at(a, kUser) - std::min(at(a, kUser), at(a, kGuest)), at(b, kUser) - std::min(at(b, kUser), at(b, kGuest)));
+  c.nice = pct(at(a, kNice) - std::min(at(a, kNice), at(a, kGuestNice)),
+               at(b, kNice) - std::min(at(b, kNice), at(b, kGuestNice)));
+  c.system = pct(at(a, kSystem) + at(a, kIrq) + at(a, kSoftirq), at(b, kSystem) + at(b, kIrq) + at(b, kSoftirq));
+  c.iowait = pct(at(a, kIowait), at(b, kIowait));
+  c.steal = pct(at(a, kSteal), at(b, kSteal));
+  c.idle = pct(at(a, kIdle), at(b, kIdle));
+  return c;
+}
+
 StatReport make_stat_report(const std::vector<StatDevice>& devices, const StatSample* prev, const StatSample& cur) {
   StatReport r;
+  r.cpu = cpu_row(prev ? prev->cpu_ticks : std::vector<uint64_t>{}, cur.cpu_ticks);
   r.since_boot = prev == nullptr;
   r.busy_error = cur.busy_error;
   if (prev && prev->cost && cur.cost) {

@@ -37,6 +37,8 @@ std::vector<StatDevice> select_stat_devices(std::string_view diskstats_text, con
 struct StatSample {
   uint64_t uptime_cs = 0;                   // /proc/uptime, 1/100 s: iostat's clock for the interval
   int64_t wall_ns = 0;                      // the wall clock when taken (only to say when)
+  std::vector<uint64_t> cpu_ticks;          // /proc/stat's "cpu" line: user nice system idle iowait irq softirq steal
+                                            // guest guest_nice (USER_HZ ticks, all CPUs)
   std::map<std::string, DiskStats> disks;   // by name
   std::optional<std::vector<BusyCounters>> busy;  // in device order; none without a tracker
   std::optional<BusyCost> cost;                   // the tracker's own cost so far
@@ -83,6 +85,18 @@ struct TrackerCost {
   std::optional<double> cpu_ns_per_io;       // (user + bpf, when known) / completions; none without completions
 };
 
+// iostat's avg-cpu line: shares of all CPUs' time over the interval, in %,
+// with sysstat's formulas (iostat.c, write_cpu_stat): guest time is in user
+// (and guest_nice in nice) in /proc/stat and is taken out, irq and softirq
+// count as system.
+struct CpuRow {
+  double user = 0, nice = 0, system = 0, iowait = 0, steal = 0, idle = 0;
+};
+// From two /proc/stat "cpu" lines (`a` empty: since boot); none when either
+// has fewer than the 8 fields every kernel since 2.6.11 gives, or no tick
+// passed.
+std::optional<CpuRow> cpu_row(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b);
+
 struct StatReport {
   bool since_boot = false;
   double interval_s = 0;  // iostat's interval: the uptime delta (since boot: the uptime)
@@ -90,6 +104,7 @@ struct StatReport {
   std::vector<StatRow> rows;
   std::optional<TrackerCost> tracker;  // none in a since-boot report or without a tracker
   std::optional<std::string> busy_error;  // the tracker could not be read for this report
+  std::optional<CpuRow> cpu;              // from /proc/stat
 };
 
 // `prev` null: the since-boot report (counters against zero, interval = uptime).

@@ -163,6 +163,14 @@ WebConfig parse_web_config(std::string_view yaml, std::string_view origin, std::
   } catch (const YAML::Exception& e) {
     throw UsageError(fmt::format("{}: {}: line {}: not valid YAML: {}", kFlag, origin, e.mark.line + 1, e.msg));
   }
+  // node_exporter serves plain HTTP for an empty file; a file given to turn
+  // on TLS or passwords that came out empty (a failed template, a truncated
+  // copy) would then expose the metrics without either, with no word said.
+  if (root.IsNull())
+    throw UsageError(fmt::format("{}: {}: is empty (nothing but blanks or comments): it sets neither "
+                                 "tls_server_config nor basic_auth_users; fill it in, or leave out {} to serve "
+                                 "plain HTTP on purpose",
+                                 kFlag, origin, kFlag));
   WebConfig c;
   try {
     each_key(p, root, "the file", {"tls_server_config", "http_server_config", "basic_auth_users"},

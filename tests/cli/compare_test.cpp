@@ -343,7 +343,10 @@ TEST(Compare, UsageErrorsNameTheFlagOrVariantBeforeAnythingRuns) {
       {{"--format", "xml"}, "error: --format: 'xml' is not one of console, json, csv, markdown\n"},
       {{"--report", "/nonexistent-dir/r.html"}, "error: --report: cannot write /nonexistent-dir/r.html: "},
       {{"--config", "a=--format json"}, "error: --format: give it once, for the comparison, not inside a variant\n"},
-      {{"--iodepth", "1,2", "--no-such-flag"}, "error: variant 'iodepth=1': The following argument was not expected: --no-such-flag"},
+      {{"--iodepth", "1,2", "--no-such-flag"},
+       "error: variant 'iodepth=1': unknown option --no-such-flag for 'ioacct compare' (see 'ioacct compare --help')\n"},
+      {{"--iodepth", "1,2", "--depth", "4"},
+       "error: variant 'iodepth=1': unknown option --depth for 'ioacct compare'; did you mean --iodepth?\n"},
   };
   // bench's own new options, checked the same way.
   auto o = run_ioacct({"bench", "--dsync"});

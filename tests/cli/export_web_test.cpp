@@ -290,6 +290,16 @@ TEST(ExportWeb, ABadWebConfigIsOneErrorLineBeforeAnythingIsServed) {
   expect_one_error(run(pki.write("notpem.yml", "tls_server_config:\n  cert_file: typo.yml\n  key_file: server.key\n")),
                    2, "--web.config.file: " + dir.path() + "/notpem.yml: certificate " + dir.path() + "/typo.yml: not PEM");
   expect_one_error(run(dir.path()), 2, "--web.config.file: " + dir.path() + ": is a directory");
+  // An empty file (or one of blanks and comments) would have served plain
+  // HTTP without a word: it is refused, and nothing listens.
+  for (const char* text : {"", "# tls to come\n\n"}) {
+    const std::string empty = pki.write("empty.yml", text);
+    const Outcome o = run(empty);
+    expect_one_error(o, 2, "--web.config.file: " + empty + ": is empty (nothing but blanks or comments)",
+                     "leave out --web.config.file to serve plain HTTP on purpose");
+    EXPECT_EQ(o.err.find("serving"), std::string::npos) << o.err;
+    EXPECT_EQ(o.out, "");
+  }
   expect_one_error(run_ioacct({"export", "--no-bpf", "--web.config.file", ""}), 2,
                    "--web.config.file: needs a value");
   // Unreadable: a file only root may read, with export running as nobody.

@@ -26,9 +26,11 @@ std::set<std::string> help_flags(const std::string& sub) {
   std::smatch m;
   for (std::string line; std::getline(in, line);) {
     if (!std::regex_search(line, m, option)) continue;
+    // The help's own line ("-h,--help"; stat's "--help", where -h is iostat's
+    // human-readable output and has a line of its own).
+    if (m[1].str().find("--help") != std::string::npos) continue;
     std::istringstream names(m[1].str());
-    for (std::string n; std::getline(names, n, ',');)
-      if (n != "-h" && n != "--help") out.insert(n);
+    for (std::string n; std::getline(names, n, ',');) out.insert(n);
   }
   return out;
 }

@@ -47,8 +47,24 @@ TEST(WebConfig, NodeExportersExampleParses) {
   EXPECT_EQ(c.headers[0].first, "X-Frame-Options");
 }
 
-TEST(WebConfig, EmptyFileOrEmptyTlsSectionMeansPlainHttp) {
-  EXPECT_FALSE(parse_web_config("", "web.yml", ".").tls);
+// An empty file is a mistake (a failed template, a truncated copy), not a
+// request for plain HTTP: node_exporter's silence there is not copied.
+TEST(WebConfig, AnEmptyFileIsAUsageErrorNamingIt) {
+  for (const char* text : {"", "\n  \n", "# TLS to come\n", "---\n", "  # only a comment\n\n"}) {
+    SCOPED_TRACE(text);
+    try {
+      parse_web_config(text, "/etc/ioacct/web.yml", "/etc/ioacct");
+      ADD_FAILURE() << "accepted";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "--web.config.file: /etc/ioacct/web.yml: is empty (nothing but blanks or comments): it sets neither "
+                "tls_server_config nor basic_auth_users; fill it in, or leave out --web.config.file to serve plain "
+                "HTTP on purpose");
+    }
+  }
+}
+
+TEST(WebConfig, AnEmptyTlsSectionMeansPlainHttp) {
   EXPECT_FALSE(parse_web_config("tls_server_config: {}\n", "web.yml", ".").tls);
   EXPECT_TRUE(parse_web_config("basic_auth_users:\n", "web.yml", ".").users.empty());
 }
