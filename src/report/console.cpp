@@ -203,7 +203,7 @@ namespace {
 
 // How a run refilled as reaped submits, and what chose it (--submit-policy).
 std::string refill_how(const JobSpec& job) {
-  if (job.engine == EngineKind::Psync) return "";
+  if (job.engine == EngineKind::Psync || job.engine == EngineKind::Libaio) return "";
   switch (job.submit_policy) {
     case SubmitPolicy::Each: return ", each refill submitted at once (--submit-policy each)";
     case SubmitPolicy::Pass: return ", a pass's refills submitted with the next wait (--submit-policy pass)";

@@ -147,7 +147,7 @@ json job_options_json(const JobSpec& job) {
       {"submit_batch", job.submit_batch_eff()},
       {"complete_batch", job.complete_batch_eff()},
       {"batching", job.lockstep() ? "lockstep" : "refill"},
-      {"submit_policy", job.lockstep() || job.engine == EngineKind::Psync ? json(nullptr) : json(submit_policy_name(job.submit_policy))},
+      {"submit_policy", job.lockstep() || job.engine == EngineKind::Psync || job.engine == EngineKind::Libaio ? json(nullptr) : json(submit_policy_name(job.submit_policy))},
       {"direct", job.direct},
       {"dsync", job.dsync},
       {"size", job.size ? json(*job.size) : job.targets.empty() ? json(job.temp_size) : json(nullptr)},

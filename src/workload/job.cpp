@@ -114,6 +114,9 @@ void validate(JobSpec& job) {
                                  "(give one or the other)", job.submit_batch ? "submit-batch" : "complete-batch"));
   if (job.submit_policy_given && job.engine == EngineKind::Psync)
     throw UsageError("--submit-policy: psync submits each I/O in a syscall of its own; it has no refills to batch");
+  if (job.submit_policy_given && job.engine == EngineKind::Libaio)
+    throw UsageError("--submit-policy: applies to io_uring's refills; with libaio, --submit-batch 1 submits each I/O "
+                     "in an io_submit of its own");
   if (job.split_submit && job.engine == EngineKind::Psync)
     throw UsageError("--split-submit: psync has no submission to split (each I/O is one syscall)");
   if (job.runtime && job.runtime->count() == 0) throw UsageError("--runtime: must be more than 0");
