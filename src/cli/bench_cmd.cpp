@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "acct/run_context.hpp"
 #include "cli/bench_jobs.hpp"
 #include "cli/cli.hpp"
 #include "cli/signals.hpp"
@@ -300,7 +301,7 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   } catch (const RuntimeError&) {
     if (!signals.received()) throw;
     fmt::print(stderr, "ioacct: interrupted before the run started\n");
-    if (json_out) emit(to_json(jobs, nullptr, argv).dump(2) + "\n");
+    if (json_out) emit(to_json(jobs, nullptr, gather_run_context(), argv).dump(2) + "\n");
     return interrupted_exit();
   }
   std::vector<const Targets*> target_ptrs;
@@ -333,8 +334,9 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   if (show_progress && tty) fmt::print(stderr, "\r\033[K");
   if (r.verify_skipped && signals.received()) r.interrupted = true;
 
-  emit(json_out ? to_json(jobs, &r, argv).dump(2) + "\n" : format_console(jobs, r));
-  if (!a.report.empty()) write_atomically(a.report, html_bench_report(jobs, r, to_json(jobs, &r, argv)), "--report");
+  const RunContext ctx = gather_run_context();
+  emit(json_out ? to_json(jobs, &r, ctx, argv).dump(2) + "\n" : format_console(jobs, r));
+  if (!a.report.empty()) write_atomically(a.report, html_bench_report(jobs, r, to_json(jobs, &r, ctx, argv)), "--report");
   if (!first.dump_intervals.empty()) {
     std::string text;
     for (const auto& t : r.threads)

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <set>
 
+#include "acct/run_context.hpp"
 #include "cli/bench_cmd.hpp"
 #include "cli/cli.hpp"
 #include "cli/signals.hpp"
@@ -266,12 +267,13 @@ int run_compare_command(const CompareArgs& a, const std::vector<std::string>& ar
   session.run(c, hooks, rounds);
   // Each variant's job as bench's JSON states it (the report layer's words;
   // saved-run compare reads them back to name differing options).
+  const RunContext ctx = gather_run_context();
   for (size_t i = 0; i < c.variants.size(); ++i)
     c.variants[i].options =
-        std::make_shared<const nlohmann::json>(to_json(session.variants()[i].job, nullptr, argv)["context"]["options"]);
+        std::make_shared<const nlohmann::json>(to_json(session.variants()[i].job, nullptr, ctx, argv)["context"]["options"]);
   if (!c.rounds_note.empty()) fmt::print(stderr, "ioacct compare: {}\n", c.rounds_note);
 
-  write_results(a, c, to_json(session.variants()[0].job, nullptr, argv)["context"]);
+  write_results(a, c, run_context_json(ctx, argv));
   if (c.interrupted) {
     fmt::print(stderr, "ioacct: interrupted; the table covers the runs that finished\n");
     return signals.received() ? 128 + signals.received() : 130;

@@ -331,7 +331,7 @@ json compare_json(const CompareResult& c, json context) {
     json targets = json::array();
     for (const auto& t : c.targets)
       targets.push_back({{"path", t.path}, {"device", t.device.empty() ? json(nullptr) : json(t.device)},
-                         {"device_identity", device_identity_json(t.device)}, {"temporary", t.is_temp},
+                         {"device_identity", device_identity_json(t)}, {"temporary", t.is_temp},
                          {"bytes_used", t.range}});
     context["targets"] = targets;
   }

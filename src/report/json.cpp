@@ -1,12 +1,4 @@
-#include <sched.h>
-#include <sys/utsname.h>
-#include <unistd.h>
-
-#include <fstream>
-#include <thread>
-
 #include "common/units.hpp"
-#include "acct/device_identity.hpp"
 #include "report/json_opt.hpp"
 #include "report/report.hpp"
 
@@ -14,17 +6,6 @@ namespace ioacct {
 namespace {
 
 using nlohmann::json;
-
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) {
-      auto p = line.find(':');
-      if (p != std::string::npos) return line.substr(line.find_first_not_of(' ', p + 1));
-    }
-  return {};
-}
 
 // The device's time at each depth bucket, % of the window (null: not measured).
 json depth_json(const std::vector<double>& pct, const std::vector<uint64_t>& low) {
@@ -57,12 +38,6 @@ json uring_options_json(const JobSpec& job) {
           {"defer_taskrun", wish(u.defer_taskrun)},
           {"coop_taskrun", wish(u.coop_taskrun)},
           {"no_sqarray", wish(u.no_sqarray)}};
-}
-
-int cpus_allowed() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
 }
 
 json errors_json(const std::map<int, uint64_t>& errors) {
@@ -123,6 +98,8 @@ json setup_flags_json(uint32_t flags) {
   return a;
 }
 
+}  // namespace
+
 json job_options_json(const JobSpec& job) {
   return {
       {"name", job.name},
@@ -163,8 +140,6 @@ json job_options_json(const JobSpec& job) {
   };
 }
 
-}  // namespace
-
 json latency_json(const Histogram& h) {
   if (!h.count()) return nullptr;
   return {{"count", h.count()},           {"min", h.min()},
@@ -175,9 +150,9 @@ json latency_json(const Histogram& h) {
           {"max", h.max()}};
 }
 
-json device_identity_json(const std::string& device) {
-  if (device.empty()) return nullptr;
-  const DeviceIdentity id = device_identity(device);
+json device_identity_json(const TargetInfo& t) {
+  if (t.device.empty() || !t.identity) return nullptr;
+  const DeviceIdentity& id = *t.identity;
   return {{"disk", id.disk.empty() ? json(nullptr) : json(id.disk)},
           {"model", id.model ? json(*id.model) : json(nullptr)},
           {"firmware", id.firmware ? json(*id.firmware) : json(nullptr)}};
@@ -198,15 +173,27 @@ const char* device_role_name(DeviceRole r) noexcept {
   return r == DeviceRole::Target ? "target" : "underlying";
 }
 
-json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::string>& argv) {
-  return to_json(std::vector<JobSpec>{job}, r, argv);
+json run_context_json(const RunContext& ctx, const std::vector<std::string>& argv) {
+  return {
+      {"ioacct_version", IOACCT_VERSION},
+      {"schema_version", kSchemaVersion},
+      {"command_line", argv},
+      {"host", ctx.host},
+      {"kernel", ctx.kernel},
+      {"cpu_model", ctx.cpu_model},
+      {"cpus", ctx.cpus},
+      {"cpus_allowed", ctx.cpus_allowed},
+      {"start_time", nullptr},
+      {"start_monotonic_ns", nullptr},
+  };
 }
 
-json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::vector<std::string>& argv) {
-  utsname u{};
-  uname(&u);
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
+json to_json(const JobSpec& job, const RunResult* r, const RunContext& ctx, const std::vector<std::string>& argv) {
+  return to_json(std::vector<JobSpec>{job}, r, ctx, argv);
+}
+
+json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const RunContext& ctx,
+             const std::vector<std::string>& argv) {
   const JobSpec& job = jobs.front();  // the run's own options are the first job's
   bool moves_data = false;
   for (const JobSpec& j : jobs) moves_data |= engine_traits(j.engine).moves_data;
@@ -220,19 +207,8 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
                                   {"log_interval_s", static_cast<double>(job.log_interval.count()) / 1e9},
                                   {"acct", job.acct == AcctLevel::Off ? "off" : job.acct == AcctLevel::Basic ? "basic" : "full"}};
 
-  json context = {
-      {"ioacct_version", IOACCT_VERSION},
-      {"schema_version", kSchemaVersion},
-      {"command_line", argv},
-      {"host", host},
-      {"kernel", std::string(u.sysname) + " " + u.release},
-      {"cpu_model", cpu_model()},
-      {"cpus", std::thread::hardware_concurrency()},
-      {"cpus_allowed", cpus_allowed()},
-      {"options", options},
-      {"start_time", nullptr},
-      {"start_monotonic_ns", nullptr},
-  };
+  json context = run_context_json(ctx, argv);
+  context["options"] = options;
   json out = {{"context", context}};
   if (!r) {
     out["interrupted"] = true;
@@ -253,7 +229,7 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
   for (const auto& t : r->targets)
     targets.push_back({{"path", t.path},
                        {"device", t.device.empty() ? json(nullptr) : json(t.device)},
-                       {"device_identity", device_identity_json(t.device)},
+                       {"device_identity", device_identity_json(t)},
                        {"block_device", t.is_block},
                        {"temporary", t.is_temp},
                        {"offset", t.base},
