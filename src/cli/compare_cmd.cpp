@@ -265,15 +265,9 @@ int run_compare_command(const CompareArgs& a, const std::vector<std::string>& ar
                open == 1 ? "" : "s");
   };
   session.run(c, hooks, rounds);
-  // Each variant's job as bench's JSON states it (the report layer's words;
-  // saved-run compare reads them back to name differing options).
-  const RunContext ctx = gather_run_context();
-  for (size_t i = 0; i < c.variants.size(); ++i)
-    c.variants[i].options =
-        std::make_shared<const nlohmann::json>(to_json(session.variants()[i].job, nullptr, ctx, argv)["context"]["options"]);
   if (!c.rounds_note.empty()) fmt::print(stderr, "ioacct compare: {}\n", c.rounds_note);
 
-  write_results(a, c, run_context_json(ctx, argv));
+  write_results(a, c, run_context_json(gather_run_context(), argv));
   if (c.interrupted) {
     fmt::print(stderr, "ioacct: interrupted; the table covers the runs that finished\n");
     return signals.received() ? 128 + signals.received() : 130;

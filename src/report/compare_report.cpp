@@ -357,7 +357,7 @@ json compare_json(const CompareResult& c, json context) {
     json entry = verdict_json(v.verdict, c.rule, v.baseline);
     entry.update({{"name", v.name},
                   {"args", v.args},
-                  {"options", v.options ? *v.options : json(nullptr)},
+                  {"options", v.job ? job_options_json(*v.job) : v.options ? *v.options : json(nullptr)},
                   {"description", v.description},
                   {"engine_description", v.engine_desc},
                   {"baseline", v.baseline},
