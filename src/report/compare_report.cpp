@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <set>
+#include <stdexcept>
 
 #include "common/units.hpp"
 #include "report/json_opt.hpp"
@@ -387,6 +388,25 @@ json compare_json(const CompareResult& c, json context) {
           {"variants", variants},
           {"interrupted", c.interrupted},
           {"wall_s", c.wall_s}};
+}
+
+namespace {
+
+constexpr CompareSink kCompareSinks[] = {
+    {Format::Console, [](const CompareResult& c, const json&) { return format_compare_console(c); }},
+    {Format::Json, [](const CompareResult& c, const json& context) { return compare_json(c, context).dump(2) + "\n"; }},
+    {Format::Csv, [](const CompareResult& c, const json&) { return format_compare_csv(c); }},
+    {Format::Markdown, [](const CompareResult& c, const json&) { return format_compare_markdown(c); }},
+};
+
+}  // namespace
+
+std::span<const CompareSink> compare_sinks() { return kCompareSinks; }
+
+std::string render_compare(Format f, const CompareResult& c, const json& context) {
+  for (const CompareSink& s : kCompareSinks)
+    if (s.format == f) return s.render(c, context);
+  throw std::logic_error(std::string("compare has no sink for --format ") + format_name(f));
 }
 
 }  // namespace ioacct

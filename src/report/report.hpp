@@ -3,10 +3,12 @@
 // below them (acct/run_context.hpp). Console for people, JSON for scripts
 // (schema in docs/json-schema.md).
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "acct/run_context.hpp"
+#include "report/format.hpp"
 #include "runner/result.hpp"
 #include "workload/job.hpp"
 
@@ -32,6 +34,17 @@ nlohmann::json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, con
 // A job's options as bench's JSON states them (context.options, and each
 // compare variant's "options").
 nlohmann::json job_options_json(const JobSpec& job);
+// bench's --format sinks: console and json, each with its renderer of a
+// finished run (report/sinks.cpp).
+struct BenchSink {
+  Format format;
+  std::string (*render)(const std::vector<JobSpec>& jobs, const RunResult& r, const RunContext& ctx,
+                        const std::vector<std::string>& argv);
+};
+std::span<const BenchSink> bench_sinks();
+// The text of `f`'s sink; throws std::logic_error for a Format bench has no sink for.
+std::string render_bench(Format f, const std::vector<JobSpec>& jobs, const RunResult& r, const RunContext& ctx,
+                         const std::vector<std::string>& argv);
 // The context block without a run: version, schema, command line, host,
 // kernel, CPUs; start_time and start_monotonic_ns null.
 nlohmann::json run_context_json(const RunContext& ctx, const std::vector<std::string>& argv);
