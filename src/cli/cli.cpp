@@ -30,6 +30,7 @@ Format parse_format(std::string_view flag, const std::string& value, const std::
   for (Format c : choices)
     if (f == c) return c;
   std::vector<std::string_view> names;
+  names.reserve(choices.size());
   for (Format c : choices) names.emplace_back(format_name(c));
   throw UsageError(fmt::format("{}: '{}' is not one of {}", flag, value, fmt::join(names, ", ")));
 }

@@ -27,6 +27,7 @@ Format parse_format(std::string_view flag, const std::string& value, const std::
 template <class Sink>
 std::vector<Format> formats_of(std::span<const Sink> sinks) {
   std::vector<Format> out;
+  out.reserve(sinks.size());
   for (const Sink& s : sinks) out.push_back(s.format);
   return out;
 }
