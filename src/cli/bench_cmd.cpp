@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "acct/run_context.hpp"
 #include "cli/bench_jobs.hpp"
 #include "cli/cli.hpp"
 #include "cli/signals.hpp"
@@ -268,7 +269,7 @@ JobSpec to_job(const BenchArgs& a) {
   if (!a.verify_delay.empty()) j.verify_delay = parse_duration("--verify-delay", a.verify_delay);
   j.targets = a.targets;
   j.dir = a.dir;
-  require_one_of("--format", a.format, {"console", "json"});
+  parse_format("--format", a.format, formats_of(bench_sinks()));
   validate(j);
   return j;
 }
@@ -292,7 +293,7 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   // Its per-I/O slots are laid out for one job's threads and depth.
   if (jobs.size() > 1 && std::any_of(jobs.begin(), jobs.end(), [](const JobSpec& j) { return j.anatomy; }))
     throw UsageError("--anatomy: takes one job; run it without --job/--fio, or on one job alone");
-  const bool json_out = a.format == "json";
+  const Format format = parse_format("--format", a.format, formats_of(bench_sinks()));
   if (jobs.size() == 1 && first.engine == EngineKind::Psync && a.iodepth_given && first.iodepth > first.threads)
     fmt::print(stderr, "warning: --engine psync does one I/O at a time per thread, so --iodepth {} "
                "is not used; add --threads N for N I/Os in flight\n", first.iodepth);
@@ -317,7 +318,8 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   } catch (const RuntimeError&) {
     if (!signals.received()) throw;
     fmt::print(stderr, "ioacct: interrupted before the run started\n");
-    if (json_out) emit(to_json(jobs, nullptr, argv).dump(2) + "\n");
+    // Only JSON has a form for a run that never started.
+    if (format == Format::Json) emit(to_json(jobs, nullptr, gather_run_context(), argv).dump(2) + "\n");
     return interrupted_exit();
   }
   std::vector<const Targets*> target_ptrs;
@@ -350,8 +352,9 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   if (show_progress && tty) fmt::print(stderr, "\r\033[K");
   if (r.verify_skipped && signals.received()) r.interrupted = true;
 
-  emit(json_out ? to_json(jobs, &r, argv).dump(2) + "\n" : format_console(jobs, r));
-  if (!a.report.empty()) write_atomically(a.report, html_bench_report(jobs, r, to_json(jobs, &r, argv)), "--report");
+  const RunContext ctx = gather_run_context();
+  emit(render_bench(format, jobs, r, ctx, argv));
+  if (!a.report.empty()) write_atomically(a.report, html_bench_report(jobs, r, to_json(jobs, &r, ctx, argv)), "--report");
   if (!first.dump_intervals.empty()) {
     std::string text;
     for (const auto& t : r.threads)

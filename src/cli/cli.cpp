@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <optional>
+#include <vector>
 
 #include "cli/bench_cmd.hpp"
 #include "cli/compare_cmd.hpp"
@@ -22,6 +24,16 @@ void require_one_of(std::string_view flag, const std::string& value, std::initia
   for (std::string_view c : choices)
     if (value == c) return;
   throw UsageError(fmt::format("{}: '{}' is not one of {}", flag, value, fmt::join(choices, ", ")));
+}
+
+Format parse_format(std::string_view flag, const std::string& value, const std::vector<Format>& choices) {
+  const std::optional<Format> f = format_named(value);
+  for (Format c : choices)
+    if (f == c) return c;
+  std::vector<std::string_view> names;
+  names.reserve(choices.size());
+  for (Format c : choices) names.emplace_back(format_name(c));
+  throw UsageError(fmt::format("{}: '{}' is not one of {}", flag, value, fmt::join(names, ", ")));
 }
 
 

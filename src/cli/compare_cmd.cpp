@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <set>
 
+#include "acct/run_context.hpp"
 #include "cli/bench_cmd.hpp"
 #include "cli/cli.hpp"
 #include "cli/signals.hpp"
@@ -90,19 +91,14 @@ std::string read_saved(const std::string& path) {
 }
 
 // The table, the JSON and the report, for a live or a saved comparison.
-void write_results(const CompareArgs& a, const CompareResult& c, const nlohmann::json& context) {
-  std::string text;
-  if (a.format == "json") text = compare_json(c, context).dump(2) + "\n";
-  else if (a.format == "csv") text = format_compare_csv(c);
-  else if (a.format == "markdown") text = format_compare_markdown(c);
-  else text = format_compare_console(c);
-  write_output(text, a.output);
+void write_results(const CompareArgs& a, Format format, const CompareResult& c, const nlohmann::json& context) {
+  write_output(render_compare(format, c, context), a.output);
   if (!a.report.empty()) write_atomically(a.report, html_report(c, compare_json(c, context)), "--report");
 }
 
 // `ioacct compare A.json B.json ...`: saved bench and compare documents, with
 // the same statistics, table and report as a live comparison.
-int run_saved_compare(const CompareArgs& a, const std::vector<std::string>& argv, double margin) {
+int run_saved_compare(const CompareArgs& a, Format format, const std::vector<std::string>& argv, double margin) {
   for (const auto& [flag, given] : {std::pair<const char*, bool>{"--preset", !a.preset.empty()},
                                     {"--config", !a.configs.empty()}, {"--repeat", !a.repeat.empty()},
                                     {"--warmup", !a.warmup.empty()}, {"--until-resolved", a.until_resolved != "-"},
@@ -136,7 +132,7 @@ int run_saved_compare(const CompareArgs& a, const std::vector<std::string>& argv
   summarize(c);
   nlohmann::json context = s.context ? *s.context : nlohmann::json::object();
   context["command_line"] = argv;
-  write_results(a, c, context);
+  write_results(a, format, c, context);
   return 0;
 }
 
@@ -177,11 +173,11 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
 }
 
 int run_compare_command(const CompareArgs& a, const std::vector<std::string>& argv) {
-  require_one_of("--format", a.format, {"console", "json", "csv", "markdown"});
+  const Format format = parse_format("--format", a.format, formats_of(compare_sinks()));
   if (!a.output.empty()) check_output_writable("--output", a.output);
   if (!a.report.empty()) check_output_writable("--report", a.report);
   const double margin = a.margin.empty() ? VerdictRule{}.margin : parse_percent("--margin", a.margin);
-  if (are_saved_words(a.words)) return run_saved_compare(a, argv, margin);
+  if (are_saved_words(a.words)) return run_saved_compare(a, format, argv, margin);
 
   const unsigned repeat = a.repeat.empty() ? kDefaultRepeat : static_cast<unsigned>(parse_count("--repeat", a.repeat));
   if (repeat < 1 || repeat > kMaxRepeat)
@@ -265,14 +261,9 @@ int run_compare_command(const CompareArgs& a, const std::vector<std::string>& ar
                open == 1 ? "" : "s");
   };
   session.run(c, hooks, rounds);
-  // Each variant's job as bench's JSON states it (the report layer's words;
-  // saved-run compare reads them back to name differing options).
-  for (size_t i = 0; i < c.variants.size(); ++i)
-    c.variants[i].options =
-        std::make_shared<const nlohmann::json>(to_json(session.variants()[i].job, nullptr, argv)["context"]["options"]);
   if (!c.rounds_note.empty()) fmt::print(stderr, "ioacct compare: {}\n", c.rounds_note);
 
-  write_results(a, c, to_json(session.variants()[0].job, nullptr, argv)["context"]);
+  write_results(a, format, c, run_context_json(gather_run_context(), argv));
   if (c.interrupted) {
     fmt::print(stderr, "ioacct: interrupted; the table covers the runs that finished\n");
     return signals.received() ? 128 + signals.received() : 130;

@@ -23,9 +23,9 @@ CLI::App* add_probe_command(CLI::App& app, ProbeArgs& a) {
 }
 
 int run_probe_command(const ProbeArgs& a) {
-  require_one_of("--format", a.format, {"console", "json"});
+  const Format format = parse_format("--format", a.format, {Format::Console, Format::Json});
   const ProbeResult r = probe_io_uring();
-  const std::string text = a.format == "json" ? probe_to_json(r).dump(2) + "\n" : format_probe_console(r);
+  const std::string text = format == Format::Json ? probe_to_json(r).dump(2) + "\n" : format_probe_console(r);
   write_output(text);
   return kExitOk;
 }

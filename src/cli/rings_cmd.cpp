@@ -41,7 +41,7 @@ CLI::App* add_rings_command(CLI::App& app, RingsArgs& a) {
 }
 
 int run_rings_command(const RingsArgs& a) {
-  require_one_of("--format", a.format, {"console", "json"});
+  const Format format = parse_format("--format", a.format, {Format::Console, Format::Json});
   std::optional<int> pid;
   if (!a.pid.empty()) {
     const uint64_t p = parse_id("--pid", a.pid, "a process id");
@@ -68,7 +68,7 @@ int run_rings_command(const RingsArgs& a) {
     count = parse_count("--count", a.count);
     if (*count == 0) throw UsageError("--count: must be at least 1");
   }
-  const bool json = a.format == "json";
+  const bool json = format == Format::Json;
   const bool tty = !json && isatty(STDOUT_FILENO) == 1;
   StopSignals stop;
 

@@ -81,6 +81,7 @@ void CompareSession::run(CompareResult& c, const CompareHooks& hooks, const Roun
     s.name = p.variant.name;
     s.args = p.variant.args;
     s.description = describe_job(p.job);
+    s.job = std::make_shared<const JobSpec>(p.job);
     if (p.job.rate_per_thread() > 0) s.rate_iops = p.job.rate_per_thread() * p.job.threads;
     c.variants.push_back(std::move(s));
   }

@@ -15,6 +15,7 @@
 #include "compare/stats.hpp"
 #include "compare/verdict.hpp"
 #include "runner/result.hpp"
+#include "workload/job.hpp"
 
 namespace ioacct {
 
@@ -81,8 +82,11 @@ struct VariantSummary {
   std::optional<Verdict> without_outliers;
   std::shared_ptr<Histogram> latency;    // every measured repetition's, merged
   std::vector<std::string> sources;      // saved-run compare: the files it came from
-  // The job as run (bench JSON's context.options); null if unknown. Shared
-  // and immutable (and a pointer, so that moving a summary cannot throw).
+  // The job as run: typed for a comparison run now (`job`), as its document
+  // states it for a saved one (`options`, bench JSON's context.options);
+  // null if unknown. The JSON reporter prints either the same way. Shared
+  // and immutable (and pointers, so that moving a summary cannot throw).
+  std::shared_ptr<const JobSpec> job;
   std::shared_ptr<const nlohmann::json> options;
   // --anatomy: each stage's time per I/O over the repetitions that measured
   // it, and against the baseline the stage whose median differs most.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <set>
+#include <stdexcept>
 
 #include "common/units.hpp"
 #include "report/json_opt.hpp"
@@ -331,7 +332,7 @@ json compare_json(const CompareResult& c, json context) {
     json targets = json::array();
     for (const auto& t : c.targets)
       targets.push_back({{"path", t.path}, {"device", t.device.empty() ? json(nullptr) : json(t.device)},
-                         {"device_identity", device_identity_json(t.device)}, {"temporary", t.is_temp},
+                         {"device_identity", device_identity_json(t)}, {"temporary", t.is_temp},
                          {"bytes_used", t.range}});
     context["targets"] = targets;
   }
@@ -357,7 +358,7 @@ json compare_json(const CompareResult& c, json context) {
     json entry = verdict_json(v.verdict, c.rule, v.baseline);
     entry.update({{"name", v.name},
                   {"args", v.args},
-                  {"options", v.options ? *v.options : json(nullptr)},
+                  {"options", v.job ? job_options_json(*v.job) : v.options ? *v.options : json(nullptr)},
                   {"description", v.description},
                   {"engine_description", v.engine_desc},
                   {"baseline", v.baseline},
@@ -387,6 +388,25 @@ json compare_json(const CompareResult& c, json context) {
           {"variants", variants},
           {"interrupted", c.interrupted},
           {"wall_s", c.wall_s}};
+}
+
+namespace {
+
+constexpr CompareSink kCompareSinks[] = {
+    {Format::Console, [](const CompareResult& c, const json&) { return format_compare_console(c); }},
+    {Format::Json, [](const CompareResult& c, const json& context) { return compare_json(c, context).dump(2) + "\n"; }},
+    {Format::Csv, [](const CompareResult& c, const json&) { return format_compare_csv(c); }},
+    {Format::Markdown, [](const CompareResult& c, const json&) { return format_compare_markdown(c); }},
+};
+
+}  // namespace
+
+std::span<const CompareSink> compare_sinks() { return kCompareSinks; }
+
+std::string render_compare(Format f, const CompareResult& c, const json& context) {
+  for (const CompareSink& s : kCompareSinks)
+    if (s.format == f) return s.render(c, context);
+  throw std::logic_error(std::string("compare has no sink for --format ") + format_name(f));
 }
 
 }  // namespace ioacct

@@ -4,10 +4,12 @@
 // "ioacct compare"), CSV and Markdown for spreadsheets and write-ups, and the
 // self-contained HTML report (html_report.hpp).
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "compare/summary.hpp"
+#include "report/format.hpp"
 
 namespace ioacct {
 
@@ -22,6 +24,16 @@ std::string format_compare_markdown(const CompareResult& c);
 // `context` is the bench context block (host, kernel, version, command line);
 // its per-run "options" are left out: each variant has its own.
 nlohmann::json compare_json(const CompareResult& c, nlohmann::json context);
+
+// compare's --format sinks: console, json, csv, markdown, each with its
+// renderer (`context` as compare_json's; only json prints it).
+struct CompareSink {
+  Format format;
+  std::string (*render)(const CompareResult& c, const nlohmann::json& context);
+};
+std::span<const CompareSink> compare_sinks();
+// The text of `f`'s sink; throws std::logic_error for a Format compare has no sink for.
+std::string render_compare(Format f, const CompareResult& c, const nlohmann::json& context);
 
 // The table as text: a header row, then one row per variant (the console,
 // Markdown and HTML tables are all this). kTextColumns are words, the rest figures.

@@ -1,12 +1,4 @@
-#include <sched.h>
-#include <sys/utsname.h>
-#include <unistd.h>
-
-#include <fstream>
-#include <thread>
-
 #include "common/units.hpp"
-#include "acct/device_identity.hpp"
 #include "report/json_opt.hpp"
 #include "report/report.hpp"
 
@@ -14,17 +6,6 @@ namespace ioacct {
 namespace {
 
 using nlohmann::json;
-
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) {
-      auto p = line.find(':');
-      if (p != std::string::npos) return line.substr(line.find_first_not_of(' ', p + 1));
-    }
-  return {};
-}
 
 // The device's time at each depth bucket, % of the window (null: not measured).
 json depth_json(const std::vector<double>& pct, const std::vector<uint64_t>& low) {
@@ -57,12 +38,6 @@ json uring_options_json(const JobSpec& job) {
           {"defer_taskrun", wish(u.defer_taskrun)},
           {"coop_taskrun", wish(u.coop_taskrun)},
           {"no_sqarray", wish(u.no_sqarray)}};
-}
-
-int cpus_allowed() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
 }
 
 json errors_json(const std::map<int, uint64_t>& errors) {
@@ -136,6 +111,8 @@ json setup_flags_json(uint32_t flags) {
   return a;
 }
 
+}  // namespace
+
 json job_options_json(const JobSpec& job) {
   return {
       {"name", job.name},
@@ -177,8 +154,6 @@ json job_options_json(const JobSpec& job) {
   };
 }
 
-}  // namespace
-
 json latency_json(const Histogram& h) {
   if (!h.count()) return nullptr;
   return {{"count", h.count()},           {"min", h.min()},
@@ -189,9 +164,9 @@ json latency_json(const Histogram& h) {
           {"max", h.max()}};
 }
 
-json device_identity_json(const std::string& device) {
-  if (device.empty()) return nullptr;
-  const DeviceIdentity id = device_identity(device);
+json device_identity_json(const TargetInfo& t) {
+  if (t.device.empty() || !t.identity) return nullptr;
+  const DeviceIdentity& id = *t.identity;
   return {{"disk", id.disk.empty() ? json(nullptr) : json(id.disk)},
           {"model", id.model ? json(*id.model) : json(nullptr)},
           {"firmware", id.firmware ? json(*id.firmware) : json(nullptr)}};
@@ -212,101 +187,104 @@ const char* device_role_name(DeviceRole r) noexcept {
   return r == DeviceRole::Target ? "target" : "underlying";
 }
 
-json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::string>& argv) {
-  return to_json(std::vector<JobSpec>{job}, r, argv);
-}
-
-json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::vector<std::string>& argv) {
-  utsname u{};
-  uname(&u);
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  const JobSpec& job = jobs.front();  // the run's own options are the first job's
-  bool moves_data = false;
-  for (const JobSpec& j : jobs) moves_data |= engine_traits(j.engine).moves_data;
-  // One job: its options, as always. Several: the run's own options here,
-  // each job's in jobs[].options.
-  const json options = jobs.size() == 1
-                           ? job_options_json(job)
-                           : json{{"jobs", jobs.size()},
-                                  {"ramp_s", static_cast<double>(job.ramp.count()) / 1e9},
-                                  {"max_errors", job.max_errors},
-                                  {"log_interval_s", static_cast<double>(job.log_interval.count()) / 1e9},
-                                  {"acct", job.acct == AcctLevel::Off ? "off" : job.acct == AcctLevel::Basic ? "basic" : "full"}};
-
-  json context = {
+json run_context_json(const RunContext& ctx, const std::vector<std::string>& argv) {
+  return {
       {"ioacct_version", IOACCT_VERSION},
       {"schema_version", kSchemaVersion},
       {"command_line", argv},
-      {"host", host},
-      {"kernel", std::string(u.sysname) + " " + u.release},
-      {"cpu_model", cpu_model()},
-      {"cpus", std::thread::hardware_concurrency()},
-      {"cpus_allowed", cpus_allowed()},
-      {"options", options},
+      {"host", ctx.host},
+      {"kernel", ctx.kernel},
+      {"cpu_model", ctx.cpu_model},
+      {"cpus", ctx.cpus},
+      {"cpus_allowed", ctx.cpus_allowed},
       {"start_time", nullptr},
       {"start_monotonic_ns", nullptr},
   };
-  json out = {{"context", context}};
-  if (!r) {
-    out["interrupted"] = true;
-    out["stop_reason"] = stop_reason_name(StopReason::Interrupted);
-    out["results"] = nullptr;
-    out["threads"] = json::array();
-    json js = json::array();
-    for (const JobSpec& j : jobs) js.push_back({{"name", j.name}, {"options", job_options_json(j)}, {"results", nullptr}});
-    out["jobs"] = js;
-    return out;
-  }
-  out["context"]["start_time"] = r->start_wall_ns ? json(format_rfc3339(r->start_wall_ns)) : json(nullptr);
-  out["context"]["start_monotonic_ns"] = r->start_wall_ns ? json(r->start_mono_ns) : json(nullptr);
-  out["context"]["engine_description"] = r->engine_desc;
-  out["context"]["setup_flags"] = setup_flags_json(r->setup_flags);
-  out["context"]["engine_fallbacks"] = r->engine_fallbacks;
+}
+
+json to_json(const JobSpec& job, const RunResult* r, const RunContext& ctx, const std::vector<std::string>& argv) {
+  return to_json(std::vector<JobSpec>{job}, r, ctx, argv);
+}
+
+namespace {
+
+// One job: its options, as always. Several: the run's own options, each
+// job's in jobs[].options.
+json run_options_json(const std::vector<JobSpec>& jobs) {
+  const JobSpec& job = jobs.front();  // the run's own options are the first job's
+  if (jobs.size() == 1) return job_options_json(job);
+  return {{"jobs", jobs.size()},
+          {"ramp_s", static_cast<double>(job.ramp.count()) / 1e9},
+          {"max_errors", job.max_errors},
+          {"log_interval_s", static_cast<double>(job.log_interval.count()) / 1e9},
+          {"acct", job.acct == AcctLevel::Off ? "off" : job.acct == AcctLevel::Basic ? "basic" : "full"}};
+}
+
+// Interrupted before the run started: each job's options, no figures.
+json never_ran_json(json out, const std::vector<JobSpec>& jobs) {
+  out["interrupted"] = true;
+  out["stop_reason"] = stop_reason_name(StopReason::Interrupted);
+  out["results"] = nullptr;
+  out["threads"] = json::array();
+  json js = json::array();
+  for (const JobSpec& j : jobs) js.push_back({{"name", j.name}, {"options", job_options_json(j)}, {"results", nullptr}});
+  out["jobs"] = js;
+  return out;
+}
+
+// What the run itself adds to the context block: when it started, the
+// engine it got, its targets.
+void add_run_context(json& context, const RunResult& r) {
+  context["start_time"] = r.start_wall_ns ? json(format_rfc3339(r.start_wall_ns)) : json(nullptr);
+  context["start_monotonic_ns"] = r.start_wall_ns ? json(r.start_mono_ns) : json(nullptr);
+  context["engine_description"] = r.engine_desc;
+  context["setup_flags"] = setup_flags_json(r.setup_flags);
+  context["engine_fallbacks"] = r.engine_fallbacks;
   json targets = json::array();
-  for (const auto& t : r->targets)
+  for (const auto& t : r.targets)
     targets.push_back({{"path", t.path},
                        {"device", t.device.empty() ? json(nullptr) : json(t.device)},
-                       {"device_identity", device_identity_json(t.device)},
+                       {"device_identity", device_identity_json(t)},
                        {"block_device", t.is_block},
                        {"temporary", t.is_temp},
                        {"offset", t.base},
                        {"size", t.range},
                        {"dio_align", t.dio_align}});
-  out["context"]["targets"] = targets;
-  out["interrupted"] = r->interrupted;
-  out["stop_reason"] = stop_reason_name(r->stop_reason);
-  json results = counts_json(r->total, r->window_ns, moves_data);
-  results["iodepth"] = r->total.depth;
-  if (r->cpu) {
-    const double cpu_s = r->cpu->user_s + r->cpu->sys_s;
-    results["cpu"] = {{"user_s", r->cpu->user_s},
-                      {"sys_s", r->cpu->sys_s},
-                      {"per_io_us", r->total.ios ? json(cpu_s * 1e6 / static_cast<double>(r->total.ios)) : json(nullptr)},
-                      {"voluntary_ctxsw", r->cpu->vol_ctxsw},
-                      {"involuntary_ctxsw", r->cpu->invol_ctxsw}};
+  context["targets"] = targets;
+}
+
+// The process's CPU time ("cpu"), and what --verify found ("verify").
+void add_cpu_and_verify(json& results, const RunResult& r) {
+  if (r.cpu) {
+    const double cpu_s = r.cpu->user_s + r.cpu->sys_s;
+    results["cpu"] = {{"user_s", r.cpu->user_s},
+                      {"sys_s", r.cpu->sys_s},
+                      {"per_io_us", r.total.ios ? json(cpu_s * 1e6 / static_cast<double>(r.total.ios)) : json(nullptr)},
+                      {"voluntary_ctxsw", r.cpu->vol_ctxsw},
+                      {"involuntary_ctxsw", r.cpu->invol_ctxsw}};
   } else {
     results["cpu"] = nullptr;
   }
-  if (r->verify) {
+  if (r.verify) {
     json findings = json::array();
-    for (const auto& f : r->verify->findings)
+    for (const auto& f : r.verify->findings)
       findings.push_back({{"offset", f.offset}, {"kind", f.kind}, {"expected", f.expected}, {"found", f.found}});
-    results["verify"] = {{"checked_during", r->verify->checked_during},
-                         {"checked_after", r->verify->checked_after},
-                         {"blocks_written", r->verify->written},
-                         {"final_pass_skipped", r->verify_skipped},
-                         {"mismatches", r->verify->mismatches},
+    results["verify"] = {{"checked_during", r.verify->checked_during},
+                         {"checked_after", r.verify->checked_after},
+                         {"blocks_written", r.verify->written},
+                         {"final_pass_skipped", r.verify_skipped},
+                         {"mismatches", r.verify->mismatches},
                          {"findings", findings}};
   } else {
     results["verify"] = nullptr;
   }
-  if (job.faults.any()) {
-    const auto& f = r->total.faults;
-    results["faults_injected"] = {{"EIO", f.eio}, {"short", f.short_io}, {"EAGAIN", f.eagain}, {"delayed", f.delayed}};
-  }
-  if (r->accounting) {
-    const Accounting& a = *r->accounting;
+}
+
+// --acct basic and up: the CPU split, SQ threads, devices, exact busy time,
+// the system's idle and iowait.
+void add_accounting(json& results, const RunResult& r) {
+  if (r.accounting) {
+    const Accounting& a = *r.accounting;
     results["cpu"]["breakdown"] = {{"submitters_s", a.cpu.submitters_s}, {"sq_threads_s", a.cpu.sq_threads_s},
                                    {"iowq_s", a.cpu.iowq_s}, {"other_s", a.cpu.other_s}, {"total_s", a.cpu.total_s}};
     json sq = json::array();
@@ -315,7 +293,7 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
                     {"cpu_fraction", a.interval_s > 0 ? json(t.cpu_s / a.interval_s) : json(nullptr)},
                     {"work_s", t.work_s ? json(*t.work_s) : json(nullptr)},
                     {"work_ratio", opt_json(t.work_s ? sq_work_ratio(*t.work_s, t.cpu_s) : std::nullopt)},
-                    {"cpu_per_io_us", r->total.ios ? json(t.cpu_s * 1e6 / static_cast<double>(r->total.ios)) : json(nullptr)},
+                    {"cpu_per_io_us", r.total.ios ? json(t.cpu_s * 1e6 / static_cast<double>(r.total.ios)) : json(nullptr)},
                     {"source", t.source}});
     results["sq_threads"] = sq;
     json devs = json::array();
@@ -346,8 +324,13 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
     results["devices"] = nullptr;
     results["system"] = nullptr;
   }
-  if (r->inflight && r->inflight->window_ns) {
-    const InflightResult& f = *r->inflight;
+}
+
+// ioacct's own I/O in flight, by depth.
+json inflight_json(const RunResult& r) {
+  json results;
+  if (r.inflight && r.inflight->window_ns) {
+    const InflightResult& f = *r.inflight;
     json by = json::array();
     for (int b = 0; b < InflightResult::kBuckets; ++b) {
       const uint64_t lo = InflightResult::bucket_low(b);
@@ -369,9 +352,15 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
   } else {
     results["inflight"] = nullptr;
   }
-  if (r->series) {
+  return results["inflight"];
+}
+
+// The time series (--log-interval).
+json series_json(const JobSpec& job, const RunResult& r, bool moves_data) {
+  json results;
+  if (r.series) {
     json samples = json::array();
-    for (const auto& x : r->series->samples())
+    for (const auto& x : r.series->samples())
       samples.push_back({{"t_s", x.t_s}, {"dur_s", x.dur_s}, {"iops", x.iops},
                          {"bytes_per_s", moves_data ? json(x.bytes_per_s) : json(nullptr)},
                          {"p50_ns", opt_json(x.p50_ns)}, {"p99_ns", opt_json(x.p99_ns)}, {"inflight", x.inflight},
@@ -379,18 +368,36 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
                          {"device_busy_pct", opt_json(x.device_busy_pct)}, {"cpu_pct", opt_json(x.cpu_pct)}, {"sq_cpu_pct", opt_json(x.sq_cpu_pct)},
                          {"sq_work_pct", opt_json(x.sq_work_pct)}, {"util_pct", opt_json(x.util_pct)}});
     results["series"] = {{"interval_s", static_cast<double>(job.log_interval.count()) / 1e9},
-                         {"keep_every", r->series->keep_every()},
+                         {"keep_every", r.series->keep_every()},
                          {"max_samples", Series::kMaxSamples},
                          {"samples", samples}};
   } else {
     results["series"] = nullptr;
   }
-  results["first_error"] = r->first_error.empty() ? json(nullptr) : json(r->first_error);
-  results["anatomy"] = r->anatomy ? anatomy_json(*r->anatomy) : json(nullptr);
-  results["latency_histogram_ns"] = histogram_json(*r->total.latency);
-  out["results"] = results;
+  return results["series"];
+}
+
+// The whole run's figures.
+json results_json(const JobSpec& job, const RunResult& r, bool moves_data) {
+  json results = counts_json(r.total, r.window_ns, moves_data);
+  results["iodepth"] = r.total.depth;
+  add_cpu_and_verify(results, r);
+  if (job.faults.any()) {
+    const auto& f = r.total.faults;
+    results["faults_injected"] = {{"EIO", f.eio}, {"short", f.short_io}, {"EAGAIN", f.eagain}, {"delayed", f.delayed}};
+  }
+  add_accounting(results, r);
+  results["inflight"] = inflight_json(r);
+  results["series"] = series_json(job, r, moves_data);
+  results["first_error"] = r.first_error.empty() ? json(nullptr) : json(r.first_error);
+  results["anatomy"] = r.anatomy ? anatomy_json(*r.anatomy) : json(nullptr);
+  results["latency_histogram_ns"] = histogram_json(*r.total.latency);
+  return results;
+}
+
+json threads_json(const RunResult& r, bool moves_data) {
   json threads = json::array();
-  for (const auto& t : r->threads) {
+  for (const auto& t : r.threads) {
     json j = counts_json(t, t.window_ns, moves_data);
     j["index"] = t.index;
     j["job"] = t.job;
@@ -398,11 +405,14 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
     j["iodepth"] = t.depth;
     threads.push_back(j);
   }
-  out["threads"] = threads;
-  // Each job's own figures, over its own window.
+  return threads;
+}
+
+// Each job's own figures, over its own window.
+json jobs_json(const std::vector<JobSpec>& jobs, const RunResult& r) {
   json js = json::array();
-  for (size_t i = 0; i < r->jobs.size() && i < jobs.size(); ++i) {
-    const JobResult& jr = r->jobs[i];
+  for (size_t i = 0; i < r.jobs.size() && i < jobs.size(); ++i) {
+    const JobResult& jr = r.jobs[i];
     json res = counts_json(jr.total, jr.window_ns, engine_traits(jobs[i].engine).moves_data);
     res["iodepth"] = jr.total.depth;
     if (jr.cpu) {
@@ -416,8 +426,8 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
     res["latency_histogram_ns"] = histogram_json(*jr.total.latency);
     // When its window opened, from the run's first window: a --startdelay,
     // or the jobs before a stonewall.
-    res["start_s"] = jr.total.window_start_ns && r->total.window_start_ns
-                         ? json(static_cast<double>(jr.total.window_start_ns - r->total.window_start_ns) / 1e9)
+    res["start_s"] = jr.total.window_start_ns && r.total.window_start_ns
+                         ? json(static_cast<double>(jr.total.window_start_ns - r.total.window_start_ns) / 1e9)
                          : json(nullptr);
     json job_targets = json::array();
     for (const auto& t : jr.targets) job_targets.push_back({{"path", t.path}, {"offset", t.base}, {"size", t.range}});
@@ -430,7 +440,25 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::ve
                   {"threads", jr.threads},
                   {"results", res}});
   }
-  out["jobs"] = js;
+  return js;
+}
+
+}  // namespace
+
+json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const RunContext& ctx,
+             const std::vector<std::string>& argv) {
+  json context = run_context_json(ctx, argv);
+  context["options"] = run_options_json(jobs);
+  json out = {{"context", context}};
+  if (!r) return never_ran_json(std::move(out), jobs);
+  add_run_context(out["context"], *r);
+  bool moves_data = false;
+  for (const JobSpec& j : jobs) moves_data |= engine_traits(j.engine).moves_data;
+  out["interrupted"] = r->interrupted;
+  out["stop_reason"] = stop_reason_name(r->stop_reason);
+  out["results"] = results_json(jobs.front(), *r, moves_data);
+  out["threads"] = threads_json(*r, moves_data);
+  out["jobs"] = jobs_json(jobs, *r);
   return out;
 }
 

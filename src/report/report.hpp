@@ -1,10 +1,14 @@
 #pragma once
-// Reporters: sinks that only read a RunResult. Console for people, JSON for
-// scripts (schema in docs/json-schema.md).
+// Reporters: sinks that only read a RunResult and the RunContext gathered
+// below them (acct/run_context.hpp). Console for people, JSON for scripts
+// (schema in docs/json-schema.md).
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "acct/run_context.hpp"
+#include "report/format.hpp"
 #include "runner/result.hpp"
 #include "workload/job.hpp"
 
@@ -21,16 +25,32 @@ inline constexpr int kSchemaVersion = 2;
 // job's own, then the whole run's.
 std::string format_console(const JobSpec& job, const RunResult& r);
 std::string format_console(const std::vector<JobSpec>& jobs, const RunResult& r);
-// `argv` is recorded in the context block. `r` may be null: interrupted
-// before the run started. With several jobs, "jobs" holds each one's options
-// and results; "results" and "threads" are the whole run's.
-nlohmann::json to_json(const JobSpec& job, const RunResult* r, const std::vector<std::string>& argv);
-nlohmann::json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const std::vector<std::string>& argv);
-// The start-up line (stderr): effective configuration and obtained ring
-// flags; one more line per job when there are several.
-// A device's model and firmware (sysfs) for a JSON context: {disk, model,
-// firmware}, null for "" (no block device).
-nlohmann::json device_identity_json(const std::string& device);
+// `ctx` and `argv` are printed in the context block. `r` may be null:
+// interrupted before the run started. With several jobs, "jobs" holds each
+// one's options and results; "results" and "threads" are the whole run's.
+nlohmann::json to_json(const JobSpec& job, const RunResult* r, const RunContext& ctx, const std::vector<std::string>& argv);
+nlohmann::json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const RunContext& ctx,
+                       const std::vector<std::string>& argv);
+// A job's options as bench's JSON states them (context.options, and each
+// compare variant's "options").
+nlohmann::json job_options_json(const JobSpec& job);
+// bench's --format sinks: console and json, each with its renderer of a
+// finished run (report/sinks.cpp).
+struct BenchSink {
+  Format format;
+  std::string (*render)(const std::vector<JobSpec>& jobs, const RunResult& r, const RunContext& ctx,
+                        const std::vector<std::string>& argv);
+};
+std::span<const BenchSink> bench_sinks();
+// The text of `f`'s sink; throws std::logic_error for a Format bench has no sink for.
+std::string render_bench(Format f, const std::vector<JobSpec>& jobs, const RunResult& r, const RunContext& ctx,
+                         const std::vector<std::string>& argv);
+// The context block without a run: version, schema, command line, host,
+// kernel, CPUs; start_time and start_monotonic_ns null.
+nlohmann::json run_context_json(const RunContext& ctx, const std::vector<std::string>& argv);
+// A target's device model and firmware for a JSON context: {disk, model,
+// firmware}, null without a block device.
+nlohmann::json device_identity_json(const TargetInfo& t);
 // bench --anatomy (report/anatomy_report.cpp): its console block, and the
 // results' "anatomy" object.
 std::string format_anatomy(const AnatomyResult& a);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "acct/device_identity.hpp"
 #include "common/errors.hpp"
 
 namespace ioacct {
@@ -12,7 +13,10 @@ std::string error_key_name(int key) {
 
 std::vector<TargetInfo> target_infos(const Targets& targets) {
   std::vector<TargetInfo> out;
-  for (const auto& t : targets.list) out.push_back({t.path, t.device, t.is_block, t.is_temp, t.base, t.range, t.dio_align});
+  for (const auto& t : targets.list) {
+    out.push_back({t.path, t.device, t.is_block, t.is_temp, t.base, t.range, t.dio_align, std::nullopt});
+    if (!t.device.empty()) out.back().identity = device_identity(t.device);
+  }
   return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include "acct/accounting.hpp"
 #include "acct/cpu.hpp"
+#include "acct/device_identity.hpp"
 #include "acct/histogram.hpp"
 #include "acct/inflight.hpp"
 #include "acct/series.hpp"
@@ -83,6 +84,7 @@ struct TargetInfo {
   bool is_block = false, is_temp = false;
   uint64_t base = 0, range = 0;
   uint32_t dio_align = 0;
+  std::optional<DeviceIdentity> identity;  // the device's model and firmware (sysfs); none without a device
 };
 // What the reports say about each target of `targets`.
 std::vector<TargetInfo> target_infos(const Targets& targets);
