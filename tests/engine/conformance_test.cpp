@@ -240,15 +240,17 @@ TYPED_TEST(EngineConformance, BadDescriptorIsAPerIoError) {
   // would not do: the ring's own fd may take it.)
   auto e = this->make({999'999, -1});
   AlignedBuf buf(2 * kBlock);
-  std::vector<IoRequest> reqs = {{0, buf.p, kBlock, 0, 7, IoOp::Read}, {0, buf.p + kBlock, kBlock, 1, 9, IoOp::Write}};
+  // Tags are below the depth (8), as engine.hpp's contract says: libaio
+  // keeps an iocb per tag, and tag 9 once wrote past them (ASan).
+  std::vector<IoRequest> reqs = {{0, buf.p, kBlock, 0, 7, IoOp::Read}, {0, buf.p + kBlock, kBlock, 1, 5, IoOp::Write}};
   auto done = run_all(*e, reqs, 4);
   ASSERT_EQ(done.size(), 2u);
   if (this->traits().checks_fd) {
     EXPECT_EQ(done[7], -EBADF);
-    EXPECT_EQ(done[9], -EBADF);
+    EXPECT_EQ(done[5], -EBADF);
   } else {
     EXPECT_EQ(done[7], static_cast<int32_t>(kBlock)) << "nop never looks at the file";
-    EXPECT_EQ(done[9], static_cast<int32_t>(kBlock));
+    EXPECT_EQ(done[5], static_cast<int32_t>(kBlock));
   }
 }
 
