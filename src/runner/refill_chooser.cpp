@@ -5,16 +5,24 @@
 namespace ioacct {
 
 void RefillChooser::start(Nanos now, uint64_t ios) noexcept {
-  started_ = probing_ = true;
-  slice_ = 0;
-  mode_ = slice_mode(0);
-  slice_start_ = last_ = now;
-  slice_ios_ = ios;
-  next_event_ = now + c_.slice_ns;
+  started_ = true;
+  last_ = now;
   hold_ns_ = c_.hold_min_ns;
   // Reserved here, so that a probe's end allocates nothing on the hot path.
   rates_.reserve(2 * c_.pairs);
+  pairs_.reserve(c_.pairs);
   stats_.ratios.reserve(kMaxKept);
+  begin_probe(now, ios);
+}
+
+void RefillChooser::begin_probe(Nanos now, uint64_t ios) noexcept {
+  probing_ = true;
+  slice_ = 0;
+  rates_.clear();
+  mode_ = slice_mode(0);
+  slice_start_ = now;
+  slice_ios_ = ios;
+  next_event_ = now + c_.slice_ns;
 }
 
 void RefillChooser::account(Nanos now) noexcept {
@@ -30,47 +38,50 @@ void RefillChooser::finish(Nanos now) noexcept {
 
 namespace {
 
-// Each pair's Each/Pass ratio. Slices run pass, each, each, pass: pair j is
-// (2j, 2j+1), and which of the two is Pass alternates.
-std::vector<double> pair_ratios(const std::vector<double>& rates) {
-  std::vector<double> r;
+// Each pair's Each/Pass ratio into `r`, sorted. Slices run pass, each,
+// each, pass: pair j is (2j, 2j+1), and which of the two is Pass alternates.
+void sorted_pair_ratios(const std::vector<double>& rates, std::vector<double>& r) {
+  r.clear();
   for (size_t k = 0; k + 1 < rates.size(); k += 2) {
     const bool pass_first = k % 4 == 0;
     const double pass = pass_first ? rates[k] : rates[k + 1];
     const double each = pass_first ? rates[k + 1] : rates[k];
     r.push_back(pass > 0 ? each / pass : 0);
   }
-  return r;
+  std::sort(r.begin(), r.end());
+}
+
+// At least three in four of the sorted pairs above `margin`.
+bool chooses_each(const std::vector<double>& r, double margin) {
+  const size_t faster = static_cast<size_t>(r.end() - std::upper_bound(r.begin(), r.end(), margin));
+  return !r.empty() && 4 * faster >= 3 * r.size();
+}
+
+double median(const std::vector<double>& r) {
+  if (r.empty()) return 0;
+  const size_t n = r.size();
+  return n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
 }
 
 }  // namespace
 
 bool RefillChooser::probe_chooses_each(const std::vector<double>& rates, double margin) {
-  const std::vector<double> r = pair_ratios(rates);
-  size_t faster = 0;
-  for (double x : r) faster += x > margin;
-  return !r.empty() && 4 * faster >= 3 * r.size();
+  std::vector<double> r;
+  sorted_pair_ratios(rates, r);
+  return chooses_each(r, margin);
 }
 
 double RefillChooser::probe_ratio(const std::vector<double>& rates) {
-  std::vector<double> r = pair_ratios(rates);
-  if (r.empty()) return 0;
-  std::sort(r.begin(), r.end());
-  const size_t n = r.size();
-  return n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
+  std::vector<double> r;
+  sorted_pair_ratios(rates, r);
+  return median(r);
 }
 
 Refill RefillChooser::step(Nanos now, uint64_t ios) noexcept {
   if (!started_) return mode_;
   account(now);
   if (!probing_) {  // a hold ended: probe again
-    probing_ = true;
-    slice_ = 0;
-    rates_.clear();
-    mode_ = slice_mode(0);
-    slice_start_ = now;
-    slice_ios_ = ios;
-    next_event_ = now + c_.slice_ns;
+    begin_probe(now, ios);
     return mode_;
   }
   // A slice ended, unless it has too few completions to measure a rate:
@@ -90,8 +101,9 @@ Refill RefillChooser::step(Nanos now, uint64_t ios) noexcept {
     next_event_ = now + c_.slice_ns;
     return mode_;
   }
-  const double ratio = probe_ratio(rates_);
-  const Refill chose = probe_chooses_each(rates_, c_.margin) ? Refill::Each : Refill::Pass;
+  sorted_pair_ratios(rates_, pairs_);  // into the reserved buffer: no allocation here
+  const double ratio = median(pairs_);
+  const Refill chose = chooses_each(pairs_, c_.margin) ? Refill::Each : Refill::Pass;
   ++stats_.probes;
   if (chose == Refill::Each) ++stats_.chose_each;
   stats_.last_ratio = ratio;

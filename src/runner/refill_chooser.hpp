@@ -88,6 +88,7 @@ class RefillChooser {
 
  private:
   Refill step(Nanos now, uint64_t ios) noexcept;
+  void begin_probe(Nanos now, uint64_t ios) noexcept;
   void account(Nanos now) noexcept;
   static Refill slice_mode(unsigned k) { return (k % 4 == 0 || k % 4 == 3) ? Refill::Pass : Refill::Each; }
 
@@ -102,6 +103,7 @@ class RefillChooser {
   uint64_t slice_ios_ = 0;
   Nanos hold_ns_ = 0;
   std::vector<double> rates_;       // the probe's slices' rates so far
+  std::vector<double> pairs_;       // their pairs' Each/Pass ratios, sorted, at the probe's end
 };
 
 }  // namespace ioacct
