@@ -24,6 +24,7 @@
 #include "compare/summary.hpp"
 #include "compare/stage_diff.hpp"
 #include "compare/util_ratio.hpp"
+#include "unit/compare_fixtures.hpp"
 #include "report/compare_report.hpp"
 
 // A namespace of its own: the unit tests are built in batches (a unity build),
@@ -197,16 +198,7 @@ TEST(PresetUtil, HeadlineGivesDirectionAndSizeOnlyWhereTheIntervalExcludesOne) {
 
 // ---- sqpoll: rows named for what they are ----
 
-VariantSummary variant(std::string name, std::vector<double> iops) {
-  VariantSummary v;
-  v.name = std::move(name);
-  for (double x : iops) {
-    RunMetrics m;
-    m.iops = x;
-    v.runs.push_back(m);
-  }
-  return v;
-}
+using test::variant;
 
 TEST(PresetSqpoll, TheAccountingRowIsIoacctsOwnAndTheKernelsStatisticsAreSaidUnmeasured) {
   const Preset* p = find_preset("sqpoll");

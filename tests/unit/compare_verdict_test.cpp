@@ -13,6 +13,7 @@
 #include "compare/summary.hpp"
 #include "compare/verdict.hpp"
 #include "report/compare_report.hpp"
+#include "unit/compare_fixtures.hpp"
 
 namespace ioacct {
 namespace {
@@ -202,16 +203,7 @@ TEST(Verdict, RepeatNeededFromTheSpread) {
   EXPECT_TRUE(capped);
 }
 
-VariantSummary variant(std::string name, std::vector<double> iops) {
-  VariantSummary v;
-  v.name = std::move(name);
-  for (double x : iops) {
-    RunMetrics m;
-    m.iops = x;
-    v.runs.push_back(m);
-  }
-  return v;
-}
+using test::variant;
 
 TEST(Summary, VerdictsAgainstTheBaselineWithAndWithoutOutliers) {
   CompareResult c;
