@@ -36,14 +36,9 @@ std::optional<StageDiff> stage_that_differs(const std::vector<StageTimes>& x, co
     d.by_ns = *median(a) - *median(b);
     d.n = x.size();
     d.m = y.size();
-    if (const size_t k = shift_rank(a.size(), b.size(), level).k) {
-      std::vector<double> diffs;
-      diffs.reserve(a.size() * b.size());
-      for (double p : a)
-        for (double q : b) diffs.push_back(p - q);
-      std::sort(diffs.begin(), diffs.end());
-      d.low_ns = diffs[k - 1];
-      d.high_ns = diffs[diffs.size() - k];
+    if (const auto shift = shift_interval(a, b, level); shift && shift->low) {
+      d.low_ns = shift->low;
+      d.high_ns = shift->high;
       d.stands_out = *d.low_ns > 0 || *d.high_ns < 0;
     }
     auto& best = d.stands_out ? best_out : best_any;
