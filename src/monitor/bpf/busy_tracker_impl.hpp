@@ -155,7 +155,14 @@ struct BusyTracker::Impl {
   std::vector<Dev> dev;
   uint64_t t_prev = 0, t_arm = 0, last_read = 0;
   uint64_t lost_at = 0;  // the last round that found a request whose end no program saw
-  uint64_t busiest = 0;  // the most records one log held at a collect, this round
+  // How fast the busiest log fills, records per ns, measured by every
+  // collect over the time since the one before it (whoever ran it: a read's
+  // round or the background thread), and when that was.
+  double fill_per_ns = 0;
+  uint64_t collected_at = 0;
+  // The background thread's collects: never closer than this, and never
+  // further apart than kCollectIdle, whatever the rate (background()).
+  static constexpr uint64_t kCollectMin = 2'000'000, kCollectIdle = 20'000'000;
   bool settled = false, last_unknown = false;
   std::vector<uint64_t> dropped_seen, dropped_ns_seen;
   uint64_t dropped_total = 0;

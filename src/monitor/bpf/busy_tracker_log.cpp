@@ -42,6 +42,8 @@ uint64_t busy::latency_le(int i) {
 // unsure. Each CPU's log is in time order, the logs among themselves are
 // not: drain() puts them in order.
 bool BusyTracker::Impl::collect() {
+  const uint64_t t = now_ns();
+  uint64_t busiest = 0;
   for (uint32_t k = 0; k < nlogs; ++k)
     for (uint32_t c = 0; c < ncpu; ++c) cut_heads[k * ncpu + c] = __atomic_load_n(&head_of(k, c).head, __ATOMIC_ACQUIRE);
   bool unknown = false;
@@ -72,6 +74,13 @@ bool BusyTracker::Impl::collect() {
       }
     }
   }
+  // The rate over this collect's own interval: a read's round collects too,
+  // and a rate taken over the background thread's interval alone would count
+  // only what the read left and wait too long. It falls by half a collect at
+  // most, so that a lull between bursts does not leave a long wait.
+  if (collected_at && t > collected_at)
+    fill_per_ns = std::max(static_cast<double>(busiest) / static_cast<double>(t - collected_at), fill_per_ns / 2);
+  collected_at = t;
   collected_unknown |= unknown;
   return unknown;
 }
@@ -268,8 +277,9 @@ uint64_t BusyTracker::Impl::round_period() const { return now_ns() - lost_at < 5
 // Between reads: rounds every 100 ms (every 5 ms while the kernel skips
 // programs: a request whose end no program saw is unsure until a round
 // finds it gone, so each leaves at most that much unsure time), and the
-// logs emptied before they are a quarter full at the rate they fill. Each wake
-// costs a context switch, each round a sweep: nothing in between.
+// logs emptied before they are a quarter full at the rate they fill, and at
+// least every 20 ms. Each wake costs a context switch (50 a second when
+// idle), each round a sweep: nothing in between.
 void BusyTracker::Impl::background() {
   // The logs hold ~15-30 ms of records at 100k+ I/Os per second: on a
   // machine whose CPUs the I/O itself keeps busy, this thread must not wait
@@ -278,31 +288,30 @@ void BusyTracker::Impl::background() {
   // as it is otherwise. It runs for well under 1% of a CPU.
   setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), -10);
   std::unique_lock<std::mutex> l(mu);
-  // The first look soon: until it has seen how fast the logs fill, a log
-  // could fill before a 100 ms wait ends (4096 records in ~37 ms at 110k
-  // completions a second on one CPU).
-  uint64_t collect_every = 2'000'000, collected = now_ns();
   while (!stop) {
+    // The next look before the busiest log could be a quarter full at the
+    // rate it fills: three quarters of it are left for a late wake-up (an
+    // ASan build in CI once woke >60 ms late at 31k completions a second on
+    // one CPU, with half the log left, and dropped 311 records). At most
+    // kCollectIdle apart, however slow the rate: a workload that starts
+    // while the logs are quiet fills a log in 4096 / rate, 57 ms at 72k
+    // completions a second on one CPU, and a 100 ms wait there dropped
+    // 1,000-3,000 records in 2 of 4 runs of
+    // StatExact.ConcurrentRequestsFromTwoThreadsSurvive beside a compiler.
+    const uint64_t every =
+        fill_per_ns > 0 ? std::clamp<uint64_t>(static_cast<uint64_t>(static_cast<double>(slots) / 4 / fill_per_ns),
+                                               kCollectMin, kCollectIdle)
+                        : kCollectIdle;
     const uint64_t round_due = t_prev + round_period();
-    const uint64_t due = std::min(round_due, collected + collect_every);
+    const uint64_t due = std::min(round_due, collected_at + every);
     const uint64_t now = now_ns();
     if (now < due) cv.wait_for(l, std::chrono::nanoseconds(due - now));
     if (stop) break;
     try {
       const uint64_t t = now_ns();
-      busiest = 0;
       if (t >= t_prev + round_period()) round(false);
-      else if (t >= collected + collect_every) collect();
-      else continue;  // a read ran meanwhile
-      // The next look before the busiest log could be a quarter full at
-      // this rate: three quarters of it are left for a late wake-up (an
-      // ASan build in CI once woke >60 ms late at 31k completions a second
-      // on one CPU, with half the log left, and dropped 311 records).
-      const double per_ns = static_cast<double>(busiest) / static_cast<double>(std::max<uint64_t>(1, t - collected));
-      collect_every = per_ns > 0 ? std::clamp<uint64_t>(static_cast<uint64_t>(static_cast<double>(slots) / 4 / per_ns),
-                                                          2'000'000, 100'000'000)
-                                 : 100'000'000;
-      collected = t;
+      else if (t >= collected_at + every) collect();
+      // else a read ran meanwhile: the next due time is from its collect
     } catch (const std::exception&) {
       // the next read reports it
     }
