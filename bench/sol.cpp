@@ -7,8 +7,8 @@
 // one that is there, put a new read into each freed slot, submit them with
 // the next wait. With O_DIRECT the first refill of a pass of two or more is
 // submitted at once, so that a device the last batch drained starts again
-// while the pass goes on (as ioacct's FusedRing::reap; bench/README.md,
-// "Kicking the device early"). No accounting beyond a count. bench/sol.sh runs it beside
+// while the pass goes on (as ioacct's FusedRing::reap;
+// bench/history/2026-12.md, "Kicking the device early"). No accounting beyond a count. bench/sol.sh runs it beside
 // `ioacct bench` and fio; what ioacct costs above it is what its own
 // accounting and structure cost: this loop is the CPU floor ("sol-cpu").
 //
@@ -17,7 +17,7 @@
 // (iodepth_batch_submit=1). A device whose queue a batch drains gets each
 // request the moment its slot is free; that costs a syscall per I/O, and on
 // a fast virtio host it is worth up to a quarter more IOPS (issue 35's
-// table; bench/README.md, "sol.sh"). Built as build/<preset>/ioacct_sol
+// table; bench/README.md, "bench/sol.sh"). Built as build/<preset>/ioacct_sol
 // (CMake option IOACCT_BENCH, on by default).
 //
 //   sol [--nop] [--buffered] [--each] [--depth N] [--bs BYTES] [--runtime DURATION] [FILE]

@@ -10,6 +10,7 @@
 #include "cli/bench_jobs.hpp"
 #include "cli/cli.hpp"
 #include "cli/signals.hpp"
+#include "cli/sq_advice.hpp"
 #include "common/distribution.hpp"
 #include "common/errors.hpp"
 #include "common/output.hpp"
@@ -285,6 +286,20 @@ void resolve_one_pass(JobSpec& job, const Targets& targets) {
   job.ios = std::max<uint64_t>(1, blocks) * job.threads;
 }
 
+// The mean time between bursts of new SQEs on the rings an SQ thread serves
+// (each bench thread has a ring): a paced ring's period, else its share of
+// the window per I/O (per batch with --submit-batch); 0 when unknown. Several
+// jobs: the run's total, unpaced.
+double submit_gap_ns(const std::vector<JobSpec>& jobs, const RunResult& r, const SqThreadStat& sq) {
+  unsigned threads = 0;
+  for (const auto& j : jobs) threads += j.threads;
+  if (!threads || !r.total.ios || !r.window_ns) return 0;
+  double gap = static_cast<double>(r.window_ns) * threads / static_cast<double>(r.total.ios);
+  if (jobs.size() == 1 && jobs[0].rate_per_thread() > 0) gap = 1e9 / jobs[0].rate_per_thread();
+  else if (jobs.size() == 1 && jobs[0].submit_batch) gap *= jobs[0].submit_batch;
+  return gap / std::max(1u, sq.rings);
+}
+
 }  // namespace
 
 int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) {
@@ -397,10 +412,7 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   }
   if (r.accounting)
     for (const auto& sq : r.accounting->sq_threads)
-      if (sq.work_s && sq.cpu_s > 0.05 && *sq.work_s < 0.5 * sq.cpu_s)
-        fmt::print(stderr, "warning: SQ thread {} spent {:.0f}% of its {:.2f} CPU-seconds spinning without work; "
-                   "a shorter --sq-idle, or leaving --sqpoll off, gives that CPU back\n",
-                   sq.tid, 100.0 * (1 - *sq.work_s / sq.cpu_s), sq.cpu_s);
+      fmt::print(stderr, "{}", sq_thread_warning(sq, submit_gap_ns(jobs, r, sq), first.uring.sq_idle_ms));
   if (r.error_count())
     fmt::print(stderr, "warning: {} {} tolerated (--max-errors {}); the results count "
                "only completed I/Os; check the device ('dmesg') before trusting them\n",

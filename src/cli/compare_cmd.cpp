@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <set>
 
+#include "acct/cpu_power.hpp"
 #include "acct/run_context.hpp"
 #include "cli/bench_cmd.hpp"
 #include "cli/cli.hpp"
@@ -208,6 +209,7 @@ int run_compare_command(const CompareArgs& a, const std::vector<std::string>& ar
   c.argv = argv;
   c.rule.margin = margin;
   c.rule.more.budget_s = rounds.budget_s;
+  c.cpu_power = read_cpu_power();
   std::vector<std::string> words = a.words;
   auto configs = parse_configs(a.configs);
   if (!a.preset.empty()) {

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 
+#include "compare/presets.hpp"
+#include "compare/util_ratio.hpp"
+
 namespace ioacct {
 namespace {
 
@@ -11,10 +14,6 @@ const VariantSummary* find(const CompareResult& c, const std::string& name) {
   for (const auto& v : c.variants)
     if (v.name == name) return &v;
   return nullptr;
-}
-
-bool has_arg(const VariantSummary& v, const std::string& w) {
-  return std::find(v.args.begin(), v.args.end(), w) != v.args.end();
 }
 
 // a against b, and again without their outliers when either has any.
@@ -73,29 +72,45 @@ std::string claim_of(const std::string& subject, const std::string& object, cons
 }
 
 
+// iowait against --no-iowait, and whether this machine lets it matter:
+// iowait changes a CPU's speed only through cpufreq and cpuidle (acct/cpu_power.hpp).
+std::string iowait(const CompareResult& c, const VariantSummary& noiow, const VariantSummary& sleep) {
+  const Verdicts vs = against(noiow, sleep, c.rule);
+  std::string s = claim("sleeping without iowait (--no-iowait)", "sleeping with it", vs, c.rule);
+  if (!c.cpu_power || c.cpu_power->cpufreq || c.cpu_power->cpuidle) return s;
+  const bool differs = vs.all.kind == VerdictKind::Faster || vs.all.kind == VerdictKind::Slower;
+  const std::string why = "this machine has no cpufreq or cpuidle driver in sysfs, the paths by which iowait changes a "
+                          "CPU's speed";
+  return differs ? s + ", although " + why + ": the difference comes from elsewhere"
+                 : s + "; " + why + ", so no difference is expected here";
+}
+
 std::string qd1(const CompareResult& c) {
-  const VariantSummary *ps = find(c, "psync"), *sleep = find(c, "uring-sleep"), *spin = find(c, "uring-spin");
+  const VariantSummary *ps = find(c, "psync"), *sleep = find(c, "uring-sleep"), *spin = find(c, "uring-spin"),
+                       *noiow = find(c, "uring-no-iowait");
   if (!ps || !sleep) return "";
   std::string s = "On this machine, at depth 1, " + claim("io_uring (sleep)", "pread", against(*sleep, *ps, c.rule), c.rule);
   if (spin) {
     s += "; " + claim(priced("busy-polling", "spin", *spin, *sleep, " of sleeping"), "pread", against(*spin, *ps, c.rule), c.rule);
   }
+  if (noiow) s += "; " + iowait(c, *noiow, *sleep);
   return s + ".";
 }
 
 std::string sqpoll(const CompareResult& c) {
   const VariantSummary *q1 = find(c, "qd1"), *q1s = find(c, "qd1-sqpoll"), *q32 = find(c, "qd32"),
-                       *q32s = find(c, "qd32-sqpoll"), *off = find(c, "qd32-acct-off");
+                       *q32s = find(c, "qd32-sqpoll"), *off = find(c, kIoacctAcctOffVariant);
   if (!q1 || !q1s || !q32 || !q32s) return "";
   std::string s = "On this machine, " +
                   claim(priced("SQPOLL at depth 1", "", *q1s, *q1, ""), "a ring without it", against(*q1s, *q1, c.rule), c.rule) + "; " +
                   claim(priced("at depth 32 SQPOLL", "", *q32s, *q32, ""), "a ring without it", against(*q32s, *q32, c.rule), c.rule);
   if (off) {
     // The accounting level qd32 ran at, from its job: the default may change,
-    // and the sentence names what was measured.
-    std::string level = "accounting";
+    // and the sentence names what was measured. "ioacct's own": in a sentence
+    // about SQPOLL, "accounting" alone reads as the kernel's SQ statistics.
+    std::string level = "ioacct's own accounting";
     if (q32->options && q32->options->contains("acct") && (*q32->options)["acct"].is_string())
-      level = "--acct " + (*q32->options)["acct"].get<std::string>();
+      level += " (--acct " + (*q32->options)["acct"].get<std::string>() + ")";
     const Verdicts vs = against(*q32, *off, c.rule);
     const Verdict& v = vs.all;
     s += "; ";
@@ -111,7 +126,8 @@ std::string sqpoll(const CompareResult& c) {
       s += claim("at depth 32, " + level, "--acct off", vs, c.rule);
     }
   }
-  return s + ".";
+  // The kernel's own statistics are named too, since the reader asks for them.
+  return s + "; the kernel's own SQ thread statistics have no switch through Linux 6.18, so no row measures their cost.";
 }
 
 std::string libaio(const CompareResult& c) {
@@ -128,45 +144,55 @@ std::string libaio(const CompareResult& c) {
   return s + ".";
 }
 
+// "'a' (0.62x, 95% CI 0.55-0.70x), 'b' (...) and 'c' (...)".
+std::string listed(const std::vector<std::string>& items) {
+  std::string s;
+  for (size_t i = 0; i < items.size(); ++i) s += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  return s;
+}
+
+// %util against busy% per variant, from each repetition's ratio (pacing fixes
+// the IOPS, so they say nothing here): a direction and a size only where the
+// interval excludes 1, since %util moves in whole jiffies and one run's ratio
+// is noisy at low load.
 std::string util(const CompareResult& c) {
-  struct Group {
-    std::string label;
-    double lo = 1e300, hi = 0, rate_lo = 1e300, rate_hi = 0;
-    bool any = false;
-  };
-  Group reads{"random reads"}, writes{"O_DSYNC writes"};
-  bool missing = false;
+  std::vector<std::string> low, high, covers, lone, unmeasured;
   for (const auto& v : c.variants) {
-    if (!v.rate_iops) continue;
-    if (!v.util_pct.s || !v.busy_pct.s || v.busy_pct.s->median <= 0) {
-      missing = true;
-      continue;
+    std::vector<std::optional<double>> u, b;
+    u.reserve(v.runs.size());
+    b.reserve(v.runs.size());
+    for (const auto& r : v.runs) {
+      u.push_back(r.util_pct);
+      b.push_back(r.busy_pct);
     }
-    Group& g = has_arg(v, "--dsync") ? writes : reads;
-    const double r = v.util_pct.s->median / v.busy_pct.s->median;
-    g.lo = std::min(g.lo, r);
-    g.hi = std::max(g.hi, r);
-    g.rate_lo = std::min(g.rate_lo, *v.rate_iops);
-    g.rate_hi = std::max(g.rate_hi, *v.rate_iops);
-    g.any = true;
+    const auto q = util_ratio(u, b, c.rule.level);
+    const std::string name = fmt::format("'{}'", v.name);
+    if (!q) {
+      unmeasured.push_back(name);
+    } else if (!q->low) {
+      lone.push_back(fmt::format("{} ({})", name, format_ratio(q->estimate)));
+    } else {
+      const std::string fig = fmt::format("{} ({}, {:g}% CI {})", name, format_ratio(q->estimate), 100 * c.rule.level,
+                                          format_ratio_range(*q->low, *q->high));
+      (*q->high < 1 ? low : *q->low > 1 ? high : covers).push_back(fig);
+    }
   }
-  if (!reads.any && !writes.any)
+  if (unmeasured.size() == c.variants.size())
     return "Not answered here: busy% (the device's exact busy time) was not measured; it needs root (BPF), "
            "--acct full and a block device under the target.";
-  auto part = [&](const Group& g) {
-    return fmt::format("{} the exact busy time for {} paced at {:.0f}-{:.0f} IOPS", format_ratio_range(g.lo, g.hi), g.label, g.rate_lo,
-                       g.rate_hi);
-  };
-  const bool truthful = [&] {
-    for (const Group* g : {&reads, &writes})
-      if (g->any && (g->lo < 0.9 || g->hi > 1.1)) return false;
-    return true;
-  }();
-  std::string s = truthful ? "Yes, within 10% here: %util reads " : "No: on this machine %util reads ";
-  if (reads.any) s += part(reads);
-  if (reads.any && writes.any) s += ", and ";
-  if (writes.any) s += part(writes);
-  if (missing) s += " (some variants did not measure busy%)";
+  std::vector<std::string> parts;
+  if (!low.empty()) parts.push_back("%util reads below the exact busy time for " + listed(low));
+  if (!high.empty()) parts.push_back("%util reads above the exact busy time for " + listed(high));
+  if (!covers.empty())
+    parts.push_back(fmt::format("%util / busy% has a {:g}% interval covering 1.0 for {}", 100 * c.rule.level,
+                                listed(covers)));
+  if (!lone.empty())
+    parts.push_back("one repetition gives no interval for " + listed(lone) + ": run with --repeat 2 or more");
+  if (!unmeasured.empty()) parts.push_back("busy% was not measured for " + listed(unmeasured));
+  std::string s = !low.empty() || !high.empty() ? "No: "
+                  : !covers.empty()            ? "No bias shown here: "
+                                               : "Not resolved: ";
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? "; " : "") + parts[i];
   return s + ".";
 }
 

@@ -101,26 +101,47 @@ ShiftRank shift_rank(size_t n, size_t m, double level) {
   return {static_cast<size_t>(k), 1 - 2 * normal_cdf((k - 0.5 - mean) / sd)};
 }
 
-std::optional<RatioInterval> ratio_interval(const std::vector<double>& x, const std::vector<double>& y, double level) {
+std::optional<ShiftInterval> shift_interval(const std::vector<double>& x, const std::vector<double>& y, double level) {
   if (x.empty() || y.empty()) return std::nullopt;
-  for (const auto* v : {&x, &y})
-    for (double a : *v)
-      if (!(a > 0) || !std::isfinite(a)) return std::nullopt;
   std::vector<double> d;
   d.reserve(x.size() * y.size());
   for (double a : x)
-    for (double b : y) d.push_back(std::log(a) - std::log(b));
+    for (double b : y) d.push_back(a - b);
   std::sort(d.begin(), d.end());
-  RatioInterval r;
+  ShiftInterval r;
   r.n = x.size();
   r.m = y.size();
   const size_t N = d.size();
-  r.estimate = std::exp(N % 2 ? d[N / 2] : (d[N / 2 - 1] + d[N / 2]) / 2);
+  r.estimate = N % 2 ? d[N / 2] : (d[N / 2 - 1] + d[N / 2]) / 2;
   const ShiftRank k = shift_rank(x.size(), y.size(), level);
   if (k.k) {
-    r.low = std::exp(d[k.k - 1]);
-    r.high = std::exp(d[N - k.k]);
+    r.low = d[k.k - 1];
+    r.high = d[N - k.k];
     r.coverage = k.coverage;
+  }
+  return r;
+}
+
+std::optional<RatioInterval> ratio_interval(const std::vector<double>& x, const std::vector<double>& y, double level) {
+  if (x.empty() || y.empty()) return std::nullopt;
+  const auto logs = [](const std::vector<double>& v, std::vector<double>& out) {
+    for (double a : v) {
+      if (!(a > 0) || !std::isfinite(a)) return false;
+      out.push_back(std::log(a));
+    }
+    return true;
+  };
+  std::vector<double> lx, ly;
+  if (!logs(x, lx) || !logs(y, ly)) return std::nullopt;
+  const std::optional<ShiftInterval> s = shift_interval(lx, ly, level);
+  RatioInterval r;
+  r.n = s->n;
+  r.m = s->m;
+  r.estimate = std::exp(s->estimate);
+  if (s->low) {
+    r.low = std::exp(*s->low);
+    r.high = std::exp(*s->high);
+    r.coverage = s->coverage;
   }
   return r;
 }

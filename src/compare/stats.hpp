@@ -56,6 +56,19 @@ struct ShiftRank {
 };
 ShiftRank shift_rank(size_t n, size_t m, double level);
 
+// x against y as a shift: the Hodges-Lehmann estimate (the median of the n*m
+// pairwise differences x_i - y_j) and its distribution-free interval (the
+// k-th smallest and largest difference, k from shift_rank). None when either
+// sample is empty; `low`/`high` are none when the samples are too small for
+// `level`.
+struct ShiftInterval {
+  double estimate = 0;                 // x - y
+  std::optional<double> low, high;     // the interval
+  double coverage = 0;                 // what the interval achieves (>= level)
+  size_t n = 0, m = 0;                 // the sample sizes
+};
+std::optional<ShiftInterval> shift_interval(const std::vector<double>& x, const std::vector<double>& y, double level);
+
 // x against y as a ratio: the Hodges-Lehmann estimate of the shift between
 // log(x) and log(y) (the median of the n*m pairwise log ratios) and its
 // distribution-free interval (the k-th smallest and largest pairwise ratio,

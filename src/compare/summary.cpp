@@ -117,6 +117,14 @@ void summarize_anatomy(VariantSummary& v) {
   v.wakeup_ns = figure(v.runs, [](const RunMetrics& r) { return r.anatomy ? r.anatomy->wakeup_ns : std::nullopt; });
 }
 
+// Each repetition's stage times, for those that measured the anatomy.
+std::vector<StageTimes> stage_times(const VariantSummary& v) {
+  std::vector<StageTimes> out;
+  for (const auto& r : v.runs)
+    if (r.anatomy && !r.anatomy->unavailable) out.push_back(r.anatomy->stage_ns);
+  return out;
+}
+
 }  // namespace
 
 std::vector<double> iops_of(const VariantSummary& v, bool without_outliers) {
@@ -152,21 +160,8 @@ void summarize(CompareResult& c) {
     for (size_t i = 0; i < c.variants.size(); ++i) {
       VariantSummary& v = c.variants[i];
       v.baseline = i == c.baseline;
-      v.differs_most.reset();
-      v.differs_by_ns = 0;
-      // The stage whose time per I/O differs most from the baseline's: a
-      // stage one side lacks counts as 0 there (psync and io_uring stages
-      // bound the same points, so they line up by position).
-      if (!v.baseline && v.anatomy && b.anatomy)
-        for (int s = 0; s < kAnatomyStages; ++s) {
-          const Figure &x = v.stage_ns[s], &y = b.stage_ns[s];
-          if (!x.s && !y.s) continue;
-          const double d = (x.s ? x.s->median : 0) - (y.s ? y.s->median : 0);
-          if (!v.differs_most || std::abs(d) > std::abs(v.differs_by_ns)) {
-            v.differs_most = static_cast<AnatomyStage>(s);
-            v.differs_by_ns = d;
-          }
-        }
+      v.stage_diff.reset();
+      if (!v.baseline && v.anatomy && b.anatomy) v.stage_diff = stage_that_differs(stage_times(v), stage_times(b), c.rule.level);
       v.ratio_of_medians.reset();
       v.without_outliers.reset();
       if (v.iops.s && b.iops.s && b.iops.s->median > 0) v.ratio_of_medians = v.iops.s->median / b.iops.s->median;

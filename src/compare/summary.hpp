@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "acct/cpu_power.hpp"
 #include "acct/histogram.hpp"
+#include "compare/stage_diff.hpp"
 #include "compare/stats.hpp"
 #include "compare/verdict.hpp"
 #include "runner/result.hpp"
@@ -92,14 +94,15 @@ struct VariantSummary {
   std::shared_ptr<const JobSpec> job;
   std::shared_ptr<const nlohmann::json> options;
   // --anatomy: each stage's time per I/O over the repetitions that measured
-  // it, and against the baseline the stage whose median differs most.
+  // it, and against the baseline the stage that differs beyond the stages'
+  // run-to-run spread (stage_diff.hpp): none for the baseline, or without
+  // figures on both sides.
   bool anatomy = false;
   AnatomyFlavor anatomy_flavor = AnatomyFlavor::Uring;
   std::optional<std::string> anatomy_unavailable;  // the first repetition's reason, when none measured
   std::array<Figure, kAnatomyStages> stage_ns{};
   Figure wakeup_ns;
-  std::optional<AnatomyStage> differs_most;  // none for the baseline, or without figures on both sides
-  double differs_by_ns = 0;                  // this variant's median minus the baseline's, for that stage
+  std::optional<StageDiff> stage_diff;
 };
 
 struct CompareResult {
@@ -118,6 +121,10 @@ struct CompareResult {
   double wall_s = 0;                   // the whole comparison, as measured
   std::vector<std::string> argv;
   std::vector<TargetInfo> targets;
+  // This machine's cpufreq and cpuidle drivers, read for a comparison run
+  // now; none for saved runs (they may come from another machine). The qd1
+  // headline needs them to say whether iowait can change speed here.
+  std::optional<CpuPower> cpu_power;
 };
 
 // Fills every Figure, the outliers, ratios, verdicts and the headline from

@@ -4,8 +4,8 @@
 // queue() and enter() hand a batch of requests in and a batch of completions
 // out. With the runner's own passes over its slots, that made four passes
 // per I/O where a bare io_uring loop makes one, and at nop depth 128 it cost
-// ~12 of ioacct's ~21 ns per I/O in user space (bench/README.md, "Where
-// nop's user-space time goes"). Here the runner reads each completion where
+// ~12 of ioacct's ~21 ns per I/O in user space (bench/history/2026-12.md,
+// "Where nop's user-space time goes"). Here the runner reads each completion where
 // the kernel put it and writes the same slot's next request into the SQ at
 // once: what a hand-written loop does, behind the engine's own type.
 //
@@ -99,7 +99,8 @@ class FusedRing {
   // for the first is submitted at once, without waiting, and the rest with
   // the next submit_and_wait(). A device whose queue the last batch drained
   // starts again while the pass goes on: on vda at depth 32, 6% more IOPS
-  // and no more CPU per I/O (bench/README.md, "Kicking the device early").
+  // and no more CPU per I/O (bench/history/2026-12.md, "Kicking the device
+  // early").
   // `each`: every request is submitted as it is written, one enter per
   // I/O, as fio's defaults submit (runner/refill_chooser.hpp says when that
   // pays).

@@ -19,7 +19,7 @@ namespace ioacct {
 // syscall() each call cost ~110 ns more here, spent on the instructions
 // right after the kernel returns (most likely the `ret` out of the wrapper,
 // mispredicted once the kernel has cleared the return predictions): ~3.5 ns
-// per I/O at depth 32 on nop (bench/README.md, "The enter call"). liburing
+// per I/O at depth 32 on nop (bench/history/2026-12.md, "The enter call"). liburing
 // makes its calls inline too.
 inline long enter_syscall(int fd, unsigned to_submit, unsigned min_complete, unsigned flags, const void* arg,
                           size_t argsz) noexcept {

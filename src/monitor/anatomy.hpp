@@ -75,7 +75,8 @@ class AnatomyThread {
   // and the thread's wake-up stamps; every kPending copies are split and
   // their stages recorded in one go. At depth 1 the thread has slept since
   // its last I/O and a dozen histograms' lines are cold: recorded one I/O at
-  // a time they cost ~100 ns more per I/O than in a batch (bench/README.md).
+  // a time they cost ~100 ns more per I/O than in a batch
+  // (bench/history/2026-12.md, "Again, and the split per batch").
   // `retried`: the I/O was resubmitted (its stamps are its last try's).
   void reap(uint32_t tag, uint64_t user_submit, uint64_t user_reap, bool retried) noexcept {
     if (r_.ios % AnatomyResult::kReapSample != AnatomyResult::kReapSample - 1) {

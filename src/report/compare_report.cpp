@@ -129,7 +129,24 @@ std::string render(const std::vector<std::vector<std::string>>& t) {
   return out;
 }
 
+// "+12.0 µs", "-3.1 µs".
+std::string signed_ns(double ns) { return (ns >= 0 ? "+" : "-") + format_duration_ns(std::abs(ns)); }
+
 }  // namespace
+
+std::string stage_diff_text(const StageDiff& d, AnatomyFlavor flavor, const VerdictRule& rule) {
+  if (d.stands_out)
+    return fmt::format("the stage that differs most beyond the run-to-run spread is {} ({} per I/O, {:g}% CI {} to {})",
+                       anatomy_stage_name(d.stage, flavor).name, signed_ns(d.by_ns), 100 * rule.level, signed_ns(*d.low_ns),
+                       signed_ns(*d.high_ns));
+  if (d.low_ns)
+    return fmt::format("no stage stands out: every stage's difference lies within its run-to-run spread (its {:g}% "
+                       "interval includes 0)",
+                       100 * rule.level);
+  return fmt::format("no stage stands out: {} against {} cannot tell a stage's difference from its run-to-run spread "
+                     "(that takes at least {} repetitions a side)",
+                     plural(d.n, "repetition"), d.m, repetitions_for_interval(rule.level));
+}
 
 std::string format_compare_anatomy(const CompareResult& c) {
   bool asked = false, measured = false;
@@ -144,10 +161,7 @@ std::string format_compare_anatomy(const CompareResult& c) {
   const VariantSummary& b = c.variants[c.baseline];
   for (const auto& v : c.variants) {
     if (v.anatomy_unavailable) out += fmt::format("'{}': not measured: {}\n", v.name, *v.anatomy_unavailable);
-    if (!v.differs_most) continue;
-    const auto n = anatomy_stage_name(*v.differs_most, v.anatomy_flavor);
-    out += fmt::format("'{}' against '{}': the stage that differs most is {} ({}{} per I/O)\n", v.name, b.name, n.name,
-                       v.differs_by_ns >= 0 ? "+" : "-", format_duration_ns(std::abs(v.differs_by_ns)));
+    if (v.stage_diff) out += fmt::format("'{}' against '{}': {}\n", v.name, b.name, stage_diff_text(*v.stage_diff, v.anatomy_flavor, c.rule));
   }
   return out;
 }
@@ -316,8 +330,11 @@ json anatomy_json(const VariantSummary& v, const Fig& fig) {
       stages.push_back({{"stage", anatomy_stage_name(static_cast<AnatomyStage>(s), v.anatomy_flavor).name},
                         {"per_io_ns", fig(v.stage_ns[s])}});
   json differs = nullptr;
-  if (v.differs_most)
-    differs = {{"stage", anatomy_stage_name(*v.differs_most, v.anatomy_flavor).name}, {"by_ns", v.differs_by_ns}};
+  if (const auto& d = v.stage_diff)
+    differs = {{"stage", anatomy_stage_name(d->stage, v.anatomy_flavor).name},
+               {"by_ns", d->by_ns},
+               {"interval_ns", d->low_ns ? json::array({*d->low_ns, *d->high_ns}) : json(nullptr)},
+               {"stands_out", d->stands_out}};
   return {{"unavailable", v.anatomy_unavailable ? json(*v.anatomy_unavailable) : json(nullptr)},
           {"stages", v.anatomy ? stages : json(nullptr)},
           {"wakeup_per_io_ns", fig(v.wakeup_ns)},

@@ -41,8 +41,13 @@ std::string render_compare(Format f, const CompareResult& c, const nlohmann::jso
 // Markdown and HTML tables are all this). kTextColumns are words, the rest figures.
 std::vector<std::vector<std::string>> compare_table(const CompareResult& c);
 // With --anatomy: the stages' time per I/O, variants across, and for each
-// variant the stage that differs most from the baseline ("" without).
+// variant against the baseline stage_diff_text ("" without --anatomy).
 std::string format_compare_anatomy(const CompareResult& c);
+// A stage named only when its difference lies outside the run-to-run
+// spread: "the stage that differs most beyond the run-to-run spread is
+// completion (-111.0 µs per I/O, 95% CI -115.2 µs to -108.0 µs)", else "no
+// stage stands out: ..." with why (within the spread, or too few repetitions).
+std::string stage_diff_text(const StageDiff& d, AnatomyFlavor flavor, const VerdictRule& rule);
 bool is_text_column(size_t i);
 // The verdicts that need a word more (not resolved, outliers that change
 // them, a ratio on the other side of 1 from the medians), each outlier, and

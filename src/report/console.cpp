@@ -79,9 +79,10 @@ void accounting_lines(std::string& out, const Accounting& a, uint64_t ios) {
                        sq.rings > 1 ? fmt::format(" ({} rings)", sq.rings) : "", sq.cpu_s,
                        a.interval_s > 0 ? 100.0 * sq.cpu_s / a.interval_s : 0.0);
     if (sq.work_s)
-      out += fmt::format(", useful work {:.2f} s ({:.0f}%)", *sq.work_s, sq.cpu_s > 0 ? 100.0 * *sq.work_s / sq.cpu_s : 0.0);
+      out += fmt::format(", SqWorkTime {:.2f} s ({:.0f}%: its loops with SQEs to submit)", *sq.work_s,
+                         sq.cpu_s > 0 ? 100.0 * *sq.work_s / sq.cpu_s : 0.0);
     else
-      out += ", useful work not available (this kernel's fdinfo has no SqWorkTime)";
+      out += ", SqWorkTime not available (this kernel's fdinfo has none)";
     if (ios) out += fmt::format(", {} CPU per I/O", format_duration_ns(sq.cpu_s * 1e9 / static_cast<double>(ios)));
     out += fmt::format("  [{}]\n", sq.source);
   }

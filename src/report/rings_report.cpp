@@ -37,14 +37,14 @@ std::string format_rings_console(const RingsView& v) {
                                 v.sq_threads.size(), v.sq_threads.size() == 1 ? "" : "s");
   out += v.interval_s > 0 ? fmt::format("; SQ-thread rates over {:.2f} s\n", v.interval_s) : "\n";
   if (!v.sq_threads.empty()) {
-    out += "\nSQ threads (CPU and useful work from fdinfo SqTotalTime/SqWorkTime)\n";
+    out += "\nSQ threads (CPU: fdinfo SqTotalTime; WORK: SqWorkTime, its loops that had SQEs to submit)\n";
     out += fmt::format("  {:>8} {:>8} {:<16} {:>4} {:<10} {:>7} {:>7} {:>9}  {}\n", "TID", "PID", "COMM", "CPU",
                        "ALLOWED", "CPU%", "WORK%", "WORK/CPU", "RINGS (fd)");
     for (const auto& t : v.sq_threads) {
       out += fmt::format("  {:>8} {:>8} {:<16} {:>4} {:<10} {:>7} {:>7} {:>9}  {}{}\n", t.tid, t.pid, t.comm,
                          cell(t.cpu), t.cpus_allowed.empty() ? "-" : t.cpus_allowed, pct(t.cpu_share),
                          t.work_s && v.interval_s > 0 ? pct(*t.work_s / v.interval_s) : "-", pct(t.work_ratio),
-                         fd_list(t.fds), t.mostly_idle ? "  <- mostly spinning idle" : "");
+                         fd_list(t.fds), t.mostly_idle ? "  <- mostly outside SqWorkTime" : "");
     }
   }
   if (!v.rings.empty()) {

@@ -4,8 +4,8 @@
 //
 // A worker's waits carry no timeout. A timeout arms and cancels an hrtimer
 // in every wait, and at depth 1 there is one wait per I/O: on this VM that
-// cost 0.2-0.7 µs of CPU per I/O (bench/README.md, "Pair by pair, and
-// waits without a timeout"). Instead the main thread kicks, with a signal whose handler does
+// cost 0.2-0.7 µs of CPU per I/O (bench/history/2026-12.md, "Pair by
+// pair, and waits without a timeout"). Instead the main thread kicks, with a signal whose handler does
 // nothing, each worker whose published count has not moved for kMaxWaitNs:
 // the signal ends a sleeping io_uring_enter with -EINTR, which the worker
 // takes as an empty wait. A healthy run is never kicked.

@@ -8,15 +8,18 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fstream>
 #include <memory>
+#include <thread>
 
 #include "acct/system.hpp"
 #include "common/errors.hpp"
@@ -79,6 +82,40 @@ std::string filesystem_name(const std::string& path) {
                                "use --buffered, or a target on a disk-backed filesystem", path, filesystem_name(path)));
 }
 
+// fdatasync(fd), waited for in a child process, polling `should_stop` every
+// 10 ms; a stop leaves the child to finish alone. The sync commits ext4's
+// journal, and in data=ordered mode the commit first waits for the data of
+// every file whose blocks were allocated in the same transaction, so beside
+// another process's heavy writeback it can take seconds, in which no signal
+// can end a process (a thread in the sync holds up the whole process's
+// exit, and with it the end of its stdout and stderr). The child has no
+// stdout or stderr of its own, so whoever reads ioacct's sees them end when
+// ioacct exits; it holds the temporary file, which has no name, until its
+// sync returns.
+void sync_unless_stopped(int fd, const std::function<bool()>& should_stop, const std::string& where) {
+  const pid_t pid = fork();
+  if (pid < 0) throw RuntimeError(fmt::format("{}: cannot start the sync of the temporary file: {}", where, errno_text(errno)));
+  if (pid == 0) {
+    // Async-signal-safe calls only: the parent may have threads.
+    ::close(STDOUT_FILENO);
+    ::close(STDERR_FILENO);
+    _exit(::fdatasync(fd) == 0 ? 0 : errno);
+  }
+  for (;;) {
+    int status = 0;
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) {
+      const int e = WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
+      if (e != 0) throw RuntimeError(fmt::format("{}: fdatasync of the temporary file: {}", where, errno_text(e)));
+      return;
+    }
+    if (done < 0 && errno != EINTR)
+      throw RuntimeError(fmt::format("{}: waiting for the sync of the temporary file: {}", where, errno_text(errno)));
+    if (should_stop()) throw RuntimeError("interrupted while syncing the temporary file");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 // Writes incompressible data so that reads of the temporary file reach the
 // device, then drops it from the page cache for O_DIRECT runs (dirty or cached
 // pages would otherwise be flushed or served by the first reads).
@@ -110,8 +147,7 @@ void fill_temp(int fd, uint64_t size, bool drop_cache, const std::function<bool(
       done += static_cast<size_t>(w);
     }
   }
-  if (fdatasync(fd) != 0)
-    throw RuntimeError(fmt::format("{}: fdatasync of the temporary file: {}", where, errno_text(errno)));
+  sync_unless_stopped(fd, should_stop, where);
   if (drop_cache) posix_fadvise(fd, 0, static_cast<off_t>(size), POSIX_FADV_DONTNEED);
 }
 

@@ -167,8 +167,12 @@ TEST(BenchDepth, AutoSubmitPolicyFollowsItsOwnProbes) {
     // probes that all chose one way leave well over half the time to it.
     const double share = sub["each_share"].get<double>();
     const auto chose = sub["probes_chose_each"].get<size_t>();
-    if (chose == 0) EXPECT_LT(share, 0.5);
-    if (chose == ratios.size()) EXPECT_GT(share, 0.5);
+    if (chose == 0) {
+      EXPECT_LT(share, 0.5);
+    }
+    if (chose == ratios.size()) {
+      EXPECT_GT(share, 0.5);
+    }
   }
 }
 

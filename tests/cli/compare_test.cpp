@@ -377,7 +377,8 @@ namespace ioacct::test {
 namespace {
 
 // compare --anatomy: every variant's stages side by side, and the stage that
-// differs most from the baseline, the same in the console and the JSON.
+// differs most from the baseline, the same in the console and the JSON; named
+// only beyond the run-to-run spread (stage_diff's own cases are unit tests).
 TEST(Compare, AnatomyPutsTheStagesOfEveryVariantSideBySide) {
   TempDir dir;
   LoopDevice loop(dir.path(), {.random_data = true});
@@ -429,11 +430,18 @@ TEST(Compare, AnatomyPutsTheStagesOfEveryVariantSideBySide) {
   }
   EXPECT_EQ(d["stage"], best_stage);
   EXPECT_NEAR(std::abs(d["by_ns"].get<double>()), best, 1e-6);
+  // One repetition each: no run-to-run spread to judge the difference by.
+  EXPECT_TRUE(d["interval_ns"].is_null()) << d;
+  EXPECT_EQ(d["stands_out"], false) << d;
 
   auto c = run_ioacct({"compare", "--engine", "psync,uring", "--iodepth", "1", "--repeat", "1", "--runtime", "300ms",
                        "--anatomy", loop.path()});
   ASSERT_EQ(c.exit_code, 0) << c.err;
-  EXPECT_NE(c.out.find("'engine=uring' against 'engine=psync': the stage that differs most is "), std::string::npos) << c.out;
+  // So no stage is named, and the line says what would tell.
+  EXPECT_NE(c.out.find("'engine=uring' against 'engine=psync': no stage stands out: 1 repetition against 1 cannot tell "
+                       "a stage's difference from its run-to-run spread (that takes at least 4 repetitions a side)\n"),
+            std::string::npos) << c.out;
+  EXPECT_EQ(c.out.find("the stage that differs most"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("submit / syscall entry"), std::string::npos) << c.out;
 }
 

@@ -18,7 +18,8 @@ class CpuSpinner {
       CPU_ZERO(&set);
       CPU_SET(static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)) - 1, &set);
       sched_setaffinity(0, sizeof set, &set);
-      for (volatile unsigned long n = 0;; n = n + 1) {}
+      volatile unsigned long n = 0;
+      for (;;) n = n + 1;  // volatile: the loop is not optimised away
     }
   }
   ~CpuSpinner() {

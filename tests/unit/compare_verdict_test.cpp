@@ -13,6 +13,7 @@
 #include "compare/summary.hpp"
 #include "compare/verdict.hpp"
 #include "report/compare_report.hpp"
+#include "unit/compare_fixtures.hpp"
 
 namespace ioacct {
 namespace {
@@ -202,16 +203,7 @@ TEST(Verdict, RepeatNeededFromTheSpread) {
   EXPECT_TRUE(capped);
 }
 
-VariantSummary variant(std::string name, std::vector<double> iops) {
-  VariantSummary v;
-  v.name = std::move(name);
-  for (double x : iops) {
-    RunMetrics m;
-    m.iops = x;
-    v.runs.push_back(m);
-  }
-  return v;
-}
+using test::variant;
 
 TEST(Summary, VerdictsAgainstTheBaselineWithAndWithoutOutliers) {
   CompareResult c;
@@ -287,31 +279,6 @@ TEST(Headline, Qd1AnswersItsQuestionOrSaysItCannot) {
             "cannot give a 95% interval (0.70x): run with --repeat 4.");
 }
 
-TEST(Headline, SqpollSaysWhatItBuysAtWhatCpuAndWhatAccountingCosts) {
-  CompareResult c;
-  c.preset = "sqpoll";
-  c.variants = {variant("qd1", {9000, 9100, 8900, 9050, 8950}), variant("qd1-sqpoll", {8100, 8200, 8000, 8150, 8050}),
-                variant("qd32", {40000, 40500, 39500, 40200, 39800}), variant("qd32-sqpoll", {40100, 40400, 39600, 40300, 39700}),
-                variant("qd32-acct-off", {41000, 41500, 40500, 41200, 40800})};
-  auto cpu = [&](size_t i, double ns) {
-    for (auto& r : c.variants[i].runs) r.cpu_per_io_ns = ns;
-  };
-  cpu(0, 47000), cpu(1, 134000), cpu(2, 5000), cpu(3, 25000);
-  c.variants[2].options = std::make_shared<const nlohmann::json>(nlohmann::json{{"acct", "full"}});
-  summarize(c);
-  EXPECT_EQ(c.headline.rfind("On this machine, SQPOLL at depth 1 (2.85x the CPU per I/O) completes 0.90x the I/Os of a ring "
-                             "without it (95% CI 0.", 0), 0u) << c.headline;
-  EXPECT_NE(c.headline.find("; at depth 32 SQPOLL (5.00x the CPU per I/O) completes as many I/Os as a ring without it (1.00x, "
-                            "95% CI "), std::string::npos) << c.headline;
-  // 0.96-0.99x is inside the 5% margin, but wholly below 1: a cost, with its interval.
-  // The level is qd32's, from its options.
-  EXPECT_NE(c.headline.find("; at depth 32, --acct full costs 2.4% of the IOPS (95% CI 0.7-4.1%)."), std::string::npos) << c.headline;
-  EXPECT_EQ(c.headline.back(), '.');
-  c.variants[2].options.reset();
-  summarize(c);
-  EXPECT_NE(c.headline.find("; at depth 32, accounting costs 2.4% of the IOPS"), std::string::npos) << c.headline;
-}
-
 TEST(Headline, LibaioSaysWhatIoUringCompletesAtEachDepthAndAtWhatCpu) {
   CompareResult c;
   c.preset = "libaio";
@@ -331,20 +298,6 @@ TEST(Headline, LibaioSaysWhatIoUringCompletesAtEachDepthAndAtWhatCpu) {
   summarize(c);
   EXPECT_EQ(c.headline.find("depth 32"), std::string::npos) << c.headline;
   EXPECT_EQ(c.headline.rfind("On this machine, at depth 1, io_uring", 0), 0u) << c.headline;
-}
-
-TEST(Headline, UtilComparesUtilWithBusyOrSaysItWasNotMeasured) {
-  CompareResult c;
-  c.preset = "util";
-  c.variants = {variant("read-100", {100, 100, 100, 100}), variant("read-1000", {1000, 1000, 1000, 1000})};
-  c.variants[0].rate_iops = 100;
-  c.variants[1].rate_iops = 1000;
-  summarize(c);
-  EXPECT_EQ(c.headline.rfind("Not answered here: busy%", 0), 0u) << c.headline;
-  for (auto& r : c.variants[0].runs) r.util_pct = 2, r.busy_pct = 6;
-  for (auto& r : c.variants[1].runs) r.util_pct = 30, r.busy_pct = 60;
-  summarize(c);
-  EXPECT_EQ(c.headline, "No: on this machine %util reads 0.33-0.50x the exact busy time for random reads paced at 100-1000 IOPS.");
 }
 
 }  // namespace
