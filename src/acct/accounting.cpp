@@ -37,16 +37,25 @@ Accounting account(const SystemSample& a, const SystemSample& b, const std::vect
     s.tid = *rb.sq_thread;
     s.rings = 1;
     auto ra = std::find_if(a.rings.begin(), a.rings.end(), [&](const RingTime& x) { return x.fd == rb.fd; });
+    auto tb = b.tasks.find(static_cast<int>(s.tid));
+    auto ta = a.tasks.find(static_cast<int>(s.tid));
+    std::optional<double> sched_s;
+    if (tb != b.tasks.end())
+      sched_s = static_cast<double>(tb->second.runtime_ns - (ta == a.tasks.end() ? 0 : std::min(ta->second.runtime_ns, tb->second.runtime_ns))) / 1e9;
     if (ra != a.rings.end() && rb.sq_total_us && ra->sq_total_us) {
-      s.cpu_s = static_cast<double>(*rb.sq_total_us - std::min(*ra->sq_total_us, *rb.sq_total_us)) / 1e6;
-      s.source = "fdinfo SqTotalTime";
-      if (rb.sq_work_us && ra->sq_work_us)
-        s.work_s = static_cast<double>(*rb.sq_work_us - std::min(*ra->sq_work_us, *rb.sq_work_us)) / 1e6;
+      const double fdinfo_s = static_cast<double>(*rb.sq_total_us - std::min(*ra->sq_total_us, *rb.sq_total_us)) / 1e6;
+      if (sq_total_is_process_wide(fdinfo_s, sched_s)) {
+        s.cpu_s = *sched_s;
+        s.process_wide_s = fdinfo_s;
+        s.source = "schedstat";
+      } else {
+        s.cpu_s = fdinfo_s;
+        s.source = "fdinfo SqTotalTime";
+        if (rb.sq_work_us && ra->sq_work_us)
+          s.work_s = static_cast<double>(*rb.sq_work_us - std::min(*ra->sq_work_us, *rb.sq_work_us)) / 1e6;
+      }
     } else {
-      auto tb = b.tasks.find(static_cast<int>(s.tid));
-      auto ta = a.tasks.find(static_cast<int>(s.tid));
-      if (tb != b.tasks.end())
-        s.cpu_s = static_cast<double>(tb->second.runtime_ns - (ta == a.tasks.end() ? 0 : std::min(ta->second.runtime_ns, tb->second.runtime_ns))) / 1e9;
+      s.cpu_s = sched_s.value_or(0);
       s.source = "schedstat";
     }
     r.sq_threads.push_back(s);

@@ -26,7 +26,23 @@ struct SqThreadStat {
   double cpu_s = 0;                   // CPU it used in the window
   std::optional<double> work_s;       // of which useful work (SqWorkTime); none if the kernel lacks it
   std::string source;                 // "fdinfo SqTotalTime" or "schedstat"
+  // The SqTotalTime delta where it was not this thread's (below): the kernel
+  // counted the whole process there, so cpu_s is schedstat's and work_s none.
+  std::optional<double> process_wide_s;
 };
+
+// Whether an SqTotalTime delta covers more than its thread. The first
+// kernels with SqTotalTime read it with getrusage(RUSAGE_SELF) in the SQ
+// thread: the system time of its whole process (the SQ thread is one of its
+// threads), every submitter included, until a later fix counted the thread's
+// own time. The thread's own schedstat runtime over
+// the same window tells them apart: SqTotalTime is a part of the thread's run
+// time (its loops), so it can exceed it only by the reads' skew, at most a
+// tick or two on each edge; above 1.25x plus 20 ms (five ticks at HZ=250) it
+// is someone else's time too. None from schedstat: nothing to check against.
+inline bool sq_total_is_process_wide(double sq_total_s, std::optional<double> sched_s) {
+  return sched_s && sq_total_s > 1.25 * *sched_s + 0.020;
+}
 
 // The share of an SQ thread's CPU that was work: SqWorkTime over SqTotalTime
 // (or sums of them), none without CPU. Capped at 1: both come from the

@@ -208,6 +208,7 @@ int run_compare_command(const CompareArgs& a, const std::vector<std::string>& ar
   c.warmup = warmup;
   c.argv = argv;
   c.rule.margin = margin;
+  c.rule.more.budget_s = rounds.budget_s;
   c.cpu_power = read_cpu_power();
   std::vector<std::string> words = a.words;
   auto configs = parse_configs(a.configs);

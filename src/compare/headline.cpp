@@ -50,20 +50,25 @@ std::string claim_of(const std::string& subject, const std::string& object, cons
   if (v.no_io) return fmt::format("{} against {} has no ratio: a repetition completed no I/O", subject, object);
   if (v.kind == VerdictKind::NotMeasured || !v.ratio) return fmt::format("{} against {} was not measured", subject, object);
   const std::string est = format_ratio(v.ratio->estimate);
-  const std::string again = fmt::format("run with --repeat {}{}", v.repeat_needed, v.capped ? " or more" : "");
+  const std::string again = repeat_advice(v, rule);
+  // Where the medians point the other way, the sentence says so, so that
+  // no figure printed beside it seems to contradict it.
+  const std::string why = v.reversal ? "; " + reversal_text(v) : "";
   switch (v.kind) {
     case VerdictKind::Faster:
     case VerdictKind::Slower:
-      return fmt::format("{} completes {} the I/Os of {} ({})", subject, est, object, ci(v, rule));
+      return fmt::format("{} completes {} the I/Os of {} ({}{})", subject, est, object, ci(v, rule), why);
     case VerdictKind::NoDifference:
-      return fmt::format("{} completes as many I/Os as {} ({}, {}, within ±{:g}%)", subject, object, est, ci(v, rule),
-                         100 * rule.margin);
+      return fmt::format("{} completes as many I/Os as {} ({}, {}, within ±{:g}%{})", subject, object, est, ci(v, rule),
+                         100 * rule.margin, why);
     default: break;
   }
   if (!v.ratio->low)
-    return fmt::format("{} against {} is not resolved: {} repetition{} against {} cannot give a {:g}% interval ({}): {}",
-                       subject, object, v.ratio->n, v.ratio->n == 1 ? "" : "s", v.ratio->m, 100 * rule.level, est, again);
-  return fmt::format("{} against {} is not resolved at this noise ({}, {}): {}", subject, object, est, ci(v, rule), again);
+    return fmt::format("{} against {} is not resolved: {} repetition{} against {} cannot give a {:g}% interval ({}{}): {}",
+                       subject, object, v.ratio->n, v.ratio->n == 1 ? "" : "s", v.ratio->m, 100 * rule.level, est, why,
+                       again);
+  return fmt::format("{} against {} is not resolved at this noise ({}, {}{}): {}", subject, object, est, ci(v, rule), why,
+                     again);
 }
 
 

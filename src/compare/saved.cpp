@@ -351,6 +351,8 @@ SavedCompare saved_compare(const std::vector<SavedWord>& words, const std::vecto
     if (!names.insert(v.name).second)
       throw UsageError(fmt::format("two variants are named '{}'; name them apart with NAME=FILE.json", v.name));
   for (const auto& v : c.variants) c.repeat = std::max(c.repeat, static_cast<unsigned>(v.runs.size()));
+  // Files take no --repeat: the advice says how their kind gets more runs.
+  for (const auto& d : all) (d.kind == SavedDoc::Kind::Bench ? c.rule.more.saved_bench : c.rule.more.saved_compare) = true;
   s.warnings = context_warnings(all);
   return s;
 }

@@ -94,6 +94,12 @@ void CompareSession::run(CompareResult& c, const CompareHooks& hooks, const Roun
   run_hooks.wait_stop_signal = hooks.wait_stop_signal;
   unsigned measured_rounds = c.repeat;
   double measured_s = 0;  // time in measured runs: the next round's estimate
+  size_t measured_runs = 0;
+  // The advice for an unresolved verdict says how long its repetitions take.
+  auto note_round_time = [&] {
+    if (measured_runs)
+      c.rule.more.round_s = measured_s / static_cast<double>(measured_runs) * static_cast<double>(variants_.size());
+  };
   for (size_t k = 0; k < schedule.size(); ++k) {
     const RunSlot& slot = schedule[k];
     const PreparedVariant& p = variants_[slot.variant];
@@ -112,11 +118,13 @@ void CompareSession::run(CompareResult& c, const CompareHooks& hooks, const Roun
       throw RuntimeError(fmt::format("variant '{}': the run stopped: {}", p.variant.name, r.first_error));
     if (slot.warmup) continue;
     measured_s += elapsed() - run_start;
+    ++measured_runs;
     c.variants[slot.variant].engine_desc = r.engine_desc;
     c.variants[slot.variant].runs.push_back(measure(r));
     if (!rounds.until_resolved || k + 1 != schedule.size()) continue;
     // The schedule is done: with --until-resolved, one more round of every
     // variant while a verdict is open and no bound is reached.
+    note_round_time();
     summarize(c);
     if (const auto stop = next_round(c, measured_rounds, elapsed(), measured_s, rounds)) {
       c.rounds_note = round_stop_text(*stop, c, measured_rounds, rounds.budget_text);
@@ -129,6 +137,7 @@ void CompareSession::run(CompareResult& c, const CompareHooks& hooks, const Roun
   }
   c.repeat = measured_rounds;
   c.wall_s = elapsed();
+  note_round_time();
   summarize(c);
 }
 

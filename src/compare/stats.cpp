@@ -146,19 +146,28 @@ std::optional<RatioInterval> ratio_interval(const std::vector<double>& x, const 
   return r;
 }
 
-std::optional<double> pooled_log_sd(const std::vector<double>& x, const std::vector<double>& y) {
-  if (x.empty() || y.empty() || x.size() + y.size() < 3) return std::nullopt;
-  double ss = 0;
+std::optional<double> robust_log_sd(const std::vector<double>& x, const std::vector<double>& y) {
+  std::vector<double> d;
   for (const auto* v : {&x, &y}) {
-    double mean = 0;
-    for (double a : *v) {
-      if (!(a > 0)) return std::nullopt;
-      mean += std::log(a);
-    }
-    mean /= static_cast<double>(v->size());
-    for (double a : *v) ss += (std::log(a) - mean) * (std::log(a) - mean);
+    for (double a : *v)
+      if (!(a > 0) || !std::isfinite(a)) return std::nullopt;
+    for (size_t i = 0; i < v->size(); ++i)
+      for (size_t j = i + 1; j < v->size(); ++j) d.push_back(std::fabs(std::log((*v)[i]) - std::log((*v)[j])));
   }
-  return std::sqrt(ss / static_cast<double>(x.size() + y.size() - 2));
+  const auto m = median(std::move(d));
+  if (!m) return std::nullopt;
+  return kShamosScale * *m;
+}
+
+PairCount pair_count(const std::vector<double>& x, const std::vector<double>& y) {
+  PairCount p;
+  p.pairs = x.size() * y.size();
+  for (double a : x)
+    for (double b : y) {
+      p.below += a < b;
+      p.above += a > b;
+    }
+  return p;
 }
 
 }  // namespace ioacct

@@ -84,8 +84,22 @@ struct RatioInterval {
 };
 std::optional<RatioInterval> ratio_interval(const std::vector<double>& x, const std::vector<double>& y, double level);
 
-// The standard deviation of log values pooled over two samples (none with
-// fewer than 3 values in all): the relative spread between repetitions.
-std::optional<double> pooled_log_sd(const std::vector<double>& x, const std::vector<double>& y);
+// The relative spread between repetitions (the standard deviation of log
+// values), estimated so that one wild value cannot inflate it: the median of
+// |log a - log b| over every pair of values within x and every pair within y
+// (pooled), times 1.0483, which makes it the standard deviation for normal
+// data (Shamos's estimator; the median of |Z1 - Z2| is 0.9539 sigma). One
+// outlier among n values moves only its own n - 1 pairs, fewer than half of
+// the pooled ones from 3 values each on. None without a pair (a sample of
+// one value each) or with a value that is not positive.
+inline constexpr double kShamosScale = 1.0483;
+std::optional<double> robust_log_sd(const std::vector<double>& x, const std::vector<double>& y);
+
+// How x's values stand against y's, pair by pair: of the n*m pairs, how many
+// have x's value below y's and how many above (ties count in neither).
+struct PairCount {
+  size_t pairs = 0, below = 0, above = 0;
+};
+PairCount pair_count(const std::vector<double>& x, const std::vector<double>& y);
 
 }  // namespace ioacct

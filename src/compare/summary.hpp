@@ -76,7 +76,10 @@ struct VariantSummary {
   Figure iops, cpu_per_io_ns, cpu_submit_ns, cpu_sq_ns, cpu_iowq_ns, cpu_other_ns, p50_ns, p99_ns, sq_work,
       util_pct, busy_pct;
   std::optional<double> rate_iops;       // pacing asked for (all threads), if any
-  std::optional<double> ratio_of_medians;  // median IOPS / the baseline's
+  // Median IOPS / the baseline's: not the verdict's figure (the median of
+  // pairwise ratios), and on the other side of 1 from it where
+  // verdict.reversal says so.
+  std::optional<double> ratio_of_medians;
   bool baseline = false;
   // IOPS against the baseline's, every repetition (Baseline for the baseline
   // itself); and again without the outliers of either, when there are any.

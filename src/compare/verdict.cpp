@@ -59,10 +59,77 @@ Verdict decide(const std::vector<double>& x, const std::vector<double>& base, co
   const RatioInterval& r = *v.ratio;
   v.kind = kind_of(r, rule);
   if (v.kind == VerdictKind::Unresolved) {
-    v.spread = pooled_log_sd(x, base);
+    // Robust, so that one wild repetition cannot ask for hundreds of
+    // repetitions where a few do (as the pooled standard deviation let it).
+    v.spread = robust_log_sd(x, base);
     v.repeat_needed = repeat_needed(r.estimate, v.spread, static_cast<unsigned>(std::min(x.size(), base.size())), rule, &v.capped);
   }
+  // Both samples hold positive values here (ratio_interval checked).
+  const double medians = *median(x) / *median(base);
+  if ((r.estimate < 1 && medians > 1) || (r.estimate > 1 && medians < 1))
+    v.reversal = Verdict::Reversal{medians, pair_count(x, base)};
   return v;
+}
+
+unsigned advice_reach(const VerdictRule& rule) {
+  const MoreRuns& m = rule.more;
+  if (m.saved()) return kSavedAdviceMax;
+  if (!m.round_s || !(*m.round_s > 0)) return kMaxRepeat;
+  const double horizon = std::max(kAdviceHorizonS, m.budget_s.value_or(0));
+  return static_cast<unsigned>(std::clamp(std::floor(horizon / *m.round_s), 1.0, static_cast<double>(kMaxRepeat)));
+}
+
+bool out_of_reach(const Verdict& v, const VerdictRule& rule) {
+  return v.kind == VerdictKind::Unresolved && (v.capped || v.repeat_needed > advice_reach(rule));
+}
+
+namespace {
+
+// "about 40 s", "about 12 min", "more than 3.5 h": an estimate, said as one.
+std::string approx(const char* word, double s) {
+  if (s < 90) return fmt::format("{} {:.0f} s", word, s);
+  if (s < 90 * 60) return fmt::format("{} {:.0f} min", word, s / 60);
+  return fmt::format("{} {:.{}f} h", word, s / 3600, s < 10 * 3600 ? 1 : 0);
+}
+
+}  // namespace
+
+std::string repeat_advice(const Verdict& v, const VerdictRule& rule) {
+  if (v.kind != VerdictKind::Unresolved) return "";
+  const unsigned n = v.repeat_needed;
+  const MoreRuns& m = rule.more;
+  const bool live = !m.saved();
+  // A capped count is a lower bound, and so is its time.
+  const std::string time = live && m.round_s ? approx(v.capped ? "more than" : "about", n * *m.round_s) : "";
+  if (out_of_reach(v, rule)) {
+    const std::string count = v.capped ? fmt::format("more than {}", kMaxRepeat) : fmt::format("about {}", n);
+    const std::string spread = v.spread ? fmt::format(" at a run-to-run spread of {:.0f}%", 100 * std::expm1(*v.spread)) : "";
+    return fmt::format("too noisy to resolve by repeating:{} it takes {} {} per variant{}; steadier runs (a longer "
+                       "--runtime, an idle machine) take fewer",
+                       spread, count, live ? "repetitions" : "saved runs", time.empty() ? "" : " (" + time + ")");
+  }
+  if (live) return fmt::format("run with --repeat {}{}", n, time.empty() ? "" : " (" + time + ")");
+  const std::string files = fmt::format("NAME=RUN1.json,...,RUN{}.json", n);
+  if (!m.saved_compare) return fmt::format("give {} saved runs of each variant, as {}", n, files);
+  if (!m.saved_bench) return fmt::format("run the comparison again with --repeat {} and compare its file", n);
+  return fmt::format("give {} saved runs of each variant (bench runs as {}; a comparison run again with --repeat {})", n, files,
+                     n);
+}
+
+std::string repeat_advice_short(const Verdict& v, const VerdictRule& rule) {
+  if (v.kind != VerdictKind::Unresolved || !v.repeat_needed) return "";
+  if (out_of_reach(v, rule)) return "too noisy";
+  if (!rule.more.saved()) return fmt::format("--repeat {}", v.repeat_needed);
+  return fmt::format("{} runs", v.repeat_needed);
+}
+
+std::string reversal_text(const Verdict& v) {
+  if (!v.reversal || !v.ratio) return "";
+  const Verdict::Reversal& r = *v.reversal;
+  const bool slower = v.ratio->estimate < 1;
+  return fmt::format("the ratio of the medians is {}, but it ran {} in {} of the {} pairs of repetitions",
+                     format_ratio(r.medians), slower ? "slower" : "faster", slower ? r.pairs.below : r.pairs.above,
+                     r.pairs.pairs);
 }
 
 std::string verdict_word(VerdictKind k) {
@@ -105,18 +172,19 @@ std::string verdict_text(const Verdict& v, const VerdictRule& rule) {
   const RatioInterval& r = *v.ratio;
   const std::string est = format_ratio(r.estimate);
   const std::string ci = fmt::format("{} CI {}", pct(rule.level), format_interval(v));
-  const std::string again = fmt::format("run with --repeat {}{}", v.repeat_needed, v.capped ? " or more" : "");
+  const std::string again = repeat_advice(v, rule);
+  const std::string why = v.reversal ? "; " + reversal_text(v) : "";
   switch (v.kind) {
     case VerdictKind::Faster:
-    case VerdictKind::Slower: return fmt::format("{} ({}, {})", verdict_word(v.kind), est, ci);
+    case VerdictKind::Slower: return fmt::format("{} ({}, {}{})", verdict_word(v.kind), est, ci, why);
     case VerdictKind::NoDifference:
-      return fmt::format("no difference ({}, {}, within ±{:g}%)", est, ci, 100 * rule.margin);
+      return fmt::format("no difference ({}, {}, within ±{:g}%{})", est, ci, 100 * rule.margin, why);
     default: break;
   }
   if (!r.low)
-    return fmt::format("not resolved: {} repetition{} against {} cannot give a {} interval ({}): {}", r.n, r.n == 1 ? "" : "s",
-                       r.m, pct(rule.level), est, again);
-  return fmt::format("not resolved at this noise ({}, {}): {}", est, ci, again);
+    return fmt::format("not resolved: {} repetition{} against {} cannot give a {} interval ({}{}): {}", r.n,
+                       r.n == 1 ? "" : "s", r.m, pct(rule.level), est, why, again);
+  return fmt::format("not resolved at this noise ({}, {}{}): {}", est, ci, why, again);
 }
 
 }  // namespace ioacct

@@ -128,7 +128,7 @@ void ring_families(const ExportSample& s, const ExportOptions& o, std::vector<Me
     out.push_back(std::move(*f));
   if (!s.sq.work_missing) {
     auto work = family("ioacct_sq_threads_work_seconds_total",
-                       "Part of ioacct_sq_threads_cpu_seconds_total spent doing work, not spinning idle (fdinfo "
+                       "Part of ioacct_sq_threads_cpu_seconds_total in loops that had SQEs to submit (fdinfo "
                        "SqWorkTime, 6.9+)", MetricType::Counter);
     add(work, {}, static_cast<double>(s.sq.work_us()) / 1e6);
     out.push_back(std::move(work));
@@ -139,7 +139,7 @@ void ring_families(const ExportSample& s, const ExportOptions& o, std::vector<Me
                        "CPU time of an SQPOLL thread (fdinfo SqTotalTime), counted once for rings sharing it",
                        MetricType::Counter);
   auto sq_work = family("ioacct_sq_thread_work_seconds_total",
-                        "Part of the SQPOLL thread's CPU time spent doing work, not spinning idle (fdinfo SqWorkTime)",
+                        "Part of the SQPOLL thread's CPU time in loops that had SQEs to submit (fdinfo SqWorkTime)",
                         MetricType::Counter);
   auto ring_sq = family("ioacct_ring_sq_pending", "SQEs submitted to the ring and not yet consumed by the kernel",
                         MetricType::Gauge);

@@ -84,6 +84,8 @@ RingSnapshot snapshot(int pid, int fd, const std::string& comm, bool maybe_sqpol
     r.sq_total_us = fdinfo_number(r.fields, "SqTotalTime");
     r.sq_work_us = fdinfo_number(r.fields, "SqWorkTime");
     r.sq_cpus_allowed = status_value(fmt::format("/proc/{}/task/{}/status", pid, *r.sq_thread), "Cpus_allowed_list");
+    std::istringstream st(read_first_line(fmt::format("/proc/{}/task/{}/schedstat", pid, *r.sq_thread)));
+    if (uint64_t ns = 0; st >> ns) r.sq_runtime_ns = ns;
   }
   return r;
 }
@@ -181,8 +183,15 @@ RingsView rings_view(const RingScan& before, const RingScan& after) {
     auto then = was.find(t.tid);
     if (!now || then == was.end() || v.interval_s <= 0) continue;
     t.cpu_s = static_cast<double>(delta(*then->second->sq_total_us, *now->sq_total_us)) / 1e6;
+    std::optional<double> sched_s;
+    if (now->sq_runtime_ns && then->second->sq_runtime_ns)
+      sched_s = static_cast<double>(delta(*then->second->sq_runtime_ns, *now->sq_runtime_ns)) / 1e9;
+    if (sq_total_is_process_wide(*t.cpu_s, sched_s)) {
+      t.process_wide_s = t.cpu_s;
+      t.cpu_s = sched_s;
+    }
     t.cpu_share = *t.cpu_s / v.interval_s;
-    if (now->sq_work_us && then->second->sq_work_us) {
+    if (!t.process_wide_s && now->sq_work_us && then->second->sq_work_us) {
       t.work_s = static_cast<double>(delta(*then->second->sq_work_us, *now->sq_work_us)) / 1e6;
       t.work_ratio = sq_work_ratio(*t.work_s, *t.cpu_s);
       t.mostly_idle = *t.cpu_share > 0.05 && *t.work_s < 0.5 * *t.cpu_s;

@@ -36,6 +36,7 @@ struct RingSnapshot {
   std::optional<int64_t> sq_thread_cpu;             // SqThreadCpu: where it runs (or is pinned)
   std::optional<uint64_t> sq_total_us, sq_work_us;  // SqTotalTime, SqWorkTime: cumulative µs
   std::string sq_cpus_allowed;                      // the SQ thread's Cpus_allowed_list, "" if unknown
+  std::optional<uint64_t> sq_runtime_ns;            // the SQ thread's own run time (schedstat), to check SqTotalTime by
   FdInfo fields;                                    // every line, unknown ones included
 };
 
@@ -69,6 +70,10 @@ struct SqThreadView {
   std::optional<double> cpu_share;   // cpu_s / interval: 1.0 = one whole CPU
   std::optional<double> work_ratio;  // work_s / cpu_s
   bool mostly_idle = false;          // uses > 5% of a CPU and under half of it is work
+  // The SqTotalTime delta where it exceeded the thread's own run time
+  // (sq_total_is_process_wide): the kernel counts the whole process there,
+  // so cpu_s is the thread's schedstat time and there is no work figure.
+  std::optional<double> process_wide_s;
 };
 
 struct RingsView {

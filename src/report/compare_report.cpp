@@ -18,11 +18,19 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kNone = "-";
+constexpr const char* kReversalMark = "†";
+
+bool reversed(const VariantSummary& v) { return !v.baseline && v.verdict.reversal.has_value(); }
 
 std::string dur(const Figure& f) { return f.s ? format_duration_ns(f.s->median) : kNone; }
 std::string pct(const Figure& f) { return f.s ? fmt::format("{:.1f}%", f.s->median) : kNone; }
 std::string frac(const Figure& f) { return f.s ? fmt::format("{:.0f}%", 100 * f.s->median) : kNone; }
-std::string ratio(const VariantSummary& v) { return v.verdict.ratio ? format_ratio(v.verdict.ratio->estimate) : kNone; }
+// The verdict's figure; marked where the medians beside it point the other
+// way round 1 (the notes say why).
+std::string ratio(const VariantSummary& v) {
+  if (!v.verdict.ratio) return kNone;
+  return format_ratio(v.verdict.ratio->estimate) + (reversed(v) ? kReversalMark : "");
+}
 std::string interval(const VariantSummary& v) { return v.baseline ? kNone : format_interval(v.verdict); }
 std::string iops_range(const VariantSummary& v) {
   return v.iops.s ? fmt::format("{}-{}", format_count(v.iops.s->min), format_count(v.iops.s->max)) : kNone;
@@ -39,11 +47,11 @@ struct Column {
 std::vector<Column> columns(const CompareResult& c) {
   return {
       {"variant", [](const VariantSummary& v) { return v.name; }, true},
-      {"IOPS", [](const VariantSummary& v) { return v.iops.s ? format_count(v.iops.s->median) : kNone; }},
+      {"median IOPS", [](const VariantSummary& v) { return v.iops.s ? format_count(v.iops.s->median) : kNone; }},
       {"min-max", iops_range},
-      {"ratio", ratio},
+      {"pairwise ratio", ratio},
       {fmt::format("{:g}% CI", 100 * c.rule.level), interval},
-      {"verdict", verdict_cell, true},
+      {"verdict", [&c](const VariantSummary& v) { return verdict_cell(v, c.rule); }, true},
       {"CPU/IO", [](const VariantSummary& v) { return dur(v.cpu_per_io_ns); }},
       {"p50", [](const VariantSummary& v) { return dur(v.p50_ns); }},
       {"p99", [](const VariantSummary& v) { return dur(v.p99_ns); }},
@@ -160,13 +168,31 @@ std::string format_compare_anatomy(const CompareResult& c) {
 
 bool is_text_column(size_t i) { return i == 0 || i == 5; }
 
-std::string verdict_cell(const VariantSummary& v) {
+std::string verdict_cell(const VariantSummary& v, const VerdictRule& rule) {
   std::string s = verdict_word(v.verdict.kind);
-  if (v.verdict.kind == VerdictKind::Unresolved && v.verdict.repeat_needed)
-    s += fmt::format(" (--repeat {}{})", v.verdict.repeat_needed, v.verdict.capped ? "+" : "");
+  if (const std::string more = repeat_advice_short(v.verdict, rule); !more.empty()) s += " (" + more + ")";
   if (disagree(v)) s += "*";
   return s;
 }
+
+namespace {
+
+// "'b'†: its median IOPS is above 'a''s (...), but it ran slower than 'a' in
+// 16 of the 25 pairs of repetitions, ...": why the ratio column and the
+// medians beside it point different ways.
+std::string reversal_note(const VariantSummary& v, const VariantSummary& b) {
+  const Verdict::Reversal& r = *v.verdict.reversal;
+  const bool slower = v.verdict.ratio->estimate < 1;
+  return fmt::format("'{}'{}: its median IOPS is {} '{}''s ({} against {}: {}), but it ran {} than '{}' in {} of the {} pairs "
+                     "of repetitions, so the {}, which the verdict goes by, is {}: the repetitions spread unevenly (see "
+                     "min-max)\n",
+                     v.name, kReversalMark, slower ? "above" : "below", b.name, format_count(v.iops.s->median),
+                     format_count(b.iops.s->median), format_ratio(r.medians), slower ? "slower" : "faster", b.name,
+                     slower ? r.pairs.below : r.pairs.above, r.pairs.pairs, kRatioLabel,
+                     format_ratio(v.verdict.ratio->estimate));
+}
+
+}  // namespace
 
 std::string compare_notes(const CompareResult& c) {
   std::string out;
@@ -176,11 +202,12 @@ std::string compare_notes(const CompareResult& c) {
       out += fmt::format("'{}': {}\n", v.name, verdict_text(v.verdict, c.rule));
     if (disagree(v))
       out += fmt::format("'{}'*: without the outliers the verdict would be {}; with them {}. The table keeps every "
-                         "repetition (the interval is robust to one outlier among many, not among few): rerun with "
-                         "more --repeat\n",
+                         "repetition (the interval is robust to one outlier among many, not among few): {}\n",
                          v.name, verdict_text(*v.without_outliers, c.rule),
                          v.verdict.kind == VerdictKind::NotMeasured ? std::string("there is none")
-                                                                   : fmt::format("it is '{}'", verdict_word(v.verdict.kind)));
+                                                                   : fmt::format("it is '{}'", verdict_word(v.verdict.kind)),
+                         c.rule.more.saved() ? "add saved runs of each variant" : "rerun with more --repeat");
+    if (reversed(v) && v.iops.s && c.variants[c.baseline].iops.s) out += reversal_note(v, c.variants[c.baseline]);
   }
   for (const auto& v : c.variants)
     for (size_t i : v.outliers)
@@ -188,10 +215,13 @@ std::string compare_notes(const CompareResult& c) {
                          "MADs and 1% away)\n",
                          v.name, i + 1, format_count(v.runs[i].iops), format_count(v.iops.s->median), kOutlierMads);
   out += fmt::format(
-      "ratio: IOPS against '{}', the Hodges-Lehmann estimate (the median of every repetition's ratio to every baseline "
-      "repetition) with its distribution-free {:g}% interval (CI); verdict: faster or slower when the interval lies "
-      "above or below 1, no difference when it lies within ±{:g}%, else not resolved.\n",
-      c.variants.empty() ? "" : c.variants[c.baseline].name, 100 * c.rule.level, 100 * c.rule.margin);
+      "pairwise ratio: IOPS against '{}' as the {} (every repetition's IOPS over every baseline repetition's; the "
+      "Hodges-Lehmann estimate), the figure the verdict goes by, with its distribution-free {:g}% interval (CI); not "
+      "the ratio of the median IOPS, which can differ ({} marks a row where the two lie on different sides of 1). "
+      "verdict: faster or slower when the interval lies above or below 1, no difference when it lies within ±{:g}%, "
+      "else not resolved.\n",
+      c.variants.empty() ? "" : c.variants[c.baseline].name, kRatioLabel, 100 * c.rule.level, kReversalMark,
+      100 * c.rule.margin);
   out += "CPU/IO: every thread of ioacct (submitters, SQ threads, io-wq workers) per I/O, from schedstat. "
          "%util: the kernel's io_ticks for the first target device. busy%: " + std::string(kBusySource) +
          ". '-': not measured (--acct off, no SQ thread, no device).\n";
@@ -320,6 +350,15 @@ json verdict_json(const Verdict& v, const VerdictRule& rule, bool baseline) {
                                                 : json(nullptr)},
           {"repeat_needed", v.kind == VerdictKind::Unresolved ? json(v.repeat_needed) : json(nullptr)},
           {"repeat_needed_capped", v.capped},
+          {"repeat_needed_s", v.kind == VerdictKind::Unresolved && rule.more.round_s && !rule.more.saved()
+                                  ? json(v.repeat_needed * *rule.more.round_s)
+                                  : json(nullptr)},
+          {"repeat_out_of_reach", out_of_reach(v, rule)},
+          {"reversal", v.reversal && !baseline ? json{{"ratio_of_medians", v.reversal->medians},
+                                                      {"pairs", v.reversal->pairs.pairs},
+                                                      {"below", v.reversal->pairs.below},
+                                                      {"above", v.reversal->pairs.above}}
+                                               : json(nullptr)},
           {"log_spread", opt_json(v.spread)}};
 }
 
@@ -342,7 +381,9 @@ json compare_json(const CompareResult& c, json context) {
   context["baseline"] = c.variants.empty() ? json(nullptr) : json(c.variants[c.baseline].name);
   context["busy_source"] = kBusySource;
   context["verdict_rule"] = {{"level", c.rule.level}, {"margin", c.rule.margin},
-                             {"method", "Hodges-Lehmann ratio, exact Mann-Whitney interval"}};
+                             {"method", "Hodges-Lehmann ratio, exact Mann-Whitney interval"},
+                             {"ratio", kRatioLabel},
+                             {"spread", "Shamos: 1.0483 x the median |log IOPS difference| within each variant, pooled"}};
   // Saved runs keep the targets of the context they were given (the first
   // file's), device identities included.
   if (!c.targets.empty() || !context.contains("targets")) {

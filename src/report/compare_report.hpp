@@ -13,9 +13,11 @@
 
 namespace ioacct {
 
-// 2: verdicts from the ratio's interval (ratio is the Hodges-Lehmann
-// estimate; ratio_ci, verdict_text, repeat_needed, without_outliers), the
-// headline, per-variant options and latency histograms, per-run CPU split.
+// 2: verdicts from the ratio's interval (ratio is the median of pairwise
+// ratios, the Hodges-Lehmann estimate; ratio_ci, verdict_text, repeat_needed,
+// without_outliers), the headline, per-variant options and latency
+// histograms, per-run CPU split. Added within 2: reversal,
+// repeat_out_of_reach, repeat_needed_s, verdict_rule.ratio and .spread.
 inline constexpr int kCompareSchemaVersion = 2;
 
 std::string format_compare_console(const CompareResult& c);
@@ -48,12 +50,18 @@ std::string format_compare_anatomy(const CompareResult& c);
 std::string stage_diff_text(const StageDiff& d, AnatomyFlavor flavor, const VerdictRule& rule);
 bool is_text_column(size_t i);
 // The verdicts that need a word more (not resolved, outliers that change
-// them), each outlier, and what the columns mean: one line each.
+// them, a ratio on the other side of 1 from the medians), each outlier, and
+// what the columns mean: one line each.
 std::string compare_notes(const CompareResult& c);
 
 // The verdict column: "baseline", "faster", "slower", "no difference",
-// "not resolved (--repeat 12)", "-"; a trailing '*' when the verdict without
-// outliers differs.
-std::string verdict_cell(const VariantSummary& v);
+// "not resolved (--repeat 12)" ("(12 runs)" for saved files, "(too noisy)"
+// past advice_reach), "-"; a trailing '*' when the verdict without outliers
+// differs.
+std::string verdict_cell(const VariantSummary& v, const VerdictRule& rule);
+
+// The label of the ratio column, the same in every format: the verdict's
+// figure, not the ratio of the medians beside it.
+inline constexpr const char* kRatioLabel = "median of pairwise ratios";
 
 }  // namespace ioacct

@@ -85,6 +85,10 @@ void accounting_lines(std::string& out, const Accounting& a, uint64_t ios) {
       out += ", SqWorkTime not available (this kernel's fdinfo has none)";
     if (ios) out += fmt::format(", {} CPU per I/O", format_duration_ns(sq.cpu_s * 1e9 / static_cast<double>(ios)));
     out += fmt::format("  [{}]\n", sq.source);
+    if (sq.process_wide_s)
+      out += fmt::format("             fdinfo SqTotalTime moved {:.2f} s, more than the thread ran (schedstat): this "
+                         "kernel counts its whole process there, so neither it nor SqWorkTime is shown\n",
+                         *sq.process_wide_s);
   }
   for (const auto& d : a.devices) {
     const auto& x = d.row;

@@ -294,7 +294,8 @@ void add_accounting(json& results, const RunResult& r) {
                     {"work_s", t.work_s ? json(*t.work_s) : json(nullptr)},
                     {"work_ratio", opt_json(t.work_s ? sq_work_ratio(*t.work_s, t.cpu_s) : std::nullopt)},
                     {"cpu_per_io_us", r.total.ios ? json(t.cpu_s * 1e6 / static_cast<double>(r.total.ios)) : json(nullptr)},
-                    {"source", t.source}});
+                    {"source", t.source},
+                    {"sq_total_time_process_wide_s", opt_json(t.process_wide_s)}});
     results["sq_threads"] = sq;
     json devs = json::array();
     for (const auto& d : a.devices) {

@@ -45,6 +45,10 @@ std::string format_rings_console(const RingsView& v) {
                          cell(t.cpu), t.cpus_allowed.empty() ? "-" : t.cpus_allowed, pct(t.cpu_share),
                          t.work_s && v.interval_s > 0 ? pct(*t.work_s / v.interval_s) : "-", pct(t.work_ratio),
                          fd_list(t.fds), t.mostly_idle ? "  <- mostly outside SqWorkTime" : "");
+      if (t.process_wide_s)
+        out += fmt::format("  {:>8} SqTotalTime moved {:.2f} s, more than the thread ran: this kernel counts its whole "
+                           "process there; CPU% is the thread's schedstat time, and no WORK is shown\n", "",
+                           *t.process_wide_s);
     }
   }
   if (!v.rings.empty()) {
@@ -77,7 +81,8 @@ json rings_to_json(const RingsView& v) {
                        {"work_s", opt_json(t.work_s)},
                        {"cpu_share", opt_json(t.cpu_share)},
                        {"work_ratio", opt_json(t.work_ratio)},
-                       {"mostly_idle", t.mostly_idle}});
+                       {"mostly_idle", t.mostly_idle},
+                       {"sq_total_time_process_wide_s", opt_json(t.process_wide_s)}});
   json rings = json::array();
   for (const auto& r : v.rings) {
     json fields = json::object();

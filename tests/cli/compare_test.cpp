@@ -135,7 +135,9 @@ TEST(Compare, TwoVariantsTableRatiosAndJsonAgree) {
   // The console table shows the same: ratio and interval to two places, the verdict.
   const auto cells = row_of(o.out, "engine=uring");
   ASSERT_GE(cells.size(), 5u);
-  EXPECT_EQ(cells[2], fmt_ratio(ratio)) << o.out;
+  // Marked where the medians beside it lie on the other side of 1 (JSON's reversal).
+  EXPECT_EQ(cells[2], fmt_ratio(ratio) + (ur["reversal"].is_null() ? "" : "†")) << o.out;
+  EXPECT_EQ(ur["reversal"].is_null(), (ratio - 1) * (ur["ratio_of_medians"].get<double>() - 1) >= 0) << ur;
   EXPECT_EQ(cells[3], fmt_ratio(lo).substr(0, fmt_ratio(lo).size() - 1) + "-" + fmt_ratio(hi)) << o.out;
   // The verdict's first word; a one-word verdict ends in '*' when an outlier
   // repetition would change it (it happens under load), as JSON says.
@@ -215,6 +217,9 @@ TEST(Compare, UntilResolvedStopsAtMaxOrBudgetAndSaysWhich) {
   EXPECT_NE(o.err.find("ioacct compare: 6 rounds, the most --until-resolved allows, with 1 verdict not resolved"),
             std::string::npos) << o.err;
   EXPECT_EQ(d["context"]["rounds_note"], "6 rounds, the most --until-resolved allows, with 1 verdict not resolved");
+  // A live comparison knows its round time: the advice says how long it takes.
+  EXPECT_GT(d["variants"][1]["repeat_needed_s"].get<double>(), 0) << d["variants"][1];
+  EXPECT_NE(d["variants"][1]["verdict_text"].get<std::string>().find("(about "), std::string::npos) << d["variants"][1];
 
   // A budget shorter than the --repeat rounds: those still run, no more.
   for (int attempt = 0; attempt < 3; ++attempt) {

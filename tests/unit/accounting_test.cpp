@@ -73,6 +73,37 @@ TEST(Accounting, WithoutSqTimeFieldsUsesSchedstatAndSaysWorkIsUnknown) {
   EXPECT_FALSE(r.system.cpuidle_s);
 }
 
+// A kernel whose SqTotalTime is getrusage(RUSAGE_SELF): the SQ thread ran
+// 0.3 s (schedstat) while the fdinfo moved by the process's 1.2 s of system
+// time. The thread's own figure is shown, and no work share made from the
+// process's numbers.
+TEST(Accounting, AnSqTotalTimeOverTheThreadsOwnRunTimeIsNamedAndSchedstatShown) {
+  SystemSample a, b;
+  a.stamp_ns = 0;
+  b.stamp_ns = 2'000'000'000;
+  a.tasks = {{7, {"iou-sqp-1", 0}}, {1, {"ioacct", 0}}};
+  b.tasks = {{7, {"iou-sqp-1", 300'000'000}}, {1, {"ioacct", 900'000'000}}};
+  a.rings = {{3, 7, 0, 0}};
+  b.rings = {{3, 7, 1'200'000, 250'000}};
+  const Accounting r = account(a, b, {1}, {});
+  ASSERT_EQ(r.sq_threads.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.sq_threads[0].cpu_s, 0.3);
+  EXPECT_EQ(r.sq_threads[0].source, "schedstat");
+  ASSERT_TRUE(r.sq_threads[0].process_wide_s);
+  EXPECT_DOUBLE_EQ(*r.sq_threads[0].process_wide_s, 1.2);
+  EXPECT_FALSE(r.sq_threads[0].work_s) << "SqWorkTime of the same kernel is the process's too";
+}
+
+TEST(Accounting, SqTotalTimeWithinTheReadsSkewOfSchedstatIsTheThreads) {
+  // The two are read microseconds apart and a running task's runtime is
+  // brought up to date at a tick: a few ms either way is the same thread.
+  EXPECT_FALSE(sq_total_is_process_wide(0.304, 0.300));
+  EXPECT_FALSE(sq_total_is_process_wide(0.020, 0.0));  // 20 ms over nothing: five ticks of skew at most
+  EXPECT_TRUE(sq_total_is_process_wide(0.021, 0.0));
+  EXPECT_TRUE(sq_total_is_process_wide(1.2, 0.3));
+  EXPECT_FALSE(sq_total_is_process_wide(1.2, std::nullopt)) << "nothing to check against";
+}
+
 TEST(Accounting, SqWorkRatioIsCappedAtOneAndNoneWithoutCpu) {
   EXPECT_DOUBLE_EQ(*sq_work_ratio(0.05, 0.2), 0.25);
   // The work read 0.9 ms over the total: up to a tick either way, never more than all of it.

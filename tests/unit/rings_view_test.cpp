@@ -70,6 +70,33 @@ TEST(RingsView, GroupsRingsBySqThreadAndTakesRatesOverTheInterval) {
   EXPECT_EQ(v.rings[4].pid, 30);
 }
 
+
+// A kernel whose SqTotalTime is the process's getrusage: the fdinfo moved
+// 1.6 s in 2 s while the thread ran 0.4 s (schedstat). CPU% is the thread's,
+// and no work share is made from the process's figures.
+TEST(RingsView, AnSqTotalTimeOverTheThreadsRunTimeIsReplacedByItAndNamed) {
+  RingScan a, b;
+  a.stamp_ns = 1'000'000'000;
+  b.stamp_ns = 3'000'000'000;
+  a.rings = {ring(10, 4, 11, 0, 0), ring(20, 3, 21, 0, 0)};
+  b.rings = {ring(10, 4, 11, 1'600'000, 900'000), ring(20, 3, 21, 402'000, 300'000)};
+  a.rings[0].sq_runtime_ns = a.rings[1].sq_runtime_ns = 0;
+  b.rings[0].sq_runtime_ns = 400'000'000;
+  b.rings[1].sq_runtime_ns = 400'000'000;  // 21: SqTotalTime within the reads' skew of it
+  const RingsView v = rings_view(a, b);
+  ASSERT_EQ(v.sq_threads.size(), 2u);
+  const SqThreadView& wide = v.sq_threads[0].tid == 11 ? v.sq_threads[0] : v.sq_threads[1];
+  const SqThreadView& own = v.sq_threads[0].tid == 11 ? v.sq_threads[1] : v.sq_threads[0];
+  ASSERT_TRUE(wide.process_wide_s);
+  EXPECT_DOUBLE_EQ(*wide.process_wide_s, 1.6);
+  EXPECT_DOUBLE_EQ(*wide.cpu_s, 0.4);
+  EXPECT_DOUBLE_EQ(*wide.cpu_share, 0.2);
+  EXPECT_FALSE(wide.work_s);
+  EXPECT_FALSE(wide.mostly_idle);
+  EXPECT_FALSE(own.process_wide_s);
+  EXPECT_DOUBLE_EQ(*own.cpu_s, 0.402);
+  EXPECT_DOUBLE_EQ(*own.work_s, 0.3);
+}
 TEST(RingsView, OneSnapshotHasNoRates) {
   RingScan b;
   b.stamp_ns = 5;

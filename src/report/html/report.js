@@ -120,8 +120,9 @@
                                                                              ticks: { callback: (v) => trim(v) + 'x' } });
       if (isLog) { xAxis.min = lo / 1.25; xAxis.max = hi * 1.25; }
       figure('Verdicts: IOPS ratios with their ' + level + ' intervals',
-        'Each variant\'s IOPS against \'' + base + '\': the diamond is the Hodges-Lehmann estimate (the median of every ' +
-        'repetition\'s ratio to every baseline repetition), the bar its distribution-free ' + level + ' interval (exact ' +
+        'Each variant\'s IOPS against \'' + base + '\': the diamond is the ' + (rule.ratio || 'median of pairwise ratios') +
+        ' (every repetition\'s IOPS over every baseline repetition\'s; the Hodges-Lehmann estimate, the table\'s ' +
+        '"pairwise ratio", not the ratio of the median IOPS), the bar its distribution-free ' + level + ' interval (exact ' +
         'Mann-Whitney); a variant without a bar had too few repetitions for one. Green: faster (interval above 1); red: ' +
         'slower; blue: no difference (interval inside the shaded ±' + trim(rule.margin * 100) + '% band); grey: not resolved.', {
         type: 'bar',
@@ -131,7 +132,7 @@
             { label: level + ' interval', data: others.map((v) => (v.ratio_ci ? [v.ratio_ci.low, v.ratio_ci.high] : null)),
               backgroundColor: others.map((v) => (verdictColor[v.verdict] || '#7f7f7f') + '88'),
               borderColor: others.map((v) => verdictColor[v.verdict] || '#7f7f7f'), borderWidth: 1, barPercentage: 0.45 },
-            { type: 'line', label: 'estimate', data: others.map((v) => v.ratio), showLine: false, pointStyle: 'rectRot',
+            { type: 'line', label: rule.ratio || 'median of pairwise ratios', data: others.map((v) => v.ratio), showLine: false, pointStyle: 'rectRot',
               pointRadius: 7, backgroundColor: '#222', borderColor: '#222' },
           ],
         },
