@@ -217,9 +217,14 @@ TEST(Compare, UntilResolvedStopsAtMaxOrBudgetAndSaysWhich) {
   EXPECT_NE(o.err.find("ioacct compare: 6 rounds, the most --until-resolved allows, with 1 verdict not resolved"),
             std::string::npos) << o.err;
   EXPECT_EQ(d["context"]["rounds_note"], "6 rounds, the most --until-resolved allows, with 1 verdict not resolved");
-  // A live comparison knows its round time: the advice says how long it takes.
+  // A live comparison knows its round time: the advice says how long it
+  // takes, "(about T)", or, when the spread puts it past the cap (a loaded
+  // machine: 16% under ASan beside a spinner), "(more than T)".
   EXPECT_GT(d["variants"][1]["repeat_needed_s"].get<double>(), 0) << d["variants"][1];
-  EXPECT_NE(d["variants"][1]["verdict_text"].get<std::string>().find("(about "), std::string::npos) << d["variants"][1];
+  const std::string advice = d["variants"][1]["verdict_text"];
+  EXPECT_TRUE(advice.find(d["variants"][1]["repeat_out_of_reach"].get<bool>() ? "(more than " : "(about ") !=
+              std::string::npos)
+      << d["variants"][1];
 
   // A budget shorter than the --repeat rounds: those still run, no more.
   for (int attempt = 0; attempt < 3; ++attempt) {

@@ -103,7 +103,7 @@ try {
       if (h.length < 40) fail(`${name}: no headline answer at the top ('${h}')`);
       console.log(`${name}: ${q} => ${h}`);
       const heads = await page.$$eval('table.results th', (ths) => ths.map((t) => t.textContent));
-      for (const c of ['ratio', '95% CI', 'verdict']) if (!heads.includes(c)) fail(`${name}: the table has no '${c}' column`);
+      for (const c of ['pairwise ratio', '95% CI', 'verdict']) if (!heads.includes(c)) fail(`${name}: the table has no '${c}' column`);
     } else {
       const tiles = await page.$$eval('.tile .name', (t) => t.map((x) => x.textContent));
       for (const t of ['IOPS', 'bandwidth', 'p50 latency', 'p99 latency', 'CPU per I/O', 'in flight (own I/O)'])
