@@ -98,6 +98,14 @@ TEST(ExportLoad, FiftyScrapersBesideThreeHundredSlowClientsAndAThousandRings) {
   std::mutex mu;
   std::vector<double> took;
   std::vector<std::string> failed;
+  // The 1 s target is the Release build's; under ASan ten times it (the
+  // reasons are below, where it is checked).
+#ifdef IOACCT_BINARY_ASAN
+  constexpr double kSlowest = 10.0;
+#else
+  constexpr double kSlowest = 1.0;
+#endif
+
   std::vector<std::thread> scrapers;
   long rss_warm = 0;
   for (int k = 0; k < kScrapers; ++k)
@@ -107,7 +115,9 @@ TEST(ExportLoad, FiftyScrapersBesideThreeHundredSlowClientsAndAThousandRings) {
       int s = connect_to(ex.port());
       for (int round = 0; round < kRounds; ++round) {
         const auto t0 = Clock::now();
-        const int status = s >= 0 ? scrape_on(s, std::chrono::milliseconds(5000)) : 0;
+        // The client waits past the bound on the slowest scrape (below), so a
+        // slow answer fails that bound, with its time, rather than this one.
+        const int status = s >= 0 ? scrape_on(s, std::chrono::milliseconds(static_cast<int>(kSlowest * 1000) + 5000)) : 0;
         const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
         {
           const std::lock_guard lock(mu);
@@ -138,14 +148,11 @@ TEST(ExportLoad, FiftyScrapersBesideThreeHundredSlowClientsAndAThousandRings) {
   // The 1 s target is the Release build's (here: median 3-4 ms, slowest
   // 50-140 ms, quiet or beside a spinner). Under ASan a scrape costs about
   // ten times as much CPU (median 27 ms against 2.9 ms, one right after the
-  // other), and beside a spinner its slowest was 0.9-1.7 s: there the bound
-  // is ten times the target, and what this build adds is that every scrape
-  // is answered under the load with no memory error.
-#ifdef IOACCT_BINARY_ASAN
-  constexpr double kSlowest = 10.0;
-#else
-  constexpr double kSlowest = 1.0;
-#endif
+  // other), and beside a spinner its slowest was 0.9-1.7 s, and 3.3 s on
+  // 2026-12-05 (median 0.95 s; the client's old 5 s wait failed 17 of 500
+  // once, beside a spinner and the browser test): there the bound is ten
+  // times the target, and what this build adds is that every scrape is
+  // answered under the load with no memory error.
   EXPECT_LE(took.back(), kSlowest) << "the slowest of " << took.size() << " scrapes; median " << took[took.size() / 2];
 #ifndef IOACCT_BINARY_ASAN
   // ASan keeps freed memory in its quarantine (up to 256 MiB): RSS says
