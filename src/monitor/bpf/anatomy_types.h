@@ -16,11 +16,6 @@ struct io_kiocb {
   struct io_ring_ctx *ctx;
 } __attribute__((preserve_access_index));
 
-struct task_struct {
-  int pid;
-  int tgid;
-} __attribute__((preserve_access_index));
-
 struct pt_regs;
 
 #endif

@@ -210,9 +210,10 @@ int BPF_PROG(on_rq_issue, struct request *rq) {
 }
 
 /* Run by the reader (BPF_PROG_TEST_RUN): where each watched queue keeps its
- * requests, from one request of it (busy_shared.h). Raw_tp programs,
- * attached nowhere: a tp_btf one cannot be test-run, and a test-run program
- * has no typed pointer, so everything is read with bpf_probe_read_kernel. */
+ * requests, from one request of it, the queue or an open file of the device
+ * (busy_shared.h). Raw_tp programs, attached nowhere: a tp_btf one cannot be
+ * test-run, and a test-run program has no typed pointer, so everything is
+ * read with bpf_probe_read_kernel. */
 __u32 n_tagsets = 0; /* set by the reader before each run */
 
 static __always_inline void add_tags(struct ioacct_tagset *ts, struct blk_mq_tags *tags) {
@@ -229,21 +230,58 @@ static __always_inline void add_tags(struct ioacct_tagset *ts, struct blk_mq_tag
  * count, and the idle time unsure). */
 #define IOACCT_HW_QUEUES 8
 
+/* The queue of the device open as `fd` in the calling task (the reader,
+ * which test-runs this), when the file is that device (`dev`): before a
+ * device's first completion names its queue, the sweep can already see the
+ * first request. */
+static __always_inline struct request_queue *queue_of_fd(__s32 fd, __u32 dev) {
+  struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+  struct files_struct *files = 0;
+  struct fdtable *fdt = 0;
+  struct file **fds = 0;
+  struct file *f = 0;
+  struct address_space *m = 0;
+  struct inode *host = 0;
+  struct gendisk *g = 0;
+  struct request_queue *q = 0;
+  unsigned int max = 0;
+  dev_t bd_dev = 0;
+  if (fd < 0 || bpf_core_read(&files, sizeof(files), &task->files) || !files) return 0;
+  if (bpf_core_read(&fdt, sizeof(fdt), &files->fdt) || !fdt) return 0;
+  if (bpf_core_read(&max, sizeof(max), &fdt->max_fds) || (__u32)fd >= max) return 0;
+  if (bpf_core_read(&fds, sizeof(fds), &fdt->fd) || !fds) return 0;
+  if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f) return 0;
+  if (bpf_core_read(&m, sizeof(m), &f->f_mapping) || !m) return 0;
+  if (bpf_core_read(&host, sizeof(host), &m->host) || !host) return 0;
+  struct block_device *bd =
+      (struct block_device *)((char *)host - bpf_core_field_offset(struct bdev_inode, vfs_inode));
+  if (bpf_core_read(&bd_dev, sizeof(bd_dev), &bd->bd_dev) || bd_dev != dev) return 0;
+  if (bpf_core_read(&g, sizeof(g), &bd->bd_disk) || !g) return 0;
+  if (bpf_core_read(&q, sizeof(q), &g->queue)) return 0;
+  return q;
+}
+
 static long find_one(__u64 i, void *ctx) {
   __u32 k = (__u32)i;
   struct ioacct_tagset *ts = bpf_map_lookup_elem(&tagsets, &k);
   if (!ts) return 1;
   struct request *rq = (struct request *)ts->rq;
-  struct request_queue *q = 0;
+  struct request_queue *q = (struct request_queue *)ts->q;
   ts->n = 0;
   ts->ok = 0;
-  if (bpf_core_read(&q, sizeof(q), &rq->q) || !q) return 0;
+  if (rq) {
+    q = 0;
+    if (bpf_core_read(&q, sizeof(q), &rq->q)) return 0;
+  } else if (!q) {
+    q = queue_of_fd(ts->fd, ts->dev);
+  }
+  if (!q) return 0;
   ts->q = (__u64)q;
   ts->ok = 1;
   struct blk_mq_hw_ctx *hctx = 0;
   struct blk_mq_tags *tags = 0;
   /* The request's own hardware queue: its driver and scheduler tags. */
-  if (!bpf_core_read(&hctx, sizeof(hctx), &rq->mq_hctx) && hctx) {
+  if (rq && !bpf_core_read(&hctx, sizeof(hctx), &rq->mq_hctx) && hctx) {
     if (!bpf_core_read(&tags, sizeof(tags), &hctx->sched_tags)) add_tags(ts, tags);
     if (!bpf_core_read(&tags, sizeof(tags), &hctx->tags)) add_tags(ts, tags);
   }

@@ -97,20 +97,23 @@ static_assert(sizeof(struct ioacct_head) == 64, "a log's head is one cache line"
 _Static_assert(sizeof(struct ioacct_head) == 64, "a log's head is one cache line");
 #endif
 
-/* Where a queue keeps its requests, found from one request of it (any the
- * done program logged) by the `find_tags` program (run with
- * BPF_PROG_TEST_RUN): the request arrays of its driver tags and of its
- * scheduler's tags, each every struct request that queue can hand out. The
- * same array may be named twice (a hardware queue's tags are also the tag
- * set's); the reader drops repeats. */
+/* Where a queue keeps its requests, found by the `find_tags` program (run
+ * with BPF_PROG_TEST_RUN) from one request of it (any the done program
+ * logged), or from the queue itself, or, at the attach, from the reader's
+ * own open file of the device: the request arrays of its driver tags and of
+ * its scheduler's tags, each every struct request that queue can hand out.
+ * The same array may be named twice (a hardware queue's tags are also the
+ * tag set's); the reader drops repeats. */
 #define IOACCT_TAG_ARRAYS 20
 struct ioacct_tagset {
-  __u64 rq;                            /* in: a request of the queue */
-  __u64 q;                             /* out: its request_queue */
+  __u64 rq;                            /* in: a request of the queue, or 0 */
+  __u64 q;                             /* in (rq 0): the queue, or 0; out: the queue */
   __u64 rqs[IOACCT_TAG_ARRAYS];        /* out: blk_mq_tags.static_rqs */
   __u32 nr[IOACCT_TAG_ARRAYS];         /* out: blk_mq_tags.nr_tags */
   __u32 n;                             /* out: arrays found */
-  __u32 ok;                            /* out: 1 when the request's queue was read */
+  __u32 ok;                            /* out: 1 when the queue was read */
+  __s32 fd;                            /* in (rq and q 0): the reader's open file of the device */
+  __u32 dev;                           /* in (with fd): the device's dev_t, checked against the file's */
 };
 
 /* The reader's look at one struct request of a queue, filled by the `sweep`

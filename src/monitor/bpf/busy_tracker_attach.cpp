@@ -4,7 +4,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <malloc.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -178,6 +181,8 @@ std::unique_ptr<BusyTracker> BusyTracker::attach(const std::vector<BusyDevice>& 
   const ioacct_watch first = impl->fill_watch(table_devs, parent_disks, watch_slots);
   impl->map_logs(first, watch_slots);
   step("maps filled and mapped");
+  impl->find_queues_from_files();
+  step("queues found from the devices' files");
   if (int err = busy_bpf__attach(impl->skel.get())) throw NotAvailable(why_not("attach", err));
   step("attached");
   impl->arm();
@@ -322,6 +327,45 @@ void BusyTracker::Impl::map_logs(const ioacct_watch& first, uint32_t watch_slots
     }
   }
   if (opt.bpf_stats) stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+}
+
+// Each device's queue, from the device's own file. Otherwise the first
+// completion on a device names its queue (find_queues), and until then the
+// sweep cannot see a request of it: on a device idle at the attach, the
+// first request's time up to its completion was unsure at a read, idle at a
+// round between reads (those compare no count), and counted late and unseen
+// at its completion. Opened for reading with O_NONBLOCK (no media check),
+// never read, closed before the attach: the tracker holds no device open.
+// A device with no node in /dev keeps waiting for its first completion.
+void BusyTracker::Impl::find_queues_from_files() {
+  queue_of.assign(devices.size(), 0);
+  std::vector<int> fds;
+  std::vector<size_t> of;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const BusyDevice& d = devices[i];
+    const int fd = ::open(("/dev/" + d.name).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISBLK(st.st_mode) || major(st.st_rdev) != d.major || minor(st.st_rdev) != d.minor) {
+      ::close(fd);
+      continue;
+    }
+    ioacct_tagset& ts = tagsets[fds.size()];
+    ts = ioacct_tagset{};
+    ts.fd = fd;
+    ts.dev = kernel_dev(d.major, d.minor);
+    fds.push_back(fd);
+    of.push_back(i);
+  }
+  if (!fds.empty()) {
+    skel->bss->n_tagsets = static_cast<uint32_t>(fds.size());
+    uint64_t args[1] = {};
+    LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = args, .ctx_size_in = sizeof(args));
+    if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.find_tags), &run) == 0)
+      for (size_t j = 0; j < fds.size(); ++j)
+        if (tagsets[j].ok) queue_of[of[j]] = tagsets[j].q;
+  }
+  for (int fd : fds) ::close(fd);
 }
 
 // Only now, with every program attached, may a request be logged: one that

@@ -123,6 +123,7 @@ struct BusyTracker::Impl {
   uint64_t round_no = 0;
   PointerMap<Queue> queues;        // by request_queue address
   std::vector<uint64_t> sample;    // per device: a request of its queue (from a completion), 0: none yet
+  std::vector<uint64_t> queue_of;  // per device: its queue, found at the attach from its file, 0: not found
   std::vector<bool> is_disk;       // per device: a whole disk (not a partition)
   std::vector<uint64_t> keys;
   // What diskstats says of a device (its own and, for a whole disk, its
@@ -225,6 +226,7 @@ struct BusyTracker::Impl {
     bool hooked;  // free, read as held by IOACCT_TEST_STALE_SWEEP
   };
   void find_queues();
+  void find_queues_from_files();
   std::vector<Found> sweep();
   std::vector<Kernel> kernel_stats();
   void bound_invisible();

@@ -29,16 +29,20 @@ using busy::kernel_dev;
 using busy::kKernelSpace;
 using busy::kMaxTags;
 
-// Where each queue keeps its requests, from the sample of each device.
+// Where each queue keeps its requests, from the sample of each device, or
+// until it has one, from the queue found at the attach (on kernels before
+// 6.16 a sample also reaches its hardware queue's scheduler tags).
 void BusyTracker::Impl::find_queues() {
   arrays.clear();
   array_q.clear();
   uint32_t n = 0;
   std::vector<uint32_t> of;
   for (uint32_t i = 0; i < sample.size(); ++i)
-    if (sample[i]) {
+    if (sample[i] || queue_of[i]) {
       tagsets[n] = ioacct_tagset{};
-      tagsets[n].rq = sample[i];
+      tagsets[n].fd = -1;
+      if (sample[i]) tagsets[n].rq = sample[i];
+      else tagsets[n].q = queue_of[i];
       of.push_back(i);
       ++n;
     }

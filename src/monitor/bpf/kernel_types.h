@@ -12,9 +12,12 @@ typedef __u32 u32;
 typedef __u64 u64;
 typedef __u32 dev_t;
 
+struct request_queue;
+
 struct gendisk {
   int major;
   int first_minor;
+  struct request_queue *queue;
 } __attribute__((preserve_access_index));
 
 struct request;
@@ -57,6 +60,43 @@ struct request_queue {
 
 struct block_device {
   dev_t bd_dev;
+  struct gendisk *bd_disk;
+} __attribute__((preserve_access_index));
+
+/* From the reader's own open file of a device to the device's queue
+ * (find_tags, before the device's first completion names it): the file's
+ * mapping's host is the block device's inode, which lives in a bdev_inode
+ * beside its struct block_device (block/bdev.c; the offset is relocated). */
+struct inode {
+  unsigned long i_ino;
+} __attribute__((preserve_access_index));
+
+struct bdev_inode {
+  struct block_device bdev;
+  struct inode vfs_inode;
+} __attribute__((preserve_access_index));
+
+struct address_space {
+  struct inode *host;
+} __attribute__((preserve_access_index));
+
+struct file {
+  struct address_space *f_mapping;
+} __attribute__((preserve_access_index));
+
+struct fdtable {
+  unsigned int max_fds;
+  struct file **fd;
+} __attribute__((preserve_access_index));
+
+struct files_struct {
+  struct fdtable *fdt;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+  int pid;
+  int tgid;
+  struct files_struct *files;
 } __attribute__((preserve_access_index));
 
 typedef struct {
