@@ -3,12 +3,12 @@
 // them, and settles; and the tracker's public face (read, cost).
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <malloc.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -329,14 +329,15 @@ void BusyTracker::Impl::map_logs(const ioacct_watch& first, uint32_t watch_slots
   if (opt.bpf_stats) stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 }
 
-// Each device's queue, from the device's own file. Otherwise the first
-// completion on a device names its queue (find_queues), and until then the
-// sweep cannot see a request of it: on a device idle at the attach, the
-// first request's time up to its completion was unsure at a read, idle at a
-// round between reads (those compare no count), and counted late and unseen
-// at its completion. Opened for reading with O_NONBLOCK (no media check),
-// never read, closed before the attach: the tracker holds no device open.
-// A device with no node in /dev keeps waiting for its first completion.
+// Each device's queue, from the device's own file. Otherwise only the
+// first completion on a device names its queue (find_queues), and until
+// then the sweep cannot see a request of it: on a device idle at the
+// attach, the first request would be idle time at the rounds between reads
+// (those compare no count), unsure only from a read on, and late and unseen
+// at its completion. The file is opened for reading with O_NONBLOCK (no
+// media check), never read, and closed before the attach: the tracker holds
+// no device open. A device with no node in /dev waits for its first
+// completion.
 void BusyTracker::Impl::find_queues_from_files() {
   queue_of.assign(devices.size(), 0);
   std::vector<int> fds;
