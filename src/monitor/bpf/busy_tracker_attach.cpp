@@ -358,14 +358,9 @@ void BusyTracker::Impl::find_queues_from_files() {
     fds.push_back(fd);
     of.push_back(i);
   }
-  if (!fds.empty()) {
-    skel->bss->n_tagsets = static_cast<uint32_t>(fds.size());
-    uint64_t args[1] = {};
-    LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = args, .ctx_size_in = sizeof(args));
-    if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.find_tags), &run) == 0)
-      for (size_t j = 0; j < fds.size(); ++j)
-        if (tagsets[j].ok) queue_of[of[j]] = tagsets[j].q;
-  }
+  if (!fds.empty() && find_tags(static_cast<uint32_t>(fds.size())))
+    for (size_t j = 0; j < fds.size(); ++j)
+      if (tagsets[j].ok) queue_of[of[j]] = tagsets[j].q;
   for (int fd : fds) ::close(fd);
 }
 

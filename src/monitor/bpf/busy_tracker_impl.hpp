@@ -225,6 +225,7 @@ struct BusyTracker::Impl {
     uint32_t part_dev;
     bool hooked;  // free, read as held by IOACCT_TEST_STALE_SWEEP
   };
+  bool find_tags(uint32_t n);
   void find_queues();
   void find_queues_from_files();
   std::vector<Found> sweep();

@@ -29,6 +29,15 @@ using busy::kernel_dev;
 using busy::kKernelSpace;
 using busy::kMaxTags;
 
+// Runs find_tags over the first n tagsets, each filled with where to start
+// (a request, a queue, or an open file of the device); false: it did not run.
+bool BusyTracker::Impl::find_tags(uint32_t n) {
+  skel->bss->n_tagsets = n;
+  uint64_t args[1] = {};
+  LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = args, .ctx_size_in = sizeof(args));
+  return bpf_prog_test_run_opts(bpf_program__fd(skel->progs.find_tags), &run) == 0;
+}
+
 // Where each queue keeps its requests, from the sample of each device, or
 // until it has one, from the queue found at the attach (on kernels before
 // 6.16 a sample also reaches its hardware queue's scheduler tags).
@@ -48,10 +57,7 @@ void BusyTracker::Impl::find_queues() {
     }
   if (!n) return;
   queues.clear();
-  skel->bss->n_tagsets = n;
-  uint64_t args[1] = {};
-  LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = args, .ctx_size_in = sizeof(args));
-  if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.find_tags), &run) != 0) return;
+  if (!find_tags(n)) return;
   for (uint32_t j = 0; j < n; ++j) {
     const ioacct_tagset& ts = tagsets[j];
     if (!ts.ok) continue;
