@@ -9,11 +9,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
+#include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/errors.hpp"
+#include "workload/fio_options.hpp"
 
 namespace ioacct {
 namespace {
@@ -304,6 +310,30 @@ TEST(FioMap, RefusesWhatItCannotMean) {
     SCOPED_TRACE(zero);
     EXPECT_THAT(err(std::string("[j]\nsize=1m\n") + zero + "\n"), HasSubstr("a block size of 0 is not one"));
   }
+}
+
+// The option table drives the mapping and docs/fio.md's table: the doc holds
+// the table as the rows print it, and no name belongs to two rows.
+TEST(FioOptions, TheDocsTableIsTheOptionTable) {
+  std::ifstream in(std::string(IOACCT_SOURCE_DIR) + "/docs/fio.md");
+  std::stringstream doc;
+  doc << in.rdbuf();
+  const std::string table = fio_options_markdown();
+  EXPECT_NE(doc.str().find(table), std::string::npos)
+      << "docs/fio.md's table of options is not the one fio_options() makes; replace it with:\n" << table;
+  std::set<std::string_view> names;
+  for (const FioOptionRow& row : fio_options()) {
+    ASSERT_FALSE(row.names.empty());
+    for (const FioName& n : row.names) {
+      EXPECT_TRUE(names.insert(n.name).second) << n.name << " names two rows";
+      EXPECT_TRUE(std::none_of(n.name.begin(), n.name.end(), [](char c) { return std::isupper(c); })) << n.name;
+      bool inverted = !n.inverted;
+      EXPECT_EQ(fio_option(n.name, inverted), &row) << n.name;
+      EXPECT_EQ(inverted, n.inverted) << n.name;
+    }
+  }
+  bool inverted = false;
+  EXPECT_EQ(fio_option("verify", inverted), nullptr);
 }
 
 // ----------------------------------------------------------------- corpus

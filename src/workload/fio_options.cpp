@@ -1,0 +1,587 @@
+// fio's options, one row each: names, decoder, docs (fio_options.hpp).
+#include "workload/fio_options.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "common/distribution.hpp"
+#include "common/errors.hpp"
+
+namespace ioacct {
+
+// --------------------------------------------------------------- values
+
+void FioValues::bad(const FioOption& o, const std::string& msg) {
+  errors_.push_back({o.file, o.line, fmt::format("{}:{}: {}: {}", o.file, o.line, o.key, msg)});
+}
+
+std::optional<uint64_t> FioValues::integer(const FioOption& o, uint64_t lo, uint64_t hi) {
+  return integer(o, o.value, lo, hi);
+}
+
+std::optional<uint64_t> FioValues::integer(const FioOption& o, const std::string& text, uint64_t lo, uint64_t hi) {
+  const auto v = fio_size(text, kb_base);  // fio's integers take the same suffixes
+  if (!v || text.empty()) {
+    bad(o, fmt::format("cannot read '{}' as a whole number", text));
+    return std::nullopt;
+  }
+  if (*v < lo || *v > hi) {
+    bad(o, fmt::format("{} is out of range ({} to {})", *v, lo, hi));
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<uint64_t> FioValues::sized(const FioOption& o, const std::string& text) {
+  const auto v = fio_size(text, kb_base);
+  if (!v) bad(o, fmt::format("cannot read '{}' as a size (fio's units: 4k, 1m, 2g; kb_base={})", text, kb_base));
+  return v;
+}
+
+std::optional<uint64_t> FioValues::time_of(const FioOption& o) {
+  const auto v = fio_time_ns(o.value);
+  if (!v) bad(o, fmt::format("cannot read '{}' as a time (seconds, or with a unit: 500ms, 2m, 1h)", o.value));
+  return v;
+}
+
+std::optional<bool> FioValues::boolean(const FioOption& o) {
+  if (!o.has_value) return true;  // a bare "direct" is direct=1
+  std::string v = o.value;
+  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+  bad(o, fmt::format("'{}' is not 0 or 1", o.value));
+  return std::nullopt;
+}
+
+template <typename F>
+std::optional<uint64_t> FioValues::per_direction(const FioOption& o, const char* what, F&& read) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= o.value.size(); ++i)
+    if (i == o.value.size() || o.value[i] == ',') {
+      parts.push_back(o.value.substr(start, i - start));
+      start = i + 1;
+    }
+  std::optional<uint64_t> first;
+  for (const auto& p : parts) {
+    if (p.empty()) continue;  // "4k," keeps the first for the rest
+    const auto v = read(p);
+    if (!v) return std::nullopt;
+    if (first && *first != *v) {
+      bad(o, fmt::format("'{}': different {} for reads, writes and trims are not supported; give one", o.value, what));
+      return std::nullopt;
+    }
+    first = v;
+  }
+  if (!first) bad(o, "needs a value");
+  return first;
+}
+
+std::optional<uint64_t> FioValues::sizes(const FioOption& o, const char* what) {
+  return per_direction(o, what, [&](const std::string& t) { return sized(o, t); });
+}
+
+std::optional<uint64_t> FioValues::integers(const FioOption& o, const char* what, uint64_t lo, uint64_t hi) {
+  return per_direction(o, what, [&](const std::string& t) { return integer(o, t, lo, hi); });
+}
+
+// ------------------------------------------------------------- decoders
+
+namespace {
+
+void set_bs(FioValues& v, const FioOption& o, uint64_t bs, FioSpec& j) {
+  if (bs == 0) v.bad(o, fmt::format("'{}': a block size of 0 is not one fio or ioacct can run", o.value));
+  else j.bs = bs;
+}
+
+bool has_percent(FioValues& v, const FioOption& o) {
+  if (o.value.find('%') == std::string::npos) return false;
+  v.bad(o, "a percentage of the file is not supported; give bytes");
+  return true;
+}
+
+// An io_uring mode that is one ioacct flag: kept with where it was set, for
+// fio_words() to refuse on another engine.
+template <const char* Flag>
+void uring_flag(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (v.boolean(*s.opt).value_or(false)) j.uring_flags.emplace_back(s.opt, Flag);
+}
+constexpr char kFlagSqpoll[] = "--sqpoll", kFlagIopoll[] = "--iopoll", kFlagFixedBufs[] = "--fixed-bufs",
+               kFlagFixedFiles[] = "--fixed-files";
+
+void decode_kb_base(FioValues& v, const FioSetting& s, FioSpec&) {
+  const auto n = v.integer(*s.opt);
+  if (n && (*n == 1000 || *n == 1024)) v.kb_base = static_cast<unsigned>(*n);
+  else if (n) v.bad(*s.opt, fmt::format("'{}' is not 1000 or 1024", s.opt->value));
+}
+
+void decode_name(FioValues&, const FioSetting& s, FioSpec& j) {
+  if (s.opt->has_value) j.name = s.opt->value;
+}
+
+void decode_rw(FioValues& v, const FioSetting& s, FioSpec& j) {
+  const std::string& x = s.opt->value;
+  static const std::set<std::string> kKnown = {"read", "write", "randread", "randwrite", "rw", "randrw", "trim",
+                                               "randtrim"};
+  if (x.find(':') != std::string::npos)
+    v.bad(*s.opt, fmt::format("'{}': the offset modifier (':N') is not supported", x));
+  else if (x == "readwrite") j.rw = "rw";
+  else if (kKnown.count(x)) j.rw = x;
+  else if (x == "trimwrite" || x == "randtrimwrite")
+    v.bad(*s.opt, fmt::format("'{}' is not supported; rw=randrw with --rwmix-trim mixes trims with reads and writes", x));
+  else
+    v.bad(*s.opt, fmt::format("'{}' is not one of read, write, randread, randwrite, rw, randrw, trim, randtrim", x));
+}
+
+void decode_rwmix(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (const auto n = v.integer(*s.opt, 0, 100)) j.rwmix_read = s.inverted ? 100 - *n : *n;
+}
+
+void decode_bs(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (const auto n = v.sizes(*s.opt, "block sizes")) set_bs(v, *s.opt, *n, j);
+}
+
+void decode_bsrange(FioValues& v, const FioSetting& s, FioSpec& j) {
+  const std::string& x = s.opt->value;
+  const size_t dash = x.find_first_of("-:");
+  const auto lo = dash == std::string::npos ? std::nullopt : fio_size(x.substr(0, dash), v.kb_base);
+  const auto hi = dash == std::string::npos ? std::nullopt : fio_size(x.substr(dash + 1), v.kb_base);
+  if (!lo || !hi) v.bad(*s.opt, fmt::format("cannot read '{}' as MIN-MAX", x));
+  else if (*lo != *hi) v.bad(*s.opt, fmt::format("'{}': mixed block sizes are not supported; give one size", x));
+  else set_bs(v, *s.opt, *lo, j);
+}
+
+void decode_bssplit(FioValues& v, const FioSetting& s, FioSpec& j) {
+  const std::string& x = s.opt->value;
+  const size_t slash = x.find('/');
+  const auto size = fio_size(x.substr(0, slash), v.kb_base);
+  if (x.find_first_of(":,") != std::string::npos || !size ||
+      (slash != std::string::npos && x.substr(slash + 1) != "100"))
+    v.bad(*s.opt, fmt::format("'{}': mixed block sizes are not supported; give one size (bs=)", x));
+  else set_bs(v, *s.opt, *size, j);
+}
+
+void decode_iodepth(FioValues& v, const FioSetting& s, FioSpec& j) { j.iodepth = v.integer(*s.opt, 1, 65536); }
+
+void decode_batch_submit(FioValues& v, const FioSetting& s, FioSpec& j) {
+  j.batch_submit = v.integer(*s.opt, 0, 65536);
+}
+
+void decode_batch_complete_min(FioValues& v, const FioSetting& s, FioSpec& j) {
+  const auto n = v.integer(*s.opt, 0, 65536);
+  if (n && *n == 0) v.bad(*s.opt, "0 (reap without waiting) is not supported; give 1 or more");
+  else j.batch_complete_min = n;
+}
+
+void decode_batch_complete_max(FioValues& v, const FioSetting& s, FioSpec& j) {
+  j.batch_complete_max = v.integer(*s.opt, 1, 65536);
+  j.batch_complete_max_at = s.opt;
+}
+
+void decode_numjobs(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (const auto n = v.integer(*s.opt, 1, 1024)) j.numjobs = *n;
+}
+
+void decode_engine(FioValues& v, const FioSetting& s, FioSpec& j) {
+  const std::string& x = s.opt->value;
+  if (x == "io_uring") j.engine = "uring";
+  else if (x == "psync" || x == "sync" || x == "pvsync" || x == "pvsync2") j.engine = "psync";
+  else if (x == "libaio") j.engine = "libaio";
+  else v.bad(*s.opt, fmt::format("'{}' is not an engine ioacct has (io_uring, libaio, psync, pvsync2, sync)", x));
+}
+
+void decode_direct(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (const auto b = v.boolean(*s.opt)) j.direct = s.inverted ? !*b : *b;
+}
+
+void decode_size(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (!has_percent(v, *s.opt)) j.size = v.sized(*s.opt);
+}
+
+void decode_offset(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (has_percent(v, *s.opt)) return;
+  if (const auto n = v.sized(*s.opt)) j.offset = *n;
+}
+
+// ':' separates files, '\:' is a colon.
+void decode_filename(FioValues& v, const FioSetting& s, FioSpec& j) {
+  std::string cur;
+  const std::string& x = s.opt->value;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i] == '\\' && i + 1 < x.size() && x[i + 1] == ':') {
+      cur += ':';
+      ++i;
+    } else if (x[i] == ':') {
+      if (!cur.empty()) j.files.push_back(cur);
+      cur.clear();
+    } else {
+      cur += x[i];
+    }
+  }
+  if (!cur.empty()) j.files.push_back(cur);
+  if (j.files.empty()) v.bad(*s.opt, "names no file");
+}
+
+void decode_directory(FioValues& v, const FioSetting& s, FioSpec& j) {
+  j.directory = s.opt->value;
+  if (j.directory.find(':') != std::string::npos) v.bad(*s.opt, "several directories are not supported; give one");
+}
+
+void decode_runtime(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (const auto n = v.time_of(*s.opt)) j.runtime_ns = *n;
+}
+
+void decode_time_based(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (v.boolean(*s.opt).value_or(false)) j.time_based_at = s.opt;
+}
+
+void decode_ramp(FioValues& v, const FioSetting& s, FioSpec& j) {
+  j.ramp_ns = v.time_of(*s.opt);
+  j.ramp_at = s.opt;
+}
+
+void decode_startdelay(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (s.opt->value.find_first_of("-:") != std::string::npos)
+    v.bad(*s.opt, "a range of start delays is not supported; give one");
+  else if (const auto n = v.time_of(*s.opt)) j.startdelay_ns = *n;
+}
+
+void decode_stonewall(FioValues& v, const FioSetting& s, FioSpec& j) {
+  j.stonewall = v.boolean(*s.opt).value_or(false);
+}
+
+void decode_rate_iops(FioValues& v, const FioSetting& s, FioSpec& j) {
+  j.rate_iops = v.integers(*s.opt, "rates", 1, 1'000'000'000);
+  j.rate_iops_at = s.opt;
+}
+
+void decode_rate(FioValues& v, const FioSetting& s, FioSpec& j) {
+  j.rate = v.sizes(*s.opt, "rates");
+  j.rate_at = s.opt;
+}
+
+void decode_distribution(FioValues& v, const FioSetting& s, FioSpec& j) {
+  try {
+    const Distribution d = parse_distribution("random_distribution", s.opt->value);
+    j.distribution = d.kind == DistKind::Uniform ? "" : distribution_name(d);
+  } catch (const UsageError& e) {
+    const std::string msg = e.what();
+    v.bad(*s.opt, msg.substr(std::string("random_distribution: ").size()));
+  }
+}
+
+void decode_norandommap(FioValues& v, const FioSetting& s, FioSpec&) {
+  if (!v.boolean(*s.opt).value_or(true))
+    v.bad(*s.opt, "0: ioacct keeps no random map (it draws every offset afresh, as fio does with norandommap=1)");
+}
+
+void decode_randrepeat(FioValues& v, const FioSetting& s, FioSpec& j) {
+  const auto b = v.boolean(*s.opt);
+  j.fresh_seed = b && !*b;
+}
+
+void decode_randseed(FioValues& v, const FioSetting& s, FioSpec& j) {
+  j.seed_given = true;
+  j.seed = v.integer(*s.opt);
+}
+
+void decode_fsync(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (const auto n = v.integer(*s.opt)) j.fsync = *n;
+}
+
+void decode_fdatasync(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (const auto n = v.integer(*s.opt)) j.fdatasync = *n;
+}
+
+void decode_sqpoll(FioValues& v, const FioSetting& s, FioSpec& j) {
+  j.sqpoll = v.boolean(*s.opt).value_or(false);
+  if (j.sqpoll) j.uring_flags.emplace_back(s.opt, kFlagSqpoll);
+}
+
+// Read in fio_words(): only with sqthread_poll=1 does its value matter.
+void decode_sq_cpu(FioValues&, const FioSetting& s, FioSpec& j) { j.sq_cpu_at = s.opt; }
+
+void decode_nonvectored(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (s.opt->value == "-1") return;
+  const auto n = v.integer(*s.opt, 0, 1);
+  j.vectored = n && *n == 0;
+}
+
+void decode_gtod_reduce(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (v.boolean(*s.opt).value_or(false)) j.gtod_reduce_at = s.opt;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- table
+
+const std::vector<FioOptionRow>& fio_options() {
+  static const std::vector<FioOptionRow> rows = {
+      {{{"kb_base"}},
+       "how sizes read: `1024` (fio's default), `k` = 1024 and `ki` = 1000 (fio's \"compatibility mode\"); `1000`: "
+       "the other way round",
+       "any other value is an error",
+       decode_kb_base},
+      {{{"name"}}, "the job's name", "", decode_name},
+      {{{"rw"}, {"readwrite"}},
+       "`--rw`: `read`, `write`, `randread`, `randwrite`, `rw`/`readwrite`, `randrw`, `trim`, `randtrim`",
+       "the offset modifier (`randread:8`) and `trimwrite`/`randtrimwrite` are errors (ioacct mixes trims with "
+       "`--rwmix-trim`, which fio has no option for). Trims on a regular file punch holes (fio trims block devices "
+       "only)",
+       decode_rw},
+      {{{"rwmixread"}, {"rwmixwrite", true}}, "`--rwmix-read` (`rwmixwrite=N` is `100-N` reads)", "", decode_rwmix},
+      {{{"bs"}, {"blocksize"}},
+       "`--bs`",
+       "one size; different sizes for reads, writes and trims (`4k,8k`) are an error; the same size repeated "
+       "(`4k,4k`) is fine",
+       decode_bs},
+      {{{"bsrange"}, {"blocksize_range"}},
+       "`--bs` when both ends are equal",
+       "mixed sizes are an error",
+       decode_bsrange},
+      {{{"bssplit"}},
+       "`--bs` when it is one size (`4k` or `4k/100`)",
+       "mixed sizes are an error",
+       decode_bssplit},
+      {{{"iodepth"}},
+       "the job's depth per thread: `--iodepth` = `iodepth` × `numjobs` (ioacct's depth is over all of a job's "
+       "threads), for io_uring and libaio jobs",
+       "not given to psync jobs (one I/O at a time, as in fio)",
+       decode_iodepth},
+      {{{"iodepth_batch_submit"}, {"iodepth_batch"}},
+       "not given or 1 (fio's default: each I/O submitted as soon as fio has it): `--submit-policy each` for "
+       "io_uring, `--submit-batch 1` for libaio (one `io_submit` per I/O, reaping from one completion up to all "
+       "there are, as fio's libaio); 0 (fio's \"the iodepth\"): `--submit-policy pass` (io_uring) or ioacct's "
+       "default (libaio: every free slot in one `io_submit`); any other N: `--submit-batch N` (lockstep)",
+       "a mapped job runs fio's batching, not ioacct's measured `auto` (docs/cli.md, \"Depth and batching\")",
+       decode_batch_submit},
+      {{{"iodepth_batch_complete_min"}, {"iodepth_batch_complete"}},
+       "1 (fio's default): reap from one completion up to all there are, as refilled as reaped does; N > 1: "
+       "`--complete-batch N` (lockstep)",
+       "0 (reap without waiting) is an error",
+       decode_batch_complete_min},
+      {{{"iodepth_batch_complete_max"}},
+       "accepted when at least `iodepth`: ioacct reaps every completion there is",
+       "a smaller cap is an error",
+       decode_batch_complete_max},
+      {{{"numjobs"}},
+       "`--threads`: each of fio's clones is one of the job's threads, with its own ring",
+       "fio reports clones as jobs unless `group_reporting`; ioacct reports the job, and each thread on its own line",
+       decode_numjobs},
+      {{{"ioengine"}},
+       "`io_uring` → `uring`; `libaio` → `libaio` (Linux AIO: `io_submit`/`io_getevents`); `psync`, `pvsync`, "
+       "`pvsync2`, `sync` → `psync` (`pread`/`pwrite`)",
+       "`sync` uses `read`/`write` after `lseek` and `pvsync2` `preadv2`/`pwritev2` in fio: the same I/O at the "
+       "device, one syscall fewer (sync) in ioacct. With `libaio`, as in fio, only `direct=1` is asynchronous: the "
+       "kernel runs buffered AIO inside `io_submit`, and ioacct warns. fio's libaio option `userspace_reap` is not "
+       "mapped (an error). Every other engine: an error",
+       decode_engine},
+      {{{"direct"}, {"buffered", true}},
+       "`--direct` / `--buffered`",
+       "fio's default is buffered, and so is the mapped job's",
+       decode_direct},
+      {{{"size"}},
+       "`--size` (the range of each target from `offset`; the temporary file's size). Without `time_based`, also "
+       "`--ios` = `numjobs` × `size`/`bs`: one pass, as fio does",
+       "fio without `filename` lays out one file per job (`name.N.M`); ioacct makes one **temporary file** (never "
+       "named, removed on exit) shared by the jobs without a target, as large as the largest `size`. `size` is "
+       "needed without `filename`",
+       decode_size},
+      {{{"offset"}}, "`--offset`", "percentages are an error", decode_offset},
+      {{{"filename"}},
+       "the job's targets (`:` separates files, `\\:` is a colon)",
+       "the file must exist: ioacct does not lay out files (it refuses a missing target)",
+       decode_filename},
+      {{{"directory"}},
+       "prefixed to relative `filename`s; without `filename`, `--dir` (where the temporary file goes)",
+       "several directories (`a:b`) are an error",
+       decode_directory},
+      {{{"runtime"}, {"timeout"}}, "the job's `--runtime`", "", decode_runtime},
+      {{{"time_based"}},
+       "the job runs for `runtime`; without it, the job ends after one pass (`size`, or the whole target: "
+       "`--one-pass`) or at `runtime`, whichever comes first",
+       "`time_based` without `runtime` is an error (fio would run until stopped)",
+       decode_time_based},
+      {{{"ramp_time"}},
+       "the run's `--ramp`",
+       "one for the whole run: jobs that differ are an error (put it in `[global]`)",
+       decode_ramp},
+      {{{"startdelay"}}, "the job's `--startdelay`", "a range (`1-5`) is an error", decode_startdelay},
+      {{{"stonewall"}, {"wait_for_previous"}},
+       "`--stonewall`: the job starts when every job before it has ended",
+       "",
+       decode_stonewall},
+      {{{"rate_iops"}},
+       "`--rate-iops`, per thread (as fio's is per clone)",
+       "one rate; with a mixed `rw` an error (fio paces reads and writes each, ioacct the job as a whole)",
+       decode_rate_iops},
+      {{{"rate"}}, "`--rate` (bytes per second, fio's units), per thread", "as `rate_iops`", decode_rate},
+      {{{"random_distribution"}},
+       "`--random-distribution`: `random`, `zipf:θ`, `pareto:h`, `normal:σ` (`gauss:σ`)",
+       "`zoned`, `zoned_abs` and a centre (`zipf:1.2:0.5`) are errors. `normal`: ioacct draws a true normal of "
+       "standard deviation σ% of the range around its middle; fio averages 12 uniform draws (σ ≈ 8.3% of the range "
+       "whatever σ says) and adds a uniform spread of σ%. zipf and pareto mean what they mean in fio; ioacct's zipf "
+       "is exact (fio's uses Gray's approximation)",
+       decode_distribution},
+      {{{"norandommap"}},
+       "accepted (`1`): ioacct keeps no random map, it draws every offset afresh",
+       "`norandommap=0` is an error. Without the option fio visits every block once per pass; ioacct does not, so a "
+       "fio job that counts on that (a one-pass random fill) differs",
+       decode_norandommap},
+      {{{"randrepeat"}},
+       "`1` (fio's default): ioacct's fixed default seed. `0`: a fresh seed per run",
+       "the sequences differ from fio's (different generators)",
+       decode_randrepeat},
+      {{{"randseed"}, {"seed"}}, "`--seed`", "", decode_randseed},
+      {{{"fsync"}},
+       "`--fsync N`",
+       "a sync takes a slot of the depth; not a barrier, as in fio's io_uring engine",
+       decode_fsync},
+      {{{"fdatasync"}}, "`--fdatasync N`", "", decode_fdatasync},
+      {{{"sqthread_poll"}}, "`--sqpoll`", "io_uring only", decode_sqpoll},
+      {{{"sqthread_poll_cpu"}}, "`--sq-cpu`", "needs `sqthread_poll=1`", decode_sq_cpu},
+      {{{"hipri"}}, "`--iopoll`", "io_uring only", uring_flag<kFlagIopoll>},
+      {{{"fixedbufs"}}, "`--fixed-bufs`", "io_uring only", uring_flag<kFlagFixedBufs>},
+      {{{"registerfiles"}}, "`--fixed-files`", "io_uring only", uring_flag<kFlagFixedFiles>},
+      {{{"nonvectored"}}, "`0` → `--vectored`; `-1`, `1`: ioacct's default (non-vectored)", "", decode_nonvectored},
+      {{{"gtod_reduce"}},
+       "`1` → the run's `--acct basic` (no per-I/O latency)",
+       "one for the whole run",
+       decode_gtod_reduce},
+      {{{"new_group"}},
+       "accepted, no effect",
+       "ioacct reports every job and the whole run; groups change nothing"},
+      {{{"description"}}, "accepted, not shown", ""},
+      {{{"thread"}}, "accepted: ioacct always runs jobs as threads", ""},
+      {{{"group_reporting"}}, "accepted: ioacct always reports each job, and the whole run", ""},
+  };
+  return rows;
+}
+
+const FioOptionRow* fio_option(std::string_view name, bool& inverted) {
+  for (const FioOptionRow& r : fio_options())
+    for (const FioName& n : r.names)
+      if (n.name == name) {
+        inverted = n.inverted;
+        return &r;
+      }
+  return nullptr;
+}
+
+std::string fio_options_markdown() {
+  std::string out = "| option | meaning in ioacct | differences |\n|---|---|---|\n";
+  for (const FioOptionRow& r : fio_options()) {
+    std::vector<std::string> names;
+    for (const FioName& n : r.names) names.push_back(fmt::format("`{}`", n.name));
+    out += fmt::format("| {} | {} |{}|\n", fmt::join(names, ", "), r.meaning,
+                       r.differences.empty() ? " " : fmt::format(" {} ", r.differences));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- words
+
+std::vector<std::string> fio_words(const FioSpec& s, FioValues& v, uint64_t fresh_seed) {
+  std::vector<std::string> w;
+  auto put = [&w](std::string flag, std::string value = {}) {
+    w.push_back(std::move(flag));
+    if (!value.empty()) w.push_back(std::move(value));
+  };
+  put("--rw", s.rw);
+  const bool mixed = s.rw == "rw" || s.rw == "randrw";
+  if (s.rwmix_read) put("--rwmix-read", std::to_string(*s.rwmix_read));
+  put("--bs", std::to_string(s.bs));
+  put("--threads", std::to_string(s.numjobs));
+  put("--engine", s.engine);
+  // fio's iodepth (default 1) is per job; ioacct's over all its threads.
+  if (s.engine != "psync") put("--iodepth", std::to_string(s.iodepth.value_or(1) * s.numjobs));
+
+  // fio submits each I/O as soon as it has it (iodepth_batch_submit=1, its
+  // default) and reaps from one completion up to every one there is:
+  // ioacct's refill as reaped with --submit-policy each. 0 (fio: "the
+  // iodepth") submits what a pass has refilled together: --submit-policy
+  // pass. Other batch sizes are lockstep batches.
+  bool lockstep = false;
+  const char* policy = "each";
+  if (s.batch_submit && *s.batch_submit == 0) {
+    policy = "pass";
+  } else if (s.batch_submit && *s.batch_submit != 1) {
+    lockstep = true;
+    put("--submit-batch", std::to_string(*s.batch_submit));
+  }
+  if (s.batch_complete_min && *s.batch_complete_min != 1) {
+    lockstep = true;
+    put("--complete-batch", std::to_string(*s.batch_complete_min));
+  }
+  // libaio has no fused path to submit each refill at once: fio's one
+  // io_submit per I/O, reaping all there are, is lockstep batches of 1.
+  if (!lockstep && s.engine == "uring") put("--submit-policy", policy);
+  else if (!lockstep && s.engine == "libaio" && std::string_view(policy) == "each") put("--submit-batch", "1");
+  // ioacct reaps every completion there is, up to the depth: fio's
+  // complete_max=iodepth. Any other cap is not supported.
+  const uint64_t depth = s.iodepth.value_or(1);
+  if (s.batch_complete_max && *s.batch_complete_max < depth)
+    v.bad(*s.batch_complete_max_at,
+          fmt::format("{} caps the completions reaped at once below the iodepth ({}); ioacct reaps all there are, as "
+                      "fio does with iodepth_batch_complete_max=iodepth",
+                      *s.batch_complete_max, depth));
+
+  put(s.direct ? "--direct" : "--buffered");
+  std::vector<std::string> files = s.files;
+  for (auto& f : files)
+    if (!s.directory.empty() && f[0] != '/') f = fmt::format("{}/{}", s.directory, f);
+  if (files.empty() && !s.directory.empty()) put("--dir", s.directory);
+  if (s.size) put("--size", std::to_string(*s.size));
+  else if (files.empty())
+    v.bad(FioOption{"size", "", false, s.file, s.line},
+          "needed for a job without filename (fio lays out a file of that size; ioacct makes a temporary one)");
+  if (s.offset) put("--offset", std::to_string(s.offset));
+
+  // When: time_based runs for runtime; otherwise one pass of `size` per job
+  // (numjobs passes), cut short by runtime if given.
+  if (s.time_based_at && !s.runtime_ns) v.bad(*s.time_based_at, "needs runtime= (fio would run until stopped)");
+  if (s.runtime_ns) put("--runtime", fmt::format("{}ns", s.runtime_ns));
+  if (!s.time_based_at) {
+    if (s.size) put("--ios", std::to_string(s.numjobs * std::max<uint64_t>(1, *s.size / s.bs)));
+    else if (!files.empty()) put("--one-pass");
+  }
+  if (s.startdelay_ns) put("--startdelay", fmt::format("{}ns", s.startdelay_ns));
+  if (s.stonewall) put("--stonewall");
+
+  // How fast, where on the target.
+  const char* kPaced = "with a mixed rw, fio paces reads and writes each; ioacct paces the job as a whole";
+  if (s.rate_iops) {
+    if (mixed) v.bad(*s.rate_iops_at, kPaced);
+    else put("--rate-iops", std::to_string(*s.rate_iops));
+  }
+  if (s.rate) {
+    if (mixed) v.bad(*s.rate_at, kPaced);
+    else if (*s.rate) put("--rate", std::to_string(*s.rate));
+  }
+  if (!s.distribution.empty()) put("--random-distribution", s.distribution);
+  if (s.fresh_seed && !s.seed_given) put("--seed", std::to_string(fresh_seed));
+  if (s.seed) put("--seed", std::to_string(*s.seed));
+  if (s.fsync) put("--fsync", std::to_string(s.fsync));
+  if (s.fdatasync) put("--fdatasync", std::to_string(s.fdatasync));
+
+  // io_uring's modes.
+  for (const auto& [opt, flag] : s.uring_flags) {
+    if (s.engine != "uring") v.bad(*opt, "is an io_uring option; this job's ioengine is not io_uring");
+    else put(flag);
+  }
+  if (s.sq_cpu_at) {
+    if (!s.sqpoll) v.bad(*s.sq_cpu_at, "only applies with sqthread_poll=1");
+    else if (const auto cpu = v.integer(*s.sq_cpu_at, 0, 65535)) put("--sq-cpu", std::to_string(*cpu));
+  }
+  if (s.vectored && s.engine == "uring") put("--vectored");
+
+  for (auto& f : files) w.push_back(std::move(f));
+  return w;
+}
+
+}  // namespace ioacct
