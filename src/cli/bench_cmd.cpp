@@ -124,8 +124,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   // Test-only, so not in --help (docs/cli.md describes it).
   b->add_option("--inject-faults", a.inject_faults, "")->group("");
   b->add_option("--dump-intervals", a.dump_intervals, "")->group("");
-  // How --fio maps a fio job without time_based or size: each thread one pass over its targets.
-  b->add_flag("--one-pass", a.one_pass, "")->group("");
+  // How --fio maps a fio job without time_based or size: each thread N passes (fio's loops) over its targets.
+  b->add_option("--passes", a.passes, "")->group("");
   for (CLI::Option* o : b->get_options())
     if (o->get_type_size() != 0) o->check(not_empty);  // every option that takes a value
   return b;
@@ -163,7 +163,7 @@ JobSpec to_job(const BenchArgs& a) {
   }
   if (!a.startdelay.empty()) j.startdelay = parse_duration("--startdelay", a.startdelay);
   j.stonewall = a.stonewall;
-  j.one_pass = a.one_pass;
+  if (!a.passes.empty()) j.passes = parse_small("--passes", a.passes, 1, 1'000'000);
   j.split_submit = a.split_submit;
   j.bs = parse_size("--bs", a.bs);
   j.iodepth = parse_small("--iodepth", a.iodepth, 1, kMaxDepth);
@@ -277,13 +277,15 @@ JobSpec to_job(const BenchArgs& a) {
 
 namespace {
 
-// --one-pass (a fio job without time_based): each thread's --ios share is one
-// pass over the job's targets, now that their ranges are known.
-void resolve_one_pass(JobSpec& job, const Targets& targets) {
-  if (!job.one_pass) return;
+// --passes N (a fio job without time_based or size): each thread's --ios
+// share is N passes over the job's targets, now that their ranges are known;
+// a --ios given too (fio's number_ios) stops it sooner.
+void resolve_passes(JobSpec& job, const Targets& targets) {
+  if (!job.passes) return;
   uint64_t blocks = 0;
   for (const auto& t : targets.list) blocks += t.range / job.bs;
-  job.ios = std::max<uint64_t>(1, blocks) * job.threads;
+  const uint64_t ios = std::max<uint64_t>(1, blocks) * job.passes * job.threads;
+  job.ios = job.ios ? std::min(*job.ios, ios) : ios;
 }
 
 // The mean time between bursts of new SQEs on the rings an SQ thread serves
@@ -340,7 +342,7 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   std::vector<const Targets*> target_ptrs;
   for (size_t i = 0; i < jobs.size(); ++i) {
     check_targets(jobs[i], targets[i]);
-    resolve_one_pass(jobs[i], targets[i]);
+    resolve_passes(jobs[i], targets[i]);
     target_ptrs.push_back(&targets[i]);
   }
 

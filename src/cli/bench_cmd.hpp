@@ -12,14 +12,14 @@ namespace ioacct {
 // the one strict unit parser and every message names its flag.
 struct BenchArgs {
   std::string rw = "randread", rwmix_read = "50", bs = "4k", iodepth = "32";
-  std::string submit_batch, complete_batch, submit_policy, size, offset, runtime, ios, ramp;
+  std::string submit_batch, complete_batch, submit_policy, size, offset, runtime, ios, ramp, passes;
   std::string threads = "1", cpus, engine = "uring", rate_iops, rate, seed, max_errors = "0";
   std::string dir, format = "console", output, report, verify_delay, inject_faults;
   std::string sq_cpu, sq_idle, wait = "sleep", acct, dump_intervals, log_interval = "1s";
   std::string rwmix_trim, random_distribution, fsync, fdatasync, startdelay, fio;
   std::vector<std::string> jobs;  // --job NAME:OPTIONS, in order
   bool direct = false, buffered = false, progress = false, destroy_data = false, dsync = false;
-  bool verify = false, verify_during = false, stonewall = false, split_submit = false, one_pass = false, anatomy = false;
+  bool verify = false, verify_during = false, stonewall = false, split_submit = false, anatomy = false;
   bool sqpoll = false, sq_shared = false, iopoll = false, fixed_files = false, fixed_bufs = false;
   bool register_ring = false, vectored = false, nowait = false, force_async = false, no_iowait = false;
   bool single_issuer = false, no_single_issuer = false, defer_taskrun = false, no_defer_taskrun = false;

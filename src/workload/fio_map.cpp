@@ -53,6 +53,7 @@ class JobMapper {
     // Options of the whole run: map_fio checks that every job has the same.
     if (spec.ramp_ns) run_opts_["--ramp"] = {fmt::format("{}ns", *spec.ramp_ns), spec.ramp_at};
     if (spec.gtod_reduce_at) run_opts_["--acct"] = {"basic", spec.gtod_reduce_at};
+    if (spec.do_verify) verify_at_ = spec.verify_at;
     if (values_.problems() != problems_before) return std::nullopt;
     return job;
   }
@@ -62,12 +63,14 @@ class JobMapper {
     const FioOption* where;
   };
   const std::map<std::string, RunOpt>& run_opts() const { return run_opts_; }
+  const FioOption* verify_at() const { return verify_at_; }
 
  private:
   std::string name_;
   FioValues values_;
   std::map<const FioOptionRow*, FioSetting> set_;
   std::map<std::string, RunOpt> run_opts_;
+  const FioOption* verify_at_ = nullptr;
 };
 
 }  // namespace
@@ -80,6 +83,7 @@ FioRun map_fio(const std::vector<FioSection>& sections, uint64_t fresh_seed) {
   std::optional<std::map<std::string, JobMapper::RunOpt>> first_run;  // the first job's run-wide options
   std::string first_name;
   size_t jobs = 0;
+  std::vector<std::pair<std::string, const FioOption*>> verified;  // jobs with a check, and where it is set
   for (const FioSection& sec : sections) {
     if (sec.name == "global") {
       for (const auto& o : sec.options) globals.push_back(&o);
@@ -121,8 +125,16 @@ FioRun map_fio(const std::vector<FioSection>& sections, uint64_t fresh_seed) {
                                       flag)});
       }
     }
+    if (m.verify_at()) verified.emplace_back(sec.name, m.verify_at());
     if (job) run.jobs.push_back(std::move(*job));
   }
+  // ioacct's check covers one job's writes (bench refuses --verify beside
+  // another job): said here, where the file and line are known.
+  if (jobs > 1)
+    for (const auto& [name, where] : verified)
+      errors.push_back({where->file, where->line,
+                        fmt::format("{}:{}: verify: [{}] is one of {} jobs; ioacct checks one job's writes: run it "
+                                    "in a file of its own", where->file, where->line, name, jobs)});
   if (jobs == 0 && !sections.empty())
     errors.push_back({sections.front().file, 0,
                       fmt::format("{}: holds only [global] sections: a job file needs at least one job",

@@ -240,6 +240,43 @@ void decode_time_based(FioValues& v, const FioSetting& s, FioSpec& j) {
   if (v.boolean(*s.opt).value_or(false)) j.time_based_at = s.opt;
 }
 
+void decode_loops(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (const auto n = v.integer(*s.opt, 1, 1'000'000)) j.loops = *n;
+}
+
+void decode_number_ios(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (const auto n = v.integer(*s.opt); n && *n) j.number_ios = n;  // 0: fio's "no limit"
+}
+
+void decode_io_size(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (!has_percent(v, *s.opt)) j.io_size = v.sized(*s.opt);
+}
+
+// fio's check types: each is a checksum (or fio's own header) over what a
+// job wrote; ioacct's header and XXH64 check the same blocks the same way.
+void decode_verify(FioValues& v, const FioSetting& s, FioSpec& j) {
+  static const std::set<std::string> kChecks = {
+      "md5",    "crc64",  "crc32c",   "crc32c-intel", "crc32",    "crc16",    "crc7", "xxhash",
+      "sha512", "sha256", "sha1",     "sha3-224",     "sha3-256", "sha3-384", "sha3-512", "meta"};
+  const std::string& x = s.opt->value;
+  if (x == "null" || x == "0") j.verify_at = nullptr;  // fio: pretend to verify
+  else if (x == "pattern")
+    v.bad(*s.opt, "'pattern' checks verify_pattern, which ioacct does not map; give a checksum (crc32c, md5, xxhash)");
+  else if (kChecks.count(x)) j.verify_at = s.opt;
+  else v.bad(*s.opt, fmt::format("'{}' is not one of fio's check types (md5, crc32c, xxhash, sha256, meta, ...)", x));
+}
+
+void decode_do_verify(FioValues& v, const FioSetting& s, FioSpec& j) {
+  j.do_verify = v.boolean(*s.opt).value_or(true);
+}
+
+// Accepted for what they mean here: ioacct checks every block it wrote and
+// lists every mismatch before it exits 1, and checks them after the run.
+void decode_verify_accepted(FioValues& v, const FioSetting& s, FioSpec&) {
+  if (s.opt->key == "verify_backlog") (void)v.integer(*s.opt);
+  else (void)v.boolean(*s.opt);
+}
+
 void decode_ramp(FioValues& v, const FioSetting& s, FioSpec& j) {
   j.ramp_ns = v.time_of(*s.opt);
   j.ramp_at = s.opt;
@@ -404,9 +441,23 @@ const std::vector<FioOptionRow>& fio_options() {
       {{{"runtime"}, {"timeout"}}, "the job's `--runtime`", "", decode_runtime},
       {{{"time_based"}},
        "the job runs for `runtime`; without it, the job ends after one pass (`size`, or the whole target: "
-       "`--one-pass`) or at `runtime`, whichever comes first",
+       "`--passes 1`) or at `runtime`, whichever comes first",
        "`time_based` without `runtime` is an error (fio would run until stopped)",
        decode_time_based},
+      {{{"loops"}},
+       "the job's passes: without `time_based`, `--ios` is `loops` times one pass (`--passes` without `size`)",
+       "",
+       decode_loops},
+      {{{"number_ios"}},
+       "a cap on each clone's I/Os: `--ios` = `numjobs` × `number_ios` when that is fewer (also with `time_based`, "
+       "whichever ends first)",
+       "0 is fio's no cap",
+       decode_number_ios},
+      {{{"io_size"}, {"io_limit"}},
+       "the bytes each clone moves in a pass, in place of `size`: `--ios` = `numjobs` × `io_size`/`bs` × `loops` "
+       "(within the range that `size` sets, as in fio)",
+       "percentages are an error",
+       decode_io_size},
       {{{"ramp_time"}},
        "the run's `--ramp`",
        "one for the whole run: jobs that differ are an error (put it in `[global]`)",
@@ -453,6 +504,25 @@ const std::vector<FioOptionRow>& fio_options() {
        "`1` → the run's `--acct basic` (no per-I/O latency)",
        "one for the whole run",
        decode_gtod_reduce},
+      {{{"verify"}},
+       "a check type (`md5`, `crc32c`, `xxhash`, `sha256`, `meta`, ...) on a job that writes: `--verify` (every "
+       "block the job wrote is read back and checked after the run), `--verify-during` for `rw`/`randrw` (its "
+       "reads of blocks it wrote are checked as they complete, too); `null`: no check",
+       "ioacct writes its own header and XXH64 whatever the type (fio's on-disk layout is not reproduced, so a job "
+       "cannot check blocks fio wrote). A job that only reads or trims is an error (fio would check blocks an "
+       "earlier fio job wrote); `pattern` is an error (`verify_pattern` is not mapped); so is a check in a file of "
+       "several jobs (ioacct checks one job's writes: run that job alone). With `loops`, fio checks after each pass "
+       "and ioacct once, after the last (the blocks as they last were written)",
+       decode_verify},
+      {{{"do_verify"}}, "`0`: the blocks carry their check, and no check is run (fio's meaning)", "", decode_do_verify},
+      {{{"verify_fatal"}},
+       "accepted",
+       "ioacct checks every block and lists every mismatch either way, then exits 1 (fio with `1` stops at the first)",
+       decode_verify_accepted},
+      {{{"verify_backlog"}},
+       "accepted",
+       "fio checks each N written blocks while it writes; ioacct checks the same blocks after the run",
+       decode_verify_accepted},
       {{{"new_group"}},
        "accepted, no effect",
        "ioacct reports every job and the whole run; groups change nothing"},
@@ -546,9 +616,19 @@ std::vector<std::string> fio_words(const FioSpec& s, FioValues& v, uint64_t fres
   // (numjobs passes), cut short by runtime if given.
   if (s.time_based_at && !s.runtime_ns) v.bad(*s.time_based_at, "needs runtime= (fio would run until stopped)");
   if (s.runtime_ns) put("--runtime", fmt::format("{}ns", s.runtime_ns));
+  // A pass is io_size, or size, or the whole target (counted once it is
+  // open); number_ios caps each clone's I/Os, time_based or not.
   if (!s.time_based_at) {
-    if (s.size) put("--ios", std::to_string(s.numjobs * std::max<uint64_t>(1, *s.size / s.bs)));
-    else if (!files.empty()) put("--one-pass");
+    const std::optional<uint64_t> pass = s.io_size ? s.io_size : s.size;
+    if (pass) {
+      const uint64_t ios = std::max<uint64_t>(1, *pass / s.bs) * s.loops;
+      put("--ios", std::to_string(s.numjobs * std::min(ios, s.number_ios.value_or(ios))));
+    } else if (!files.empty()) {
+      put("--passes", std::to_string(s.loops));
+      if (s.number_ios) put("--ios", std::to_string(s.numjobs * *s.number_ios));
+    }
+  } else if (s.number_ios) {
+    put("--ios", std::to_string(s.numjobs * *s.number_ios));
   }
   if (s.startdelay_ns) put("--startdelay", fmt::format("{}ns", s.startdelay_ns));
   if (s.stonewall) put("--stonewall");
@@ -579,6 +659,14 @@ std::vector<std::string> fio_words(const FioSpec& s, FioValues& v, uint64_t fres
     else if (const auto cpu = v.integer(*s.sq_cpu_at, 0, 65535)) put("--sq-cpu", std::to_string(*cpu));
   }
   if (s.vectored && s.engine == "uring") put("--vectored");
+  if (s.verify_at && s.do_verify) {
+    if (s.rw == "read" || s.rw == "randread")
+      v.bad(*s.verify_at, "a job that only reads would check blocks an earlier fio job wrote, in fio's layout; ioacct "
+                          "checks what its own run writes: verify a job that writes (rw=write, randwrite, rw, randrw)");
+    else if (s.rw == "trim" || s.rw == "randtrim")
+      v.bad(*s.verify_at, "a trimmed block's content is undefined: there is nothing to check");
+    else put(mixed ? "--verify-during" : "--verify");
+  }
 
   for (auto& f : files) w.push_back(std::move(f));
   return w;

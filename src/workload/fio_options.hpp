@@ -76,6 +76,8 @@ struct FioSpec {
   uint64_t offset = 0;
   const FioOption* time_based_at = nullptr;  // set, and true
   uint64_t runtime_ns = 0;
+  uint64_t loops = 1;
+  std::optional<uint64_t> number_ios, io_size;  // per clone, as fio counts them
   std::optional<uint64_t> ramp_ns;
   const FioOption* ramp_at = nullptr;
   uint64_t startdelay_ns = 0;
@@ -93,6 +95,8 @@ struct FioSpec {
   const FioOption* sq_cpu_at = nullptr;
   bool vectored = false;  // nonvectored=0
   const FioOption* gtod_reduce_at = nullptr;  // set, and true
+  const FioOption* verify_at = nullptr;       // a check type (not verify=null)
+  bool do_verify = true;
 };
 
 // An option's value as a job's sections leave it: the last setting, under

@@ -121,8 +121,7 @@ void validate(JobSpec& job) {
     throw UsageError("--split-submit: psync has no submission to split (each I/O is one syscall)");
   if (job.runtime && job.runtime->count() == 0) throw UsageError("--runtime: must be more than 0");
   if (job.ios && *job.ios == 0) throw UsageError("--ios: must be at least 1");
-  if (job.one_pass && job.ios) throw UsageError("--one-pass: give --one-pass or --ios, not both");
-  if (!job.runtime && !job.ios && !job.one_pass) job.runtime = std::chrono::seconds(10);
+  if (!job.runtime && !job.ios && !job.passes) job.runtime = std::chrono::seconds(10);
   if (job.size && *job.size == 0) throw UsageError("--size: must be more than 0");
   if (job.rate_iops && job.rate_bw) throw UsageError("--rate: give --rate or --rate-iops, not both");
   if (job.rate_bw && job.rate_bw < job.bs)

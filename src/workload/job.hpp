@@ -70,7 +70,9 @@ struct JobSpec {
   uint64_t offset = 0;
   std::optional<std::chrono::nanoseconds> runtime;  // none with --ios alone
   std::optional<uint64_t> ios;                      // measured I/Os, all threads
-  bool one_pass = false;  // --one-pass (fio without time_based): --ios is set to one pass per thread once the targets are open
+  // --passes N (fio without time_based or size): --ios is set to N passes per
+  // thread once the targets are open (the fewer, with a --ios given too).
+  uint32_t passes = 0;
   std::chrono::nanoseconds ramp{0};
   std::chrono::nanoseconds startdelay{0};  // this job starts this long after the run (several jobs)
   bool stonewall = false;                  // this job starts when every job before it has ended

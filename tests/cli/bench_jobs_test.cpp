@@ -94,6 +94,32 @@ TEST(BenchJobs, TwoJobsFromAJobFileAddUpToTheDevicesIos) {
   EXPECT_EQ(j["threads"][1]["job"], 1);
 }
 
+// fio's counts and verify, run for real: the fill writes two passes of 2 MiB
+// and every block it wrote reads back as written; the reader's pass of 1 MiB
+// is cut to number_ios. The witness is the I/O each job completed and the
+// blocks the check re-read.
+TEST(BenchJobs, LoopsVerifyAndNumberIosRunAsInFio) {
+  TempDir dir;
+  const std::string f = dir.path() + "/data";
+  sh("head -c 8388608 /dev/urandom > " + f);
+  auto o = run_ioacct({"bench", "--fio", kCorpus + "/verify-loops.fio", "--format", "json"},
+                      {.env = {"IOACCT_TARGET=" + f}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  json j = json::parse(o.out);
+  const json& fill = j["results"];
+  EXPECT_EQ(fill["writes"], 1024) << "loops=2 passes of size=2m in 4 KiB writes";
+  ASSERT_TRUE(fill["verify"].is_object()) << fill.dump().substr(0, 300);
+  EXPECT_EQ(fill["verify"]["blocks_written"], 512) << "the 2 MiB it wrote";
+  EXPECT_EQ(fill["verify"]["checked_after"], 512);
+  EXPECT_EQ(fill["verify"]["mismatches"], 0);
+  EXPECT_EQ(j["context"]["options"]["engine"], "libaio");
+
+  o = run_ioacct({"bench", "--fio", kCorpus + "/number-ios.fio", "--format", "json"}, {.env = {"IOACCT_TARGET=" + f}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  j = json::parse(o.out);
+  EXPECT_EQ(j["results"]["reads"], 100) << "number_ios=100 ends the pass of io_size=1m (256 reads) early";
+}
+
 TEST(BenchJobs, JobsOnTheCommandLineAndTheirConsoleReport) {
   TempDir dir;
   LoopDevice loop(dir.path(), {.size = "64m", .random_data = true});
@@ -204,7 +230,7 @@ TEST(BenchJobs, BadJobFilesAreOneClearErrorEach) {
   struct Case {
     const char* file;
     const char* says;
-  } cases[] = {{"bad/unknown-option.fio", "unknown-option.fio:6: verify: not an option ioacct maps"},
+  } cases[] = {{"bad/unknown-option.fio", "unknown-option.fio:6: latency_target: not an option ioacct maps"},
                {"bad/bad-value.fio", "bad-value.fio:5: iodepth: cannot read 'lots' as a whole number"},
                {"bad/missing-section.fio", "missing-section.fio:2: rw: an option outside any [section]"},
                {"bad/include-loop.fio", "include-loop-b.fio:2: include include-loop.fio ("},

@@ -168,7 +168,7 @@ TEST(FioMap, SpellsOutFiosDefaults) {
   EXPECT_EQ(word_after(w, "--engine"), "psync");
   EXPECT_EQ(word_after(w, "--threads"), "1");
   EXPECT_TRUE(has(w, "--buffered"));
-  EXPECT_TRUE(has(w, "--one-pass"));  // no size, no time_based: one pass over the target
+  EXPECT_EQ(word_after(w, "--passes"), "1");  // no size, no time_based: one pass over the target
   EXPECT_EQ(w.back(), "/dev/x");
 }
 
@@ -263,6 +263,52 @@ TEST(FioMap, SizeWithoutTimeBasedIsOnePassPerJob) {
   EXPECT_EQ(word_after(run.jobs[0].words, "--runtime"), "10000000000ns");  // whichever comes first
 }
 
+// fio's counts: loops passes, a pass of io_size in place of size, and
+// number_ios as a cap on each clone's I/Os, with time_based too.
+TEST(FioMap, LoopsIoSizeAndNumberIosCountAsInFio) {
+  const auto ios = [](const std::string& extra) {
+    return word_after(map_text("[j]\nrw=randread\nbs=4k\nnumjobs=2\n" + extra).jobs.at(0).words, "--ios");
+  };
+  EXPECT_EQ(ios("size=1m\nloops=3\n"), "1536");                  // 2 clones x 3 x 256
+  EXPECT_EQ(ios("size=1m\nnumber_ios=100\n"), "200");            // fewer than a pass
+  EXPECT_EQ(ios("size=1m\nnumber_ios=1000\n"), "512");           // a pass is fewer
+  EXPECT_EQ(ios("size=1m\nnumber_ios=0\n"), "512");              // fio's "no cap"
+  EXPECT_EQ(ios("size=1m\nio_size=2m\nloops=2\n"), "2048");     // io_size, not size, makes the pass
+  EXPECT_EQ(ios("filename=/dev/x\nio_limit=64k\n"), "32");
+  EXPECT_EQ(ios("size=1m\ntime_based\nruntime=5\nloops=9\n"), "");  // the runtime ends it
+  EXPECT_EQ(ios("size=1m\ntime_based\nruntime=5\nnumber_ios=50\n"), "100");
+  const auto w = map_text("[j]\nfilename=/dev/x\nloops=2\nnumber_ios=10\n").jobs.at(0).words;
+  EXPECT_EQ(word_after(w, "--passes"), "2") << "the target's size is known once it is open";
+  EXPECT_EQ(word_after(w, "--ios"), "10");
+  EXPECT_THAT(error_of([] { map_text("[j]\nsize=1m\nloops=0\n"); }), HasSubstr("j.fio:3: loops: 0 is out of range"));
+  EXPECT_THAT(error_of([] { map_text("[j]\nsize=1m\nio_size=50%\n"); }), HasSubstr("j.fio:3: io_size: a percentage"));
+}
+
+// verify= checks what the job writes, whatever fio's check type: every
+// written block read back after the run, and a mixed job's reads of written
+// blocks as they complete.
+TEST(FioMap, VerifyChecksWhatTheJobWrote) {
+  const auto words = [](const std::string& extra) { return map_text("[j]\nsize=1m\n" + extra).jobs.at(0).words; };
+  for (const char* type : {"crc32c", "md5", "xxhash", "sha256", "meta", "crc32c-intel"}) {
+    const auto w = words(std::string("rw=randwrite\nverify=") + type + "\nverify_fatal=1\nverify_backlog=16\n");
+    EXPECT_TRUE(has(w, "--verify")) << type;
+    EXPECT_FALSE(has(w, "--verify-during")) << type;
+  }
+  EXPECT_TRUE(has(words("rw=randrw\nverify=md5\n"), "--verify-during"));
+  for (const char* off : {"rw=write\nverify=null\n", "rw=write\nverify=0\n", "rw=write\nverify=md5\ndo_verify=0\n"}) {
+    const auto w = words(off);
+    EXPECT_FALSE(has(w, "--verify") || has(w, "--verify-during")) << off;
+  }
+  auto err = [](const std::string& text) { return error_of([&] { map_text("[j]\nsize=1m\n" + text); }); };
+  EXPECT_THAT(err("rw=randread\nverify=md5\n"), HasSubstr("j.fio:4: verify: a job that only reads"));
+  EXPECT_THAT(err("rw=trim\nverify=md5\n"), HasSubstr("j.fio:4: verify: a trimmed block"));
+  EXPECT_THAT(err("rw=write\nverify=pattern\n"), HasSubstr("verify_pattern, which ioacct does not map"));
+  EXPECT_THAT(err("rw=write\nverify=sha9\n"), HasSubstr("'sha9' is not one of fio's check types"));
+  EXPECT_THAT(err("rw=write\nverify=md5\nverify_fatal=x\n"), HasSubstr("verify_fatal: 'x' is not 0 or 1"));
+  EXPECT_EQ(error_of([] { map_text("[global]\nsize=1m\nrw=write\n[a]\nverify=md5\n[b]\n"); }),
+            "j.fio:5: verify: [a] is one of 2 jobs; ioacct checks one job's writes: run it in a file of its own");
+}
+
 TEST(FioMap, RandrepeatZeroTakesAFreshSeed) {
   EXPECT_EQ(word_after(map_text("[j]\nsize=1m\nrandrepeat=0\n").jobs[0].words, "--seed"), "77");
   EXPECT_EQ(word_after(map_text("[j]\nsize=1m\nrandrepeat=1\n").jobs[0].words, "--seed"), "");
@@ -277,11 +323,11 @@ TEST(FioMap, GlobalsApplyOnlyBelowThem) {
 
 TEST(FioMap, EveryUnsupportedOptionIsOneLine) {
   const std::string e = error_of([] {
-    map_text("[global]\nverify=md5\n[a]\nsize=1m\nioengine=posixaio\n[b]\nsize=1m\nbs=4x\nnrfiles=2\n");
+    map_text("[global]\nverify_pattern=0xff\n[a]\nsize=1m\nioengine=posixaio\n[b]\nsize=1m\nbs=4x\nnrfiles=2\n");
   });
   // Sorted by line; the [global] line once although two jobs inherit it.
   EXPECT_EQ(e,
-            "j.fio:2: verify: not an option ioacct maps (docs/fio.md lists those it does); remove it, or run this job "
+            "j.fio:2: verify_pattern: not an option ioacct maps (docs/fio.md lists those it does); remove it, or run this job "
             "with fio\nerror: j.fio:5: ioengine: 'posixaio' is not an engine ioacct has (io_uring, libaio, psync, "
             "pvsync2, sync)\nerror: j.fio:8: bs: cannot read '4x' as a size (fio's units: 4k, 1m, 2g; "
             "kb_base=1024)\nerror: j.fio:9: nrfiles: not an option ioacct maps (docs/fio.md lists those it does); "
@@ -333,7 +379,7 @@ TEST(FioOptions, TheDocsTableIsTheOptionTable) {
     }
   }
   bool inverted = false;
-  EXPECT_EQ(fio_option("verify", inverted), nullptr);
+  EXPECT_EQ(fio_option("verify_pattern", inverted), nullptr);
 }
 
 // ----------------------------------------------------------------- corpus
