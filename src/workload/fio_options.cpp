@@ -270,12 +270,11 @@ void decode_do_verify(FioValues& v, const FioSetting& s, FioSpec& j) {
   j.do_verify = v.boolean(*s.opt).value_or(true);
 }
 
-// Accepted for what they mean here: ioacct checks every block it wrote and
-// lists every mismatch before it exits 1, and checks them after the run.
-void decode_verify_accepted(FioValues& v, const FioSetting& s, FioSpec&) {
-  if (s.opt->key == "verify_backlog") (void)v.integer(*s.opt);
-  else (void)v.boolean(*s.opt);
-}
+// Accepted for what they mean here, once their values read: ioacct checks
+// every block it wrote and lists every mismatch before it exits 1
+// (verify_fatal), and checks them after the run (verify_backlog).
+void decode_verify_fatal(FioValues& v, const FioSetting& s, FioSpec&) { (void)v.boolean(*s.opt); }
+void decode_verify_backlog(FioValues& v, const FioSetting& s, FioSpec&) { (void)v.integer(*s.opt); }
 
 void decode_ramp(FioValues& v, const FioSetting& s, FioSpec& j) {
   j.ramp_ns = v.time_of(*s.opt);
@@ -518,11 +517,11 @@ const std::vector<FioOptionRow>& fio_options() {
       {{{"verify_fatal"}},
        "accepted",
        "ioacct checks every block and lists every mismatch either way, then exits 1 (fio with `1` stops at the first)",
-       decode_verify_accepted},
+       decode_verify_fatal},
       {{{"verify_backlog"}},
        "accepted",
        "fio checks each N written blocks while it writes; ioacct checks the same blocks after the run",
-       decode_verify_accepted},
+       decode_verify_backlog},
       {{{"new_group"}},
        "accepted, no effect",
        "ioacct reports every job and the whole run; groups change nothing"},
