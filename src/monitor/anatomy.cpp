@@ -52,6 +52,15 @@ struct AnatomyTracer::Impl {
   MapView slots, threads;
   std::unique_ptr<anatomy_bpf, SkelDeleter> skel;
   std::vector<uint32_t> tid_used;  // the tids table's entries, as filled: 0 free
+  // The kernel's BPF run-time statistics, on while this is open (the kernel
+  // counts its holders, so closing it, or the process ending, restores them).
+  int stats_fd = -1;
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() {
+    if (stats_fd >= 0) close(stats_fd);
+  }
 };
 
 void AnatomyResult::merge(const AnatomyResult& o) {
@@ -169,6 +178,9 @@ std::unique_ptr<AnatomyTracer> AnatomyTracer::attach(const AnatomyOptions& o) {
   auto* recs = impl->threads.as<ioacct_anat_thread>();
   for (unsigned i = 0; i < threads; ++i) recs[i].cur_slot = IOACCT_ANAT_NONE;
   if (int err = anatomy_bpf__attach(skel)) throw NotAvailable(why_not("attach", err));
+  // The cost line's programs' time needs them; without CAP_SYS_ADMIN this
+  // fails and the line says the time is not measured.
+  impl->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
   return std::unique_ptr<AnatomyTracer>(new AnatomyTracer(std::move(impl), o));
 }
 
@@ -238,7 +250,7 @@ AnatomyResult AnatomyTracer::result() const {
   }
   // Run times are kept only while the kernel's statistics are on: then even
   // 0 is a measurement.
-  if (runs > 0 || read_first_line("/proc/sys/kernel/bpf_stats_enabled") == "1") {
+  if (impl_->stats_fd >= 0 || runs > 0 || read_first_line("/proc/sys/kernel/bpf_stats_enabled") == "1") {
     r.bpf_run_ns = ns;
     r.bpf_runs = runs;
   }

@@ -49,7 +49,8 @@ struct AnatomyResult {
   std::optional<std::string> cpuidle;      // the idle-state figure's absence, said in words
   // The programs' own run time over the whole attach (every run, for every
   // task on the machine: the filtering is part of the price), when the
-  // kernel's BPF statistics were on (sysctl kernel.bpf_stats_enabled=1).
+  // kernel's BPF statistics were on: the tracer turns them on for its attach
+  // where it may (CAP_SYS_ADMIN), or sysctl kernel.bpf_stats_enabled=1 had.
   std::optional<uint64_t> bpf_run_ns;
   uint64_t bpf_runs = 0;
   // The reaping thread's own share, in two parts: the copy of an I/O's
@@ -65,6 +66,13 @@ struct AnatomyResult {
            (flushed ? static_cast<double>(flush_ns) / static_cast<double>(flushed) : 0.0);
   }
 
+  // What --anatomy adds per measured I/O, both parts measured: the
+  // programs' run time and the reaping thread's split. nullopt without either.
+  std::optional<double> cost_ns_per_io() const {
+    const auto reap = reap_ns_per_io();
+    if (!bpf_run_ns || !ios || !reap) return std::nullopt;
+    return static_cast<double>(*bpf_run_ns) / static_cast<double>(ios) + *reap;
+  }
   void merge(const AnatomyResult& o);
 };
 

@@ -1,6 +1,8 @@
 // bench --anatomy in the console and in the JSON: only reads AnatomyResult.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/units.hpp"
 #include "report/report.hpp"
 
@@ -47,6 +49,24 @@ std::optional<std::string> no_block_words(const AnatomyResult& a) {
   return std::string("no block stages: none of the I/Os started a block request (page-cache hits, or no data moved)");
 }
 
+// Each bench thread's wall time per I/O (threads x window / I/Os), what the
+// cost's IOPS ratio is taken against; 0 when the run measured none.
+double thread_ns_per_io(const RunResult& r) {
+  if (!r.total.ios) return 0;
+  return static_cast<double>(r.window_ns) * static_cast<double>(std::max<size_t>(1, r.threads.size())) /
+         static_cast<double>(r.total.ios);
+}
+
+// The stage a wake-up lies in: split_io() keeps one only between the block
+// request's completion and the I/O's (the completion stage) or, where the
+// block stages are not linked, inside the kernel time.
+AnatomyStage wakeup_stage(const AnatomyResult& a) {
+  return a.stages[static_cast<int>(AnatomyStage::Completion)].count() >=
+                 a.stages[static_cast<int>(AnatomyStage::Kernel)].count()
+             ? AnatomyStage::Completion
+             : AnatomyStage::Kernel;
+}
+
 json hist_json(const Histogram& h) {
   json buckets = json::array();
   for (const auto& b : h.buckets()) buckets.push_back({b.lo, b.hi, b.count});
@@ -55,7 +75,7 @@ json hist_json(const Histogram& h) {
 
 }  // namespace
 
-std::string format_anatomy(const AnatomyResult& a) {
+std::string format_anatomy(const AnatomyResult& a, const RunResult& run) {
   std::string out;
   if (a.unavailable) return fmt::format("  anatomy    not measured: {}\n", *a.unavailable);
   const uint64_t unlinked = a.ios - a.linked;
@@ -66,8 +86,9 @@ std::string format_anatomy(const AnatomyResult& a) {
                                             a.unlinked[static_cast<int>(AnatomyUnlinked::NoPost)],
                                             a.unlinked[static_cast<int>(AnatomyUnlinked::Retried)])
                               : "");
-  out += fmt::format("             {} stages linked {}; block stages linked {}\n",
-                     a.flavor == AnatomyFlavor::Uring ? "io_uring" : "syscall", uring_link(a), block_link(a));
+  const auto no_block = no_block_words(a);
+  out += fmt::format("             {} stages linked {}; {}\n", a.flavor == AnatomyFlavor::Uring ? "io_uring" : "syscall",
+                     uring_link(a), no_block ? "no block stages (below)" : fmt::format("block stages linked {}", block_link(a)));
   if (!a.linked) return out;
   const double e2e_sum = sum_ns(a.e2e);
   out += fmt::format("             {:<14}{:<44}{:>10}{:>10}{:>10}{:>8}\n", "stage", "from -> to", "p50", "p99", "mean", "share");
@@ -83,16 +104,17 @@ std::string format_anatomy(const AnatomyResult& a) {
     const AnatomyStageName n = anatomy_stage_name(static_cast<AnatomyStage>(i), a.flavor);
     row(n.name, fmt::format("{} -> {}", n.from, n.to), h, true,
         h.count() < a.linked ? fmt::format("  ({} I/Os)", h.count()) : "");
+    // The wake-up is a part of one stage, shown under it, not a stage.
+    if (a.wakeup.count() && static_cast<AnatomyStage>(i) == wakeup_stage(a))
+      row("  wake-up", fmt::format("sched_wakeup -> on CPU (inside {})", n.name), a.wakeup, false,
+          fmt::format("  ({} I/Os slept)", a.wakeup.count()));
   }
   row("end to end", "user submit stamp -> user reap stamp", a.e2e, true, "");
-  if (a.wakeup.count())
-    row("  wake-up", "sched_wakeup -> on CPU (inside the above)", a.wakeup, false,
-        fmt::format("  ({} I/Os slept)", a.wakeup.count()));
   if (per_request_shown(a)) {
     row("queue/req", "block_io_start -> block_rq_issue", a.req_queue, false, "  per request");
     row("device/req", "block_rq_issue -> block_rq_complete", a.req_device, false, "  per request");
   }
-  if (auto w = no_block_words(a)) out += fmt::format("             {}\n", *w);
+  if (no_block) out += fmt::format("             {}\n", *no_block);
   if (a.foreign_requests)
     out += fmt::format("             {} block requests were started outside the bench threads' submissions "
                        "(io-wq workers) and are in no stage\n", a.foreign_requests);
@@ -109,16 +131,25 @@ std::string format_anatomy(const AnatomyResult& a) {
                        dur(*reap), AnatomyResult::kReapSample);
   if (a.bpf_run_ns && a.ios)
     out += fmt::format("             cost: the programs ran {} per measured I/O ({:.1f} runs each, every task's "
-                       "tracepoint hits included; bpf_stats)\n",
+                       "tracepoint hits included; the kernel's BPF statistics, on for the run)\n",
                        dur(static_cast<double>(*a.bpf_run_ns) / static_cast<double>(a.ios)),
                        static_cast<double>(a.bpf_runs) / static_cast<double>(a.ios));
   else
-    out += "             cost: the programs' run time is not measured (sysctl kernel.bpf_stats_enabled=1 measures "
-           "it); bench/anatomy_cost.sh measures the whole price\n";
+    out += "             cost: the programs' run time is not measured (the kernel's BPF statistics need "
+           "CAP_SYS_ADMIN, or sysctl kernel.bpf_stats_enabled=1); bench/anatomy_cost.sh measures the whole price\n";
+  // A share, not an IOPS ratio: the tracepoints' own dispatch and the
+  // bench's per-I/O stamping are in neither part (with nop at depth 32 the
+  // IOPS fell to 0.30x where these parts were 58% of the thread's time).
+  const double per_io = thread_ns_per_io(run);
+  if (const auto cost = a.cost_ns_per_io(); cost && per_io > 0)
+    out += fmt::format("             cost: the two parts are {} of each thread's {} per I/O ({:.1f}%); what that costs in "
+                       "IOPS is not measured in one run (some costs are in neither part): `ioacct compare --config plain= "
+                       "--config anatomy=--anatomy` with this run's options measures it\n",
+                       dur(*cost), dur(per_io), 100.0 * *cost / per_io);
   return out;
 }
 
-json anatomy_json(const AnatomyResult& a) {
+json anatomy_json(const AnatomyResult& a, const RunResult& run) {
   json j;
   j["available"] = !a.unavailable;
   j["unavailable"] = a.unavailable ? json(*a.unavailable) : json(nullptr);
@@ -126,7 +157,7 @@ json anatomy_json(const AnatomyResult& a) {
   if (a.unavailable) {
     for (const char* k : {"ios", "linked", "unlinked", "linking", "stages", "end_to_end", "wakeup", "per_request",
                           "block_stages", "residual", "foreign_block_requests", "block_completions_unseen", "cpuidle",
-                          "bpf_run_ns_per_io", "bpf_runs_per_io", "reap_ns_per_io"})
+                          "bpf_run_ns_per_io", "bpf_runs_per_io", "reap_ns_per_io", "thread_ns_per_io"})
       j[k] = nullptr;
     return j;
   }
@@ -135,8 +166,9 @@ json anatomy_json(const AnatomyResult& a) {
   j["unlinked"] = {{"no_submit_stamp", a.unlinked[static_cast<int>(AnatomyUnlinked::NoSubmit)]},
                    {"no_completion_stamp", a.unlinked[static_cast<int>(AnatomyUnlinked::NoPost)]},
                    {"resubmitted", a.unlinked[static_cast<int>(AnatomyUnlinked::Retried)]}};
+  const auto no_block = no_block_words(a);
   j["linking"] = {{"io_uring", a.flavor == AnatomyFlavor::Uring ? "per_io_user_data" : "per_io_thread"},
-                  {"block", block_link_key(a.block_link)}};
+                  {"block", no_block ? "none" : block_link_key(a.block_link)}};
   const double e2e_sum = sum_ns(a.e2e);
   json stages = json::array();
   for (int i = 0; i < kAnatomyStages; ++i) {
@@ -152,12 +184,16 @@ json anatomy_json(const AnatomyResult& a) {
   }
   j["stages"] = stages;
   j["end_to_end"] = hist_json(a.e2e);
-  j["wakeup"] = a.wakeup.count() ? hist_json(a.wakeup) : json(nullptr);
+  if (a.wakeup.count()) {
+    j["wakeup"] = hist_json(a.wakeup);
+    j["wakeup"]["inside"] = std::string(anatomy_stage_name(wakeup_stage(a), a.flavor).name);
+  } else {
+    j["wakeup"] = nullptr;
+  }
   j["per_request"] = per_request_shown(a)
                          ? json{{"queue", hist_json(a.req_queue)}, {"device", hist_json(a.req_device)}}
                          : json(nullptr);
-  const auto w = no_block_words(a);
-  j["block_stages"] = w ? json(*w) : json(nullptr);
+  j["block_stages"] = no_block ? json(*no_block) : json(nullptr);
   j["residual"] = {{"max_ns", a.residual_max}, {"over_1us", a.residual_over_1us}};
   j["foreign_block_requests"] = a.foreign_requests;
   j["block_completions_unseen"] = a.end_unseen;
@@ -167,6 +203,8 @@ json anatomy_json(const AnatomyResult& a) {
   j["bpf_runs_per_io"] = cost ? json(static_cast<double>(a.bpf_runs) / static_cast<double>(a.ios)) : json(nullptr);
   const auto reap = a.reap_ns_per_io();
   j["reap_ns_per_io"] = reap ? json(*reap) : json(nullptr);
+  const double per_io = thread_ns_per_io(run);
+  j["thread_ns_per_io"] = per_io > 0 ? json(per_io) : json(nullptr);
   return j;
 }
 

@@ -94,19 +94,27 @@ std::vector<std::vector<std::string>> anatomy_table(const CompareResult& c) {
     t[0].push_back(v.name);
     syscall |= v.anatomy && v.anatomy_flavor == AnatomyFlavor::Syscall;
   }
-  for (int s = 0; s < kAnatomyStages; ++s) {
+  auto has = [&](AnatomyStage st) {
     bool any = false;
-    for (const auto& v : c.variants) any |= v.stage_ns[s].s.has_value();
-    if (!any) continue;
+    for (const auto& v : c.variants) any |= v.stage_ns[static_cast<int>(st)].s.has_value();
+    return any;
+  };
+  // The wake-up is a part of the stage it lies in (split_io() keeps it only
+  // inside the completion, or the kernel time where block stages are not
+  // linked), so its row goes under that stage.
+  const AnatomyStage wake_in = has(AnatomyStage::Completion) ? AnatomyStage::Completion : AnatomyStage::Kernel;
+  for (int s = 0; s < kAnatomyStages; ++s) {
     const auto st = static_cast<AnatomyStage>(s);
+    if (!has(st)) continue;
     std::string name(anatomy_stage_name(st, AnatomyFlavor::Uring).name);
     const std::string alt(anatomy_stage_name(st, AnatomyFlavor::Syscall).name);
     if (syscall && alt != name) name += " / " + alt;
     t.push_back({name});
     for (const auto& v : c.variants) t.back().push_back(dur(v.stage_ns[s]));
+    if (st != wake_in) continue;
+    t.push_back({"  of which wake-up"});
+    for (const auto& v : c.variants) t.back().push_back(dur(v.wakeup_ns));
   }
-  t.push_back({"  of which wake-up"});
-  for (const auto& v : c.variants) t.back().push_back(dur(v.wakeup_ns));
   return t;
 }
 

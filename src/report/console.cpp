@@ -34,20 +34,38 @@ std::string latency_brief(const Histogram& h) {
                      d(static_cast<double>(h.quantile(0.99))));
 }
 
+// A split figure over few I/Os: below 100 a p99 is the largest, and a
+// stdev of one is 0; then the count, the extremes and the median only.
+std::string split_brief(const Histogram& h) {
+  if (h.count() >= 100) return latency_brief(h);
+  auto d = [](uint64_t ns) { return format_duration_ns(static_cast<double>(ns)); };
+  return fmt::format("min {}  p50 {}  max {}  ({}: too few for a p99)", d(h.min()), d(h.quantile(0.5)), d(h.max()),
+                     plural(h.count(), "I/O"));
+}
+
 // slat and clat where they were timed apart (fio's names; docs/cli.md,
-// "Latency"), then trims and syncs with their own latency.
+// "Latency"), then trims and syncs with their own latency. Where only some
+// I/Os were timed apart (a paced job's enters mostly wait too) the slat
+// line says how many first, so the figures are not read as the run's.
 void split_lines(std::string& out, const JobSpec& job, const ThreadResult& t, uint64_t window_ns) {
   if (t.slat && t.clat && t.latency->count()) {
     const uint64_t n = t.latency->count();
     const uint64_t split = n - std::min(n, t.slat_unsplit);
     const bool aio = job.engine == EngineKind::Libaio;
     if (split && t.slat->count()) {
-      out += fmt::format("  slat       {}  (to the return of the {} that submitted it)\n", latency_brief(*t.slat),
+      const std::string share =
+          t.slat_unsplit ? fmt::format("of {} of the {} I/Os ({:.1f}%; the rest not timed apart): ", split, n,
+                                       100.0 * static_cast<double>(split) / static_cast<double>(n))
+                         : "";
+      out += fmt::format("  slat       {}{}  (to the return of the {} that submitted it)\n", share, split_brief(*t.slat),
                          aio ? "io_submit" : "io_uring_enter");
-      out += fmt::format("  clat       {}  (from then to reaping{})\n", latency_brief(*t.clat),
-                         t.slat_unsplit ? fmt::format("; {:.1f}% of the I/Os, the rest not timed apart",
-                                                      100.0 * static_cast<double>(split) / static_cast<double>(n))
-                                        : "");
+      if (t.clat->count())
+        out += fmt::format("  clat       {}  (from then to reaping)\n", split_brief(*t.clat));
+      if (t.clat_at_submit)
+        out += fmt::format("             {} ({:.1f}%) complete by the return of the {} that submitted it: all slat, "
+                           "left out of clat\n",
+                           plural(t.clat_at_submit, "I/O"), 100.0 * static_cast<double>(t.clat_at_submit) / static_cast<double>(split),
+                           aio ? "io_submit" : "io_uring_enter");
     } else {
       out += fmt::format("  slat/clat  not timed apart: every I/O was submitted by {} for completions{}{}\n",
                          aio ? "an io_submit followed at once by an io_getevents that waited"
@@ -152,7 +170,8 @@ std::string shortfall_hint(const JobSpec* job) {
 // Below 0.9 of it (and a run that holds 2 or more) it is said, with what
 // would hold more.
 void shortfall_line(std::string& out, const InflightResult& f, const Accounting& a, const JobSpec* job) {
-  if (!f.busy_ns) return;
+  // A nop's I/Os never reach a device: there is nothing it could hold.
+  if (!f.busy_ns || (job && job->engine == EngineKind::Nop)) return;
   const double run = static_cast<double>(f.inflight_ns) / static_cast<double>(f.busy_ns);
   if (run < 2) return;
   for (const auto& d : a.devices) {
@@ -441,7 +460,7 @@ std::string single_job(const JobSpec& job, const RunResult& r) {
   if (t.short_resubmits || t.eagain_retries)
     out += fmt::format("  retries    {} finished by resubmitting, {} retried\n",
                        plural(t.short_resubmits, "short transfer"), plural(t.eagain_retries, "EAGAIN", "EAGAINs"));
-  if (r.anatomy) out += format_anatomy(*r.anatomy);
+  if (r.anatomy) out += format_anatomy(*r.anatomy, r);
   thread_lines(out, r, 0, static_cast<unsigned>(r.threads.size()));
   return out;
 }

@@ -89,6 +89,7 @@ json counts_json(const ThreadResult& t, uint64_t window_ns, bool moves_data) {
           {"slat_ns", opt_latency_json(t.slat)},
           {"clat_ns", opt_latency_json(t.clat)},
           {"unsplit_ios", t.slat ? json(t.slat_unsplit) : json(nullptr)},
+          {"complete_at_submit_ios", t.slat ? json(t.clat_at_submit) : json(nullptr)},
           {"trim_latency_ns", opt_latency_json(t.trim_latency)},
           {"sync_latency_ns", opt_latency_json(t.sync_latency)},
           {"syscalls", syscalls_json(t.engine)},
@@ -391,7 +392,7 @@ json results_json(const JobSpec& job, const RunResult& r, bool moves_data) {
   results["inflight"] = inflight_json(r);
   results["series"] = series_json(job, r, moves_data);
   results["first_error"] = r.first_error.empty() ? json(nullptr) : json(r.first_error);
-  results["anatomy"] = r.anatomy ? anatomy_json(*r.anatomy) : json(nullptr);
+  results["anatomy"] = r.anatomy ? anatomy_json(*r.anatomy, r) : json(nullptr);
   results["latency_histogram_ns"] = histogram_json(*r.total.latency);
   return results;
 }

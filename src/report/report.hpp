@@ -52,9 +52,10 @@ nlohmann::json run_context_json(const RunContext& ctx, const std::vector<std::st
 // firmware}, null without a block device.
 nlohmann::json device_identity_json(const TargetInfo& t);
 // bench --anatomy (report/anatomy_report.cpp): its console block, and the
-// results' "anatomy" object.
-std::string format_anatomy(const AnatomyResult& a);
-nlohmann::json anatomy_json(const AnatomyResult& a);
+// results' "anatomy" object, for the run `r` it measured (its window and
+// threads give the cost line its IOPS ratio).
+std::string format_anatomy(const AnatomyResult& a, const RunResult& r);
+nlohmann::json anatomy_json(const AnatomyResult& a, const RunResult& r);
 // A histogram's summary (count, min, mean, percentiles, max), null if empty.
 nlohmann::json latency_json(const Histogram& h);
 // The start-up line (stderr): effective configuration and obtained ring flags.

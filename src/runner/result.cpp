@@ -60,6 +60,7 @@ ThreadResult merge_results(std::span<const ThreadResult> threads) {
     merge_into(t.trim_latency, r.trim_latency);
     merge_into(t.sync_latency, r.sync_latency);
     t.slat_unsplit += r.slat_unsplit;
+    t.clat_at_submit += r.clat_at_submit;
     t.engine.syscalls += r.engine.syscalls;
     t.engine.submit_syscalls += r.engine.submit_syscalls;
     t.engine.reap_syscalls += r.engine.reap_syscalls;

@@ -65,6 +65,7 @@ struct ThreadResult {
   std::shared_ptr<Histogram> latency = std::make_shared<Histogram>();
   std::shared_ptr<Histogram> slat, clat;
   uint64_t slat_unsplit = 0;    // reads and writes whose submission was not timed on its own
+  uint64_t clat_at_submit = 0;  // of the split ones, found complete as their submitting enter returned (no clat)
   std::shared_ptr<Histogram> trim_latency, sync_latency;  // null unless the job trims / syncs
   EngineCounters engine;        // over the whole run, ramp and drain included
   std::map<int, uint64_t> errors;  // errno (positive) or kErrEof -> count, whole run

@@ -670,8 +670,9 @@ void Worker::loop() noexcept {
     if (!stopping && check_stop(now)) stopping = true;
     if (stopping && inflight == 0) break;
   }
-  // Every counted read and write has a lat; those with a t_issued a clat too.
-  if (split_lat_) out_.slat_unsplit = lat.count() - out_.clat->count();
+  // Every counted read and write has a lat; those with a t_issued a clat too,
+  // or were complete when the enter that submitted them returned.
+  if (split_lat_) out_.slat_unsplit = lat.count() - out_.clat->count() - out_.clat_at_submit;
   if (anat) anat->flush();  // the stages of the last I/Os
 }
 
@@ -697,6 +698,7 @@ void Worker::publish(uint64_t completed, uint64_t bytes_all) noexcept {
 template <bool kTimed, bool kSplit>
 Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* anat) noexcept {
   Runs lat_run, clat_run;
+  uint64_t at_submit = 0;
   Histogram& lat = *out_.latency;
   const auto record_lat = [&](uint64_t v, uint64_t n) {
     lat.record_n(v, n);
@@ -743,8 +745,15 @@ Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* a
       if constexpr (kTimed) lat_run.add(now - s.t_submit, record_lat);
       // An I/O without t_issued is unsplit: counted once, at the end, as
       // lat's count less clat's (no work here per I/O).
-      if constexpr (kSplit)
-        if (s.t_issued) [[likely]] clat_run.add(now - s.t_issued, record_clat);
+      // One stamped by this very enter's return was already complete then:
+      // its clat would be 0, a clock read shared, not a time; its latency is
+      // all slat.
+      if constexpr (kSplit) {
+        if (s.t_issued == now) [[unlikely]]
+          ++at_submit;
+        else if (s.t_issued) [[likely]]
+          clat_run.add(now - s.t_issued, record_clat);
+      }
     } else if (take_retry(s, c.res)) {
       // Under --nowait the retry of an EAGAIN may block: EAGAIN there means
       // "not possible inline", and the I/O still has to be done (what an
@@ -768,6 +777,7 @@ Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* a
   }
   if (lat_run.n) record_lat(lat_run.value, lat_run.n);
   if (clat_run.n) record_clat(clat_run.value, clat_run.n);
+  out_.clat_at_submit += at_submit;
   nfree_ = nfree;
   out_.ios += reads + writes;
   out_.reads += reads;

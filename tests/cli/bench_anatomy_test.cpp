@@ -170,6 +170,9 @@ void check_against_witness(const std::string& engine, bool on_vda = false) {
   EXPECT_EQ(a["linking"]["block"], "per_io_order");
   EXPECT_EQ(a["residual"]["over_1us"], 0) << "stages sum to end to end";
   EXPECT_TRUE(a["block_stages"].is_null()) << a["block_stages"];
+  if (!a["wakeup"].is_null()) {
+    EXPECT_EQ(a["wakeup"]["inside"], "completion") << a["wakeup"];
+  }
 
   const auto ios = read_dump(dump);
   ASSERT_EQ(ios.size(), 3000u);
@@ -346,6 +349,38 @@ TEST(BenchAnatomy, RequestsAnIoWqWorkerStartsAreNotLinkedAndSaidSo) {
   for (const auto& s : a["stages"]) EXPECT_NE(s["stage"], "device");
 }
 
+// The wake-up lies between the block completion and the I/O's (split_io()
+// keeps no other), so its row is under the completion stage, not under
+// reaping or after the end-to-end row; and the cost line has the programs'
+// time because the run turns the kernel's BPF statistics on, and off again.
+TEST(BenchAnatomy, WakeUpIsUnderTheCompletionAndTheProgramsAreTimed) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.random_data = true});
+  const std::string stats = "/proc/sys/kernel/bpf_stats_enabled";
+  const std::string before = sh("cat " + stats);
+  auto c = run_ioacct({"bench", "--iodepth", "1", "--ios", "2000", "--anatomy", loop.path()});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(sh("cat " + stats), before) << "the BPF statistics are as they were";
+  const size_t completion = c.out.find("\n             completion ");
+  const size_t wake = c.out.find("\n               wake-up     sched_wakeup -> on CPU (inside completion)");
+  ASSERT_NE(completion, std::string::npos) << c.out;
+  ASSERT_NE(wake, std::string::npos) << c.out;
+  EXPECT_EQ(c.out.find('\n', completion + 1), wake) << "the wake-up's row follows the completion's: " << c.out;
+  EXPECT_EQ(c.out.find("inside the above"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("cost: the programs ran "), std::string::npos) << c.out;
+  EXPECT_EQ(c.out.find("programs' run time is not measured"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("what that costs in IOPS is not measured in one run"), std::string::npos) << c.out;
+  // A run where the thread does not sleep has no wake-up row at all.
+  auto o = run_ioacct({"bench", "--format", "json", "--iodepth", "1", "--ios", "2000", "--anatomy", loop.path()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json a = json::parse(o.out)["results"]["anatomy"];
+  EXPECT_GT(a["bpf_run_ns_per_io"].get<double>(), 0) << a;
+  EXPECT_GT(a["thread_ns_per_io"].get<double>(), 0) << a;
+  if (!a["wakeup"].is_null()) {
+    EXPECT_EQ(a["wakeup"]["inside"], "completion") << a["wakeup"];
+  }
+}
+
 TEST(BenchAnatomy, NopHasOnlyIoUringStages) {
   auto o = run_ioacct({"bench", "--format", "json", "--engine", "nop", "--iodepth", "1", "--ios", "20000", "--anatomy"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
@@ -362,6 +397,15 @@ TEST(BenchAnatomy, NopHasOnlyIoUringStages) {
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_NE(c.out.find("no block stages"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("CPU idle state at wake-up: not available"), std::string::npos) << c.out;
+  // Nothing says the block side was linked some way, or that a device held
+  // less than the run: a nop reaches no device.
+  EXPECT_EQ(a["linking"]["block"], "none");
+  EXPECT_EQ(c.out.find("block stages linked"), std::string::npos) << c.out;
+  EXPECT_EQ(c.out.find("per request only"), std::string::npos) << c.out;
+  auto d = run_ioacct({"bench", "--engine", "nop", "--ios", "200000", "--anatomy"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_EQ(d.out.find(" held "), std::string::npos) << d.out;
+  EXPECT_EQ(d.out.find("per request only"), std::string::npos) << d.out;
 }
 
 TEST(BenchAnatomy, BufferedHotReadsSayThereAreNoBlockStages) {
