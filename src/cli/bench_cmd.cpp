@@ -117,7 +117,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_flag("--verify-during", a.verify_during, "--verify, and also check every read of a written block");
   b->add_option("--verify-delay", a.verify_delay, "Wait this long before the final --verify pass")->type_name("DURATION");
   b->add_option("--dir", a.dir, "Directory for the temporary file (default $TMPDIR or /tmp)")->type_name("DIR");
-  b->add_option("--format", a.format, "console or json (default console)")->type_name("FORMAT");
+  b->add_option("--format", a.format, "console, json or fio-json (fio 3.x's JSON layout; default console)")->type_name("FORMAT");
   b->add_option("-o,--output", a.output, "Write the report to FILE instead of stdout")->type_name("FILE");
   b->add_option("--report", a.report, "Also write a self-contained HTML report (charts, time series) to FILE")->type_name("FILE.html");
   b->add_flag("--progress", a.progress, "Print progress every second even when stderr is not a terminal");
@@ -311,6 +311,17 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   if (jobs.size() > 1 && std::any_of(jobs.begin(), jobs.end(), [](const JobSpec& j) { return j.anatomy; }))
     throw UsageError("--anatomy: takes one job; run it without --job/--fio, or on one job alone");
   const Format format = parse_format("--format", a.format, formats_of(bench_sinks()));
+  if (format == Format::FioJson) {
+    check_fio_json(jobs);
+    // fio submits and reaps in separate calls, which is what gives each I/O
+    // its slat and clat; the layout's clat percentiles need the same.
+    bool split = false;
+    for (JobSpec& j : jobs)
+      if (j.engine != EngineKind::Psync && !j.split_submit) split = j.split_submit = true;
+    if (split)
+      fmt::print(stderr, "ioacct: --format fio-json: each batch is submitted in a call of its own (--split-submit), "
+                 "as fio submits, so that every I/O has fio's slat and clat\n");
+  }
   if (jobs.size() == 1 && first.engine == EngineKind::Psync && a.iodepth_given && first.iodepth > first.threads)
     fmt::print(stderr, "warning: --engine psync does one I/O at a time per thread, so --iodepth {} "
                "is not used; add --threads N for N I/Os in flight\n", first.iodepth);

@@ -6,11 +6,12 @@
 namespace ioacct {
 namespace {
 
-constexpr std::array<std::pair<Format, const char*>, 4> kNames = {{
+constexpr std::array<std::pair<Format, const char*>, 5> kNames = {{
     {Format::Console, "console"},
     {Format::Json, "json"},
     {Format::Csv, "csv"},
     {Format::Markdown, "markdown"},
+    {Format::FioJson, "fio-json"},
 }};
 
 }  // namespace

@@ -8,10 +8,10 @@
 
 namespace ioacct {
 
-enum class Format { Console, Json, Csv, Markdown };
+enum class Format { Console, Json, Csv, Markdown, FioJson };
 
 // The word on the command line and in the docs: "console", "json", "csv",
-// "markdown".
+// "markdown", "fio-json".
 const char* format_name(Format f) noexcept;
 // The Format named `word`; nullopt for any other word.
 std::optional<Format> format_named(std::string_view word) noexcept;

@@ -12,6 +12,8 @@ constexpr BenchSink kBenchSinks[] = {
                          const std::vector<std::string>&) { return format_console(jobs, r); }},
     {Format::Json, [](const std::vector<JobSpec>& jobs, const RunResult& r, const RunContext& ctx,
                       const std::vector<std::string>& argv) { return to_json(jobs, &r, ctx, argv).dump(2) + "\n"; }},
+    {Format::FioJson, [](const std::vector<JobSpec>& jobs, const RunResult& r, const RunContext& ctx,
+                         const std::vector<std::string>& argv) { return to_fio_json(jobs, r, ctx, argv).dump(2) + "\n"; }},
 };
 
 }  // namespace
