@@ -92,6 +92,7 @@ void CompareSession::run(CompareResult& c, const CompareHooks& hooks, const Roun
   auto look = [&] { return hooks.wait_stop_signal && hooks.wait_stop_signal(0); };
   RunHooks run_hooks;
   run_hooks.wait_stop_signal = hooks.wait_stop_signal;
+  run_hooks.anatomy_slices = false;  // a variant's IOPS are all with its programs, or all without
   unsigned measured_rounds = c.repeat;
   double measured_s = 0;  // time in measured runs: the next round's estimate
   size_t measured_runs = 0;

@@ -181,7 +181,21 @@ std::unique_ptr<AnatomyTracer> AnatomyTracer::attach(const AnatomyOptions& o) {
   // The cost line's programs' time needs them; without CAP_SYS_ADMIN this
   // fails and the line says the time is not measured.
   impl->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-  return std::unique_ptr<AnatomyTracer>(new AnatomyTracer(std::move(impl), o));
+  std::unique_ptr<AnatomyTracer> t(new AnatomyTracer(std::move(impl), o));
+  t->since_.store(now_ns(), std::memory_order_release);
+  return t;
+}
+
+void AnatomyTracer::detach() {
+  if (!since_.exchange(0, std::memory_order_acq_rel)) return;
+  anatomy_bpf__detach(impl_->skel.get());
+}
+
+bool AnatomyTracer::reattach() {
+  if (since_.load(std::memory_order_acquire)) return true;
+  if (anatomy_bpf__attach(impl_->skel.get()) != 0) return false;
+  since_.store(now_ns(), std::memory_order_release);
+  return true;
 }
 
 AnatomyTracer::AnatomyTracer(std::unique_ptr<Impl> impl, const AnatomyOptions& o)

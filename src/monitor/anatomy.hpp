@@ -5,6 +5,7 @@
 // reaps the I/O reads the slot from mapped memory (no syscall) and splits it
 // (anatomy_split.hpp). docs/design.md ("Anatomy of an I/O").
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -66,13 +67,19 @@ struct AnatomyResult {
            (flushed ? static_cast<double>(flush_ns) / static_cast<double>(flushed) : 0.0);
   }
 
-  // What --anatomy adds per measured I/O, both parts measured: the
-  // programs' run time and the reaping thread's split. nullopt without either.
-  std::optional<double> cost_ns_per_io() const {
-    const auto reap = reap_ns_per_io();
-    if (!bpf_run_ns || !ios || !reap) return std::nullopt;
-    return static_cast<double>(*bpf_run_ns) / static_cast<double>(ios) + *reap;
-  }
+  // The run's IOPS with the programs attached over its IOPS without, from
+  // the same run: the programs come off and back on in slices of the
+  // window (runner/anatomy_slices.hpp), and each on slice is set against
+  // the off slice after it. nullopt, with the reason, where no slices ran.
+  struct IopsRatio {
+    double median = 0, min = 0, max = 0;  // over the pairs
+    unsigned pairs = 0;
+    double slice_s = 0;
+    double on_share = 0;  // of the window's I/Os, those of the on slices
+  };
+  std::optional<IopsRatio> iops_ratio;
+  std::string iops_ratio_unmeasured;  // why not, when not
+
   void merge(const AnatomyResult& o);
 };
 
@@ -129,6 +136,16 @@ class AnatomyTracer {
   // Every thread's figures merged; call once the threads are done.
   AnatomyResult result() const;
 
+  // The programs come off and back on (runner/anatomy_slices.hpp), so a
+  // run can set its IOPS with them against its IOPS without. While they are
+  // off attached_since() is 0; once on again, the CLOCK_MONOTONIC time they
+  // were: an I/O submitted before it was seen by no program at its start,
+  // and the workers leave it out. detach() publishes 0 before the programs
+  // come off, reattach() the time after they are on.
+  uint64_t attached_since() const noexcept { return since_.load(std::memory_order_acquire); }
+  void detach();
+  bool reattach();  // false when the kernel refused (the programs stay off)
+
   struct Impl;
 
  private:
@@ -136,6 +153,7 @@ class AnatomyTracer {
   std::unique_ptr<Impl> impl_;
   AnatomyOptions opt_;
   std::vector<AnatomyThread> threads_;
+  std::atomic<uint64_t> since_{0};
 };
 
 struct AnatomyAttach {

@@ -1,7 +1,6 @@
 // bench --anatomy in the console and in the JSON: only reads AnatomyResult.
 #include <fmt/format.h>
 
-#include <algorithm>
 
 #include "common/units.hpp"
 #include "report/report.hpp"
@@ -49,14 +48,6 @@ std::optional<std::string> no_block_words(const AnatomyResult& a) {
   return std::string("no block stages: none of the I/Os started a block request (page-cache hits, or no data moved)");
 }
 
-// Each bench thread's wall time per I/O (threads x window / I/Os), what the
-// cost's IOPS ratio is taken against; 0 when the run measured none.
-double thread_ns_per_io(const RunResult& r) {
-  if (!r.total.ios) return 0;
-  return static_cast<double>(r.window_ns) * static_cast<double>(std::max<size_t>(1, r.threads.size())) /
-         static_cast<double>(r.total.ios);
-}
-
 // The stage a wake-up lies in: split_io() keeps one only between the block
 // request's completion and the I/O's (the completion stage) or, where the
 // block stages are not linked, inside the kernel time.
@@ -75,11 +66,12 @@ json hist_json(const Histogram& h) {
 
 }  // namespace
 
-std::string format_anatomy(const AnatomyResult& a, const RunResult& run) {
+std::string format_anatomy(const AnatomyResult& a) {
   std::string out;
   if (a.unavailable) return fmt::format("  anatomy    not measured: {}\n", *a.unavailable);
   const uint64_t unlinked = a.ios - a.linked;
-  out += fmt::format("  anatomy    kernel tracepoints (eBPF); {} of {} I/Os linked{}\n", a.linked, a.ios,
+  out += fmt::format("  anatomy    kernel tracepoints (eBPF); {} of {} I/Os{} linked{}\n", a.linked, a.ios,
+                     a.iops_ratio ? " (those of the slices with the programs on)" : "",
                      unlinked ? fmt::format(" ({} not: {} without a submission stamp, {} without a completion stamp, "
                                             "{} resubmitted)",
                                             unlinked, a.unlinked[static_cast<int>(AnatomyUnlinked::NoSubmit)],
@@ -137,19 +129,19 @@ std::string format_anatomy(const AnatomyResult& a, const RunResult& run) {
   else
     out += "             cost: the programs' run time is not measured (the kernel's BPF statistics need "
            "CAP_SYS_ADMIN, or sysctl kernel.bpf_stats_enabled=1); bench/anatomy_cost.sh measures the whole price\n";
-  // A share, not an IOPS ratio: the tracepoints' own dispatch and the
-  // bench's per-I/O stamping are in neither part (with nop at depth 32 the
-  // IOPS fell to 0.30x where these parts were 58% of the thread's time).
-  const double per_io = thread_ns_per_io(run);
-  if (const auto cost = a.cost_ns_per_io(); cost && per_io > 0)
-    out += fmt::format("             cost: the two parts are {} of each thread's {} per I/O ({:.1f}%); what that costs in "
-                       "IOPS is not measured in one run (some costs are in neither part): `ioacct compare --config plain= "
-                       "--config anatomy=--anatomy` with this run's options measures it\n",
-                       dur(*cost), dur(per_io), 100.0 * *cost / per_io);
+  if (const auto& q = a.iops_ratio)
+    out += fmt::format("             cost: IOPS with the programs {:.3f}x of without them ({}-{}x over {} pairs of {:.0f} s "
+                       "slices, on and off in turn in this run; the stages are the on slices' I/Os, {:.0f}% of them, "
+                       "and the run's other figures cover both)\n",
+                       q->median, fmt::format("{:.3f}", q->min), fmt::format("{:.3f}", q->max), q->pairs, q->slice_s,
+                       100.0 * q->on_share);
+  else
+    out += fmt::format("             cost: the IOPS ratio to a run without the programs is not measured: {}\n",
+                       a.iops_ratio_unmeasured.empty() ? "no slices ran" : a.iops_ratio_unmeasured);
   return out;
 }
 
-json anatomy_json(const AnatomyResult& a, const RunResult& run) {
+json anatomy_json(const AnatomyResult& a) {
   json j;
   j["available"] = !a.unavailable;
   j["unavailable"] = a.unavailable ? json(*a.unavailable) : json(nullptr);
@@ -157,7 +149,7 @@ json anatomy_json(const AnatomyResult& a, const RunResult& run) {
   if (a.unavailable) {
     for (const char* k : {"ios", "linked", "unlinked", "linking", "stages", "end_to_end", "wakeup", "per_request",
                           "block_stages", "residual", "foreign_block_requests", "block_completions_unseen", "cpuidle",
-                          "bpf_run_ns_per_io", "bpf_runs_per_io", "reap_ns_per_io", "thread_ns_per_io"})
+                          "bpf_run_ns_per_io", "bpf_runs_per_io", "reap_ns_per_io", "iops_ratio", "iops_ratio_unmeasured"})
       j[k] = nullptr;
     return j;
   }
@@ -203,8 +195,12 @@ json anatomy_json(const AnatomyResult& a, const RunResult& run) {
   j["bpf_runs_per_io"] = cost ? json(static_cast<double>(a.bpf_runs) / static_cast<double>(a.ios)) : json(nullptr);
   const auto reap = a.reap_ns_per_io();
   j["reap_ns_per_io"] = reap ? json(*reap) : json(nullptr);
-  const double per_io = thread_ns_per_io(run);
-  j["thread_ns_per_io"] = per_io > 0 ? json(per_io) : json(nullptr);
+  if (const auto& q = a.iops_ratio)
+    j["iops_ratio"] = {{"median", q->median}, {"min", q->min},   {"max", q->max},
+                       {"pairs", q->pairs},   {"slice_s", q->slice_s}, {"on_share", q->on_share}};
+  else
+    j["iops_ratio"] = nullptr;
+  j["iops_ratio_unmeasured"] = a.iops_ratio ? json(nullptr) : json(a.iops_ratio_unmeasured);
   return j;
 }
 

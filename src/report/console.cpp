@@ -460,7 +460,7 @@ std::string single_job(const JobSpec& job, const RunResult& r) {
   if (t.short_resubmits || t.eagain_retries)
     out += fmt::format("  retries    {} finished by resubmitting, {} retried\n",
                        plural(t.short_resubmits, "short transfer"), plural(t.eagain_retries, "EAGAIN", "EAGAINs"));
-  if (r.anatomy) out += format_anatomy(*r.anatomy, r);
+  if (r.anatomy) out += format_anatomy(*r.anatomy);
   thread_lines(out, r, 0, static_cast<unsigned>(r.threads.size()));
   return out;
 }

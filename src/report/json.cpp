@@ -392,7 +392,7 @@ json results_json(const JobSpec& job, const RunResult& r, bool moves_data) {
   results["inflight"] = inflight_json(r);
   results["series"] = series_json(job, r, moves_data);
   results["first_error"] = r.first_error.empty() ? json(nullptr) : json(r.first_error);
-  results["anatomy"] = r.anatomy ? anatomy_json(*r.anatomy, r) : json(nullptr);
+  results["anatomy"] = r.anatomy ? anatomy_json(*r.anatomy) : json(nullptr);
   results["latency_histogram_ns"] = histogram_json(*r.total.latency);
   return results;
 }

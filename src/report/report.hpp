@@ -58,10 +58,9 @@ nlohmann::json to_fio_json(const std::vector<JobSpec>& jobs, const RunResult& r,
                            const std::vector<std::string>& argv);
 void check_fio_json(const std::vector<JobSpec>& jobs);
 // bench --anatomy (report/anatomy_report.cpp): its console block, and the
-// results' "anatomy" object, for the run `r` it measured (its window and
-// threads give the cost line its IOPS ratio).
-std::string format_anatomy(const AnatomyResult& a, const RunResult& r);
-nlohmann::json anatomy_json(const AnatomyResult& a, const RunResult& r);
+// results' "anatomy" object.
+std::string format_anatomy(const AnatomyResult& a);
+nlohmann::json anatomy_json(const AnatomyResult& a);
 // A histogram's summary (count, min, mean, percentiles, max), null if empty.
 nlohmann::json latency_json(const Histogram& h);
 // The start-up line (stderr): effective configuration and obtained ring flags.

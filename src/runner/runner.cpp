@@ -1,5 +1,6 @@
 #include "runner/runner.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "acct/inflight.hpp"
 #include "acct/system.hpp"
 #include "monitor/attach.hpp"
+#include "runner/anatomy_slices.hpp"
 #include "runner/control.hpp"
 #include "runner/kick.hpp"
 #include "runner/plan.hpp"
@@ -336,6 +338,17 @@ RunResult run_jobs(const std::vector<JobSpec>& jobs, const std::vector<const Tar
         if (exact->names[i] == disk) busy_index = i;
     series.emplace(series_view, ctl, pub.get(), workers, merger, disk, busy_index);
   }
+  // --anatomy over a time-based window: its programs come off and back on in
+  // slices, for the IOPS they cost in this run (anatomy_slices.hpp). A run
+  // counted by --ios keeps them on: its end, and so its pairs, are unknown.
+  std::optional<AnatomySlicer> slicer;
+  if (ctl.anatomy && hooks.anatomy_slices && J == 1 && run.runtime && !run.ios && ctl.deadline != UINT64_MAX)
+    slicer.emplace(ctl.measure_start, ctl.deadline, kAnatomySliceNs);
+  auto completed_now = [&] {
+    uint64_t n = 0;
+    for (unsigned i = 0; i < T; ++i) n += pub[i].completed.load(std::memory_order_relaxed);
+    return n;
+  };
   ctl.go.store(true, std::memory_order_release);
 
   // Supervise: progress once a second, stop on a signal, kick a worker
@@ -354,6 +367,7 @@ RunResult run_jobs(const std::vector<JobSpec>& jobs, const std::vector<const Tar
     // (16k events each: 80 ms at 200k batches/s), and no more: this thread's
     // CPU is part of the process's.
     Nanos wake_at = series ? std::min(next_tick, series->next_due()) : next_tick;
+    if (slicer) wake_at = std::min(wake_at, slicer->next_due());
     // Near the end, wake at the deadline and then every millisecond for a
     // while (the drain), so a short run is not kept waiting for the next
     // wake-up after its last I/O.
@@ -377,6 +391,7 @@ RunResult run_jobs(const std::vector<JobSpec>& jobs, const std::vector<const Tar
       ctl.stop.compare_exchange_strong(expected, kInterrupted);
     }
     const Nanos now = now_ns();
+    if (slicer) slicer->step(now, completed_now(), *ctl.anatomy);
     kicker.poll(now, kMaxWaitNs);
     if (now >= next_tick) {
       if (hooks.on_progress) hooks.on_progress(meter.take(now));  // else just sleep on
@@ -384,6 +399,7 @@ RunResult run_jobs(const std::vector<JobSpec>& jobs, const std::vector<const Tar
     }
   }
   join_all();
+  if (slicer) slicer->finish(*ctl.anatomy);
 
   result.merge_threads();
   if (!logs.empty() && ctl.window_opened && result.total.window_start_ns)
@@ -418,6 +434,13 @@ RunResult run_jobs(const std::vector<JobSpec>& jobs, const std::vector<const Tar
     result.anatomy->flavor = anatomy_opt.flavor;
     result.anatomy->block_link = anatomy_opt.block_link;
     result.anatomy->unavailable = anatomy.unavailable;
+    if (slicer) result.anatomy->iops_ratio = slice_ratio(slicer->slices(), slicer->slice_s());
+    if (!result.anatomy->iops_ratio)
+      result.anatomy->iops_ratio_unmeasured =
+          !hooks.anatomy_slices ? "compare keeps the programs on in every run (a variant without --anatomy measures it)"
+          : slicer ? fmt::format("the window held fewer than 2 pairs of {} s slices (--runtime 5s or more measures it)",
+                               slicer->slice_s())
+                 : "a run counted by --ios keeps the programs on throughout (--runtime 5s or more measures it)";
   }
   result.first_error = ctl.first_error;
   const int stop = ctl.stop.load();

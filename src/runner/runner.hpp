@@ -32,6 +32,10 @@ struct RunHooks {
   std::function<void(int64_t delay_ns)> on_verify;
   // Waits up to `ms` for a request to stop (SIGINT/SIGTERM); true if one came.
   std::function<bool(int ms)> wait_stop_signal;
+  // --anatomy over a time-based window: its programs off and on in slices,
+  // for the IOPS they cost (anatomy_slices.hpp). compare turns it off, so
+  // that a variant's IOPS are all with the programs, like its other runs.
+  bool anatomy_slices = true;
 };
 
 // The eBPF busy tracker of --acct full, watching every device under the

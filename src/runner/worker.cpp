@@ -710,6 +710,11 @@ Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* a
   uint64_t countable = counting_ ? (quota > out_.ios ? quota - out_.ios : 0) : 0;
   uint64_t reads = 0, writes = 0, rbytes = 0, wbytes = 0, bytes = 0;
   const bool verify = tables_ != nullptr;
+  // The programs may be off for a slice of the window (anatomy_slices.hpp):
+  // an I/O is followed only when they were on from before its submission
+  // to now, its reaping.
+  const uint64_t since = anat ? ctl_.anatomy->attached_since() : 0;
+  if (!since) anat = nullptr;
   const bool traced = dump_ || anat;  // intervals kept, or stages linked, per I/O
   const uint32_t moved_per_io = moves_data_ ? UINT32_MAX : 0;  // nop moves no data
   Slot* const slots = slots_.data();
@@ -740,7 +745,7 @@ Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* a
       else { ++writes; wbytes += moved; }
       if (traced) [[unlikely]] {
         if (dump_) out_.intervals.emplace_back(s.t_submit, now);
-        if (anat) anat->reap(c.tag, s.t_submit, now, s.left != s.len || s.eagains);
+        if (anat && s.t_submit >= since) anat->reap(c.tag, s.t_submit, now, s.left != s.len || s.eagains);
       }
       if constexpr (kTimed) lat_run.add(now - s.t_submit, record_lat);
       // An I/O without t_issued is unsplit: counted once, at the end, as

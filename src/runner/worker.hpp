@@ -117,6 +117,7 @@ class Worker {
   };
   template <bool kTimed, bool kSplit>
   Reaped reap(int got, Nanos now, uint64_t quota, AnatomyThread* anat) noexcept;
+  bool anatomy_on() const noexcept;  // --anatomy, and its programs attached now
   bool wait_for_start() noexcept;
   void record_error(const Slot& s, int key);
   static const char* error_hint(int key, IoOp op);

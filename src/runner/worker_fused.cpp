@@ -13,12 +13,15 @@
 namespace ioacct {
 
 // Whether the next batches may take the fused path: the run has one (set
-// up), no anatomy follows each I/O's stages, the window is open, every slot
-// is in flight and the quota is more than two depths away (a batch reaps
-// at most one depth and refills it).
+// up), no anatomy follows each I/O's stages (none asked for, or its
+// programs are off for a slice), the window is open, every slot is in
+// flight and the quota is more than two depths away (a batch reaps at most
+// one depth and refills it).
 bool Worker::fused_may_run(unsigned inflight, bool stopping) const noexcept {
-  return fused_ && !stopping && counting_ && inflight == plan_.depth && !ctl_.anatomy && quota_far();
+  return fused_ && !stopping && counting_ && inflight == plan_.depth && !anatomy_on() && quota_far();
 }
+
+bool Worker::anatomy_on() const noexcept { return ctl_.anatomy && ctl_.anatomy->attached_since(); }
 
 bool Worker::quota_far() const noexcept {
   return plan_.quota == UINT64_MAX || out_.ios + 2ull * plan_.depth <= plan_.quota;
@@ -73,7 +76,7 @@ void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64
     // end, a stop, the quota's last I/Os.
     if (ready < 0 || !ring.all_submitted() || t >= deadline_) return;
     if (ctl_.stop.load(std::memory_order_relaxed) != kRunning) return;
-    if (!quota_far()) return;
+    if (!quota_far() || anatomy_on()) return;
     if (ready == 0) continue;
     const bool each = choose_ ? chooser_.next(t, out_.ios) == Refill::Each : refill_ == Refill::Each;
 

@@ -369,16 +369,44 @@ TEST(BenchAnatomy, WakeUpIsUnderTheCompletionAndTheProgramsAreTimed) {
   EXPECT_EQ(c.out.find("inside the above"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("cost: the programs ran "), std::string::npos) << c.out;
   EXPECT_EQ(c.out.find("programs' run time is not measured"), std::string::npos) << c.out;
-  EXPECT_NE(c.out.find("what that costs in IOPS is not measured in one run"), std::string::npos) << c.out;
   // A run where the thread does not sleep has no wake-up row at all.
   auto o = run_ioacct({"bench", "--format", "json", "--iodepth", "1", "--ios", "2000", "--anatomy", loop.path()});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const json a = json::parse(o.out)["results"]["anatomy"];
   EXPECT_GT(a["bpf_run_ns_per_io"].get<double>(), 0) << a;
-  EXPECT_GT(a["thread_ns_per_io"].get<double>(), 0) << a;
+  EXPECT_TRUE(a["iops_ratio"].is_null()) << "counted by --ios: the programs stay on";
   if (!a["wakeup"].is_null()) {
     EXPECT_EQ(a["wakeup"]["inside"], "completion") << a["wakeup"];
   }
+}
+
+// Over a time-based window the programs come off and back on in 1 s
+// slices, and the run sets its IOPS with them against its IOPS without:
+// for nop, whose I/O costs less than the programs' own run time, clearly
+// below 1. A run counted by --ios keeps them on and says why there is no
+// ratio.
+TEST(BenchAnatomy, ATimedRunMeasuresTheProgramsIopsCostInSlices) {
+  auto o = run_ioacct({"bench", "--format", "json", "--engine", "nop", "--iodepth", "8", "--runtime", "5s", "--anatomy"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json r = json::parse(o.out)["results"];
+  const json& q = r["anatomy"]["iops_ratio"];
+  ASSERT_TRUE(q.is_object()) << r["anatomy"];
+  EXPECT_EQ(q["pairs"], 2) << "on, off, on, off in 5 s; a fifth slice would end past the window";
+  EXPECT_EQ(q["slice_s"], 1.0);
+  EXPECT_LE(q["min"].get<double>(), q["median"].get<double>());
+  EXPECT_LE(q["median"].get<double>(), q["max"].get<double>());
+  EXPECT_LT(q["median"].get<double>(), 0.95) << "a nop costs less than the programs that follow it";
+  EXPECT_GT(q["on_share"].get<double>(), 0.0);
+  EXPECT_LT(q["on_share"].get<double>(), 1.0);
+  const auto followed = r["anatomy"]["ios"].get<uint64_t>();
+  EXPECT_GT(followed, 0u);
+  EXPECT_LT(followed, r["ios"].get<uint64_t>()) << "the off slices' I/Os are in no stage";
+  EXPECT_EQ(r["anatomy"]["linked"], followed) << "a nop's every followed I/O is linked";
+
+  auto c = run_ioacct({"bench", "--engine", "nop", "--iodepth", "8", "--ios", "20000", "--anatomy"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("cost: the IOPS ratio to a run without the programs is not measured: a run counted by --ios"),
+            std::string::npos) << c.out;
 }
 
 TEST(BenchAnatomy, NopHasOnlyIoUringStages) {
