@@ -195,8 +195,8 @@ std::string html_bench_report(const std::vector<JobSpec>& jobs, const RunResult&
   }
   p.body += "<h2>Charts</h2>\n<div id=\"charts\" class=\"charts\"></div>\n";
   if (!r.series || r.series->samples().empty())
-    p.body += "<p class=\"note\">No time series: it needs --acct full and --log-interval above 0 (default 1s) and a run "
-              "longer than one interval.</p>\n";
+    p.body += "<p class=\"note\">No time series: it needs --acct latency (the default) or full, --log-interval above 0 "
+              "(default 1s) and a run longer than one interval.</p>\n";
   return render_html(p, bench_json);
 }
 

@@ -220,7 +220,8 @@ RunResult run_jobs(const std::vector<JobSpec>& jobs, const std::vector<const Tar
       const size_t blocks = static_cast<size_t>(t.range / run.bs);
       tables.push_back({std::vector<uint8_t>(blocks, 0), std::vector<uint8_t>(blocks, 0)});
     }
-  // The exact in-flight tracker (--acct full): one log per worker, merged here.
+  // The exact in-flight tracker (--acct latency, the default, and full): one
+  // log per worker, merged here; the time series reads it too.
   std::vector<std::unique_ptr<InflightLog>> log_store;
   std::vector<InflightLog*> logs;
   if (run.acct >= AcctLevel::Latency)

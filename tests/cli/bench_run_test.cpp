@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <nlohmann/json.hpp>
 
@@ -60,6 +61,26 @@ TEST(BenchRun, DefaultRunExitsZeroAndLeavesNoTemporaryFile) {
   EXPECT_NE(o.out.find("10.0"), std::string::npos) << "10 s measured by default: " << o.out;
   EXPECT_EQ(o.out.find("temporary"), std::string::npos) << "stdout carries results only";
   EXPECT_TRUE(dir.entries().empty());
+}
+
+// The single-run page's charts come from the time series, which the
+// default accounting makes; only a run without it says what it needs, and
+// names the level that has it.
+TEST(BenchRun, TheReportSaysWhatATimeSeriesNeedsOnlyWhereThereIsNone) {
+  TempDir dir;
+  const std::string html = dir.path() + "/r.html";
+  auto read_page = [&] {
+    std::ifstream f(html);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  };
+  auto o = run_ioacct({"bench", "--size", "16m", "--runtime", "2s", "--report", html});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(read_page().find("No time series"), std::string::npos) << "the default run has its series";
+  o = run_ioacct({"bench", "--size", "16m", "--runtime", "2s", "--acct", "basic", "--report", html});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string page = read_page();
+  EXPECT_NE(page.find("No time series: it needs --acct latency (the default) or full"), std::string::npos);
+  EXPECT_EQ(page.find("needs --acct full and"), std::string::npos);
 }
 
 TEST(BenchRun, JsonCountsAgree) {
