@@ -49,7 +49,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--rwmix-read", a.rwmix_read, "Percent of reads with --rw randrw or rw (default 50)")->type_name("PCT");
   b->add_option("--rwmix-trim", a.rwmix_trim, "Percent of trims with --rw randrw or rw; the rest are writes (default 0)")->type_name("PCT");
   b->add_option("--random-distribution", a.random_distribution,
-                "Which blocks random I/O picks: uniform (default), zipf:THETA, pareto:H or normal:SIGMA% (fio's meaning)")
+                "Which blocks random I/O picks: uniform (default), zipf:THETA, pareto:H, normal:SIGMA%, zoned:A/R:... or zoned_abs:A/SIZE:... (fio's meaning)")
       ->type_name("DIST");
   b->add_option("--fsync", a.fsync, "An fsync of the file after every N writes (IORING_OP_FSYNC; psync: fsync(2))")->type_name("N");
   b->add_option("--fdatasync", a.fdatasync, "An fdatasync of the file after every N writes")->type_name("N");

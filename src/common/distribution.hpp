@@ -6,8 +6,14 @@
 //                I/O, p = log(h)/log(1-h), so pareto:0.2 sends 80% of it to 20%
 //   normal:σ     a normal centred on the middle of the range, σ percent of it
 //                wide (0 < σ ≤ 100), cut to the range
-// Like fio, the popular blocks are scattered over the range (a fixed
-// bijection of the block numbers) rather than packed at its start.
+//   zoned:A/R:…  contiguous zones from the start of the range: A percent of
+//                the I/O to the next R percent of the range, uniform inside
+//                a zone; the accesses add up to 100, and an empty last range
+//                ("20/") is the rest of the range
+//   zoned_abs:A/SIZE:…  the same with each zone's size in bytes (20g)
+// Like fio, the popular blocks of zipf, pareto and normal are scattered over
+// the range (a fixed bijection of the block numbers) rather than packed at
+// its start; zones are where they are said to be.
 //
 // Header-only sampling: it runs once per I/O. Each draw costs what its
 // distribution needs and no more: zipf a rejection-inversion step (two or
@@ -19,20 +25,32 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/rng.hpp"
 
 namespace ioacct {
 
-enum class DistKind : uint8_t { Uniform, Zipf, Pareto, Normal };
+enum class DistKind : uint8_t { Uniform, Zipf, Pareto, Normal, Zoned, ZonedAbs };
+
+// One zone: its share of the I/O (percent) and of the range: percent
+// (zoned) or bytes (zoned_abs); 0 for an empty last range, the rest.
+struct Zone {
+  double access_pct = 0;
+  double range = 0;
+  bool operator==(const Zone&) const = default;
+};
 
 struct Distribution {
   DistKind kind = DistKind::Uniform;
   double param = 0;  // θ (zipf), h (pareto), σ in percent (normal)
+  std::vector<Zone> zones = {};  // zoned, zoned_abs
+  std::string text = {};         // zoned, zoned_abs: as given, for distribution_name()
   bool operator==(const Distribution&) const = default;
 };
 
-// "uniform", "zipf:1.2", "pareto:0.2", "normal:5" (also "normal:5%").
+// "uniform", "zipf:1.2", "pareto:0.2", "normal:5" (also "normal:5%"),
+// "zoned:60/10:30/20:10/", "zoned_abs:60/1g:40/3g".
 // Throws UsageError("<flag>: ...").
 Distribution parse_distribution(std::string_view flag, std::string_view text);
 // The same words back: "zipf:1.2".
@@ -68,13 +86,20 @@ class Scatter {
 class SkewSampler {
  public:
   SkewSampler() = default;
-  SkewSampler(Distribution d, uint64_t n);
+  // `block_bytes`: the bytes one of the n values stands for (zoned_abs's
+  // sizes are turned into values with it).
+  SkewSampler(Distribution d, uint64_t n, uint64_t block_bytes = 1);
 
   DistKind kind() const noexcept { return d_.kind; }
-  uint64_t next(Rng& rng) noexcept { return scatter_(unscattered(rng)); }
+  uint64_t next(Rng& rng) noexcept {
+    if (!zones_.empty()) return zoned(rng);
+    return scatter_(unscattered(rng));
+  }
 
   uint64_t unscattered(Rng& rng) noexcept {
     switch (d_.kind) {
+      case DistKind::Zoned:
+      case DistKind::ZonedAbs: return zoned(rng);
       case DistKind::Zipf: return zipf(rng);
       case DistKind::Pareto: {
         // fio: rank = n·u^p. u^p as exp2(p·log2 u): one pow's worth of work.
@@ -94,6 +119,19 @@ class SkewSampler {
   }
   uint64_t zipf(Rng& rng) noexcept;
   uint64_t normal(Rng& rng) noexcept;
+  // A zone by its share of the I/O, then a value uniform inside it.
+  uint64_t zoned(Rng& rng) noexcept {
+    const double u = static_cast<double>(rng.next() >> 11) * 0x1.0p-53;  // [0, 1)
+    for (const ZoneSpan& z : zones_)
+      if (u < z.upto) return z.first + rng.below(z.count);
+    const ZoneSpan& last = zones_.back();  // u at 1 - 2^-53 past a rounded sum
+    return last.first + rng.below(last.count);
+  }
+  struct ZoneSpan {
+    double upto;     // the I/O's cumulative share up to and with this zone, in [0, 1]
+    uint64_t first;  // its first value
+    uint64_t count;  // its values, at least 1
+  };
   // Zipf: H(x), the integral of x^-θ, and its inverse (rejection-inversion).
   double h(double x) const noexcept { return std::exp(-d_.param * std::log(x)); }
   double h_integral(double x) const noexcept;
@@ -110,6 +148,8 @@ class SkewSampler {
   // normal
   double mean_ = 0, sd_ = 1, spare_ = 0;
   bool have_spare_ = false;
+  // zoned, zoned_abs
+  std::vector<ZoneSpan> zones_;
 };
 
 // Zipf by rejection-inversion over the ranks 1..n (Hörmann & Derflinger,

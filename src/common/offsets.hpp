@@ -26,7 +26,7 @@ class OffsetGen {
         skewed_(random && dist.kind != DistKind::Uniform),
         next_(blocks_ ? start_block % blocks_ : 0),
         rng_(seed) {
-    if (skewed_) skew_ = SkewSampler(dist, blocks_);
+    if (skewed_) skew_ = SkewSampler(dist, blocks_, step_);
   }
 
   uint64_t next() noexcept {

@@ -472,8 +472,10 @@ const std::vector<FioOptionRow>& fio_options() {
        decode_rate_iops},
       {{{"rate"}}, "`--rate` (bytes per second, fio's units), per thread", "as `rate_iops`", decode_rate},
       {{{"random_distribution"}},
-       "`--random-distribution`: `random`, `zipf:θ`, `pareto:h`, `normal:σ` (`gauss:σ`)",
-       "`zoned`, `zoned_abs` and a centre (`zipf:1.2:0.5`) are errors. `normal`: ioacct draws a true normal of "
+       "`--random-distribution`: `random`, `zipf:θ`, `pareto:h`, `normal:σ` (`gauss:σ`), `zoned:A/R:…`, "
+       "`zoned_abs:A/SIZE:…`",
+       "zones for each direction apart (`zoned:60/10:40/90,50/50:50/50`) and a centre (`zipf:1.2:0.5`) are errors; a "
+       "zone's offsets are uniform inside it, as in fio. `normal`: ioacct draws a true normal of "
        "standard deviation σ% of the range around its middle; fio averages 12 uniform draws (σ ≈ 8.3% of the range "
        "whatever σ says) and adds a uniform spread of σ%. zipf and pareto mean what they mean in fio; ioacct's zipf "
        "is exact (fio's uses Gray's approximation)",

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -179,7 +180,9 @@ TEST(Distribution, ParsesFiosWords) {
   EXPECT_EQ(distribution_name({DistKind::Zipf, 1.2}), "zipf:1.2");
   EXPECT_EQ(distribution_name({DistKind::Normal, 5}), "normal:5%");
   for (const char* bad : {"", "zipf", "zipf:", "zipf:0", "zipf:-1", "zipf:x", "zipf:1.2:0.5", "pareto:1",
-                          "pareto:0", "pareto:1.5", "normal:0", "normal:101", "zoned:50/50", "Zipf:1.2",
+                          "pareto:0", "pareto:1.5", "normal:0", "normal:101", "zoned:50/50", "zoned:", "zoned:50/50:40/50",
+                          "zoned:60/10:40/80", "zoned:60/10,40/90", "zoned:60/:40/90", "zoned:0/10:100/90",
+                          "zoned:60/10:40/x", "zoned_abs:60/1g:40/0", "zoned_abs:60/1q:40/1g", "Zipf:1.2",
                           "zipf:1e3", "zipf: 1.2", "zipf:nan", "zipf:inf"}) {
     try {
       parse_distribution("--random-distribution", bad);
@@ -188,6 +191,58 @@ TEST(Distribution, ParsesFiosWords) {
       EXPECT_EQ(std::string(e.what()).rfind("--random-distribution: ", 0), 0u) << e.what();
     }
   }
+}
+
+// fio's zones: the shares of the I/O and of the range, in order.
+TEST(Distribution, ZonedParsesFiosForms) {
+  const Distribution z = parse_distribution("--x", "zoned:60/10:30/20:10/");
+  EXPECT_EQ(z.kind, DistKind::Zoned);
+  EXPECT_EQ(z.zones, (std::vector<Zone>{{60, 10}, {30, 20}, {10, 0}}));
+  EXPECT_EQ(distribution_name(z), "zoned:60/10:30/20:10/");
+  const Distribution a = parse_distribution("--x", "zoned_abs:60/1m:40/3m");
+  EXPECT_EQ(a.kind, DistKind::ZonedAbs);
+  EXPECT_EQ(a.zones, (std::vector<Zone>{{60, 1 << 20}, {40, 3 << 20}}));
+  EXPECT_EQ(parse_distribution("--x", "zoned:50/5:30/15:20/80").zones.size(), 3u);
+}
+
+// Each zone gets its share of the draws, and only values inside it: 60% to
+// the first tenth, 30% to the next fifth, 10% to the rest.
+TEST(Distribution, ZonedSendsEachZoneItsShare) {
+  const uint64_t n = 1000;
+  SkewSampler s(parse_distribution("--x", "zoned:60/10:30/20:10/"), n);
+  Rng rng(7);
+  std::array<uint64_t, 3> in{};
+  std::vector<uint64_t> hits(n, 0);
+  for (uint64_t i = 0; i < kDraws; ++i) {
+    const uint64_t v = s.next(rng);
+    ASSERT_LT(v, n);
+    ++hits[v];
+    ++in[v < 100 ? 0 : v < 300 ? 1 : 2];
+  }
+  const double d = static_cast<double>(kDraws);
+  // Binomial: 4 standard deviations of a share p over 400k draws is < 0.4%.
+  EXPECT_NEAR(static_cast<double>(in[0]) / d, 0.6, 0.004);
+  EXPECT_NEAR(static_cast<double>(in[1]) / d, 0.3, 0.004);
+  EXPECT_NEAR(static_cast<double>(in[2]) / d, 0.1, 0.004);
+  // Uniform inside a zone: each of the first zone's 100 values near 0.6%.
+  for (uint64_t v = 0; v < 100; ++v) EXPECT_NEAR(static_cast<double>(hits[v]) / d, 0.006, 0.0015) << v;
+  EXPECT_GT(hits[999], 0u) << "the empty last range runs to the end";
+}
+
+// zoned_abs: zones in bytes, turned into blocks by the generator's block
+// size; offsets stay aligned and inside the range.
+TEST(Distribution, ZonedAbsZonesAreBytes) {
+  const uint64_t bs = 4096, range = 64 << 20;  // 16384 blocks
+  OffsetGen g(0, range, bs, true, 11, 0, 1, 0, parse_distribution("--x", "zoned_abs:90/1m:10/63m"));
+  uint64_t first_mib = 0;
+  const uint64_t draws = 100'000;
+  for (uint64_t i = 0; i < draws; ++i) {
+    const uint64_t off = g.next();
+    ASSERT_EQ(off % bs, 0u);
+    ASSERT_LT(off, range);
+    first_mib += off < (1 << 20);
+  }
+  EXPECT_NEAR(static_cast<double>(first_mib) / static_cast<double>(draws), 0.9, 0.006);
 }
 
 }  // namespace
