@@ -15,6 +15,7 @@
 #include "common/errors.hpp"
 #include "common/output.hpp"
 #include "common/units.hpp"
+#include "report/fio_logs.hpp"
 #include "report/html_report.hpp"
 #include "report/report.hpp"
 #include "runner/runner.hpp"
@@ -305,7 +306,13 @@ double submit_gap_ns(const std::vector<JobSpec>& jobs, const RunResult& r, const
 }  // namespace
 
 int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) {
-  std::vector<JobSpec> jobs = to_jobs(a);
+  std::vector<FioLogs> fio_logs;
+  std::vector<JobSpec> jobs = to_jobs(a, &fio_logs);
+  for (const FioLogs& l : fio_logs)
+    if (l.any() && !l.averaged)
+      fmt::print(stderr, "ioacct: {}: fio logs every I/O without log_avg_msec; ioacct writes the average of each "
+                 "{} (give log_avg_msec=N for another interval)\n", a.fio,
+                 format_duration_ns(static_cast<double>(jobs.front().log_interval.count())));
   const JobSpec& first = jobs.front();
   // Its per-I/O slots are laid out for one job's threads and depth.
   if (jobs.size() > 1 && std::any_of(jobs.begin(), jobs.end(), [](const JobSpec& j) { return j.anatomy; }))
@@ -383,6 +390,10 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   const RunContext ctx = gather_run_context();
   emit(render_bench(format, jobs, r, ctx, argv));
   if (!a.report.empty()) write_atomically(a.report, html_bench_report(jobs, r, to_json(jobs, &r, ctx, argv)), "--report");
+  // fio writes its logs where it runs, named by their prefix.
+  for (size_t i = 0; i < fio_logs.size() && i < jobs.size(); ++i)
+    for (const FioLogFile& f : fio_log_files(fio_logs[i], static_cast<unsigned>(i + 1), jobs[i], r))
+      write_atomically(f.path, f.text, "write_*_log");
   if (!first.dump_intervals.empty()) {
     std::string text;
     for (const auto& t : r.threads)

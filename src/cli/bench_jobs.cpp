@@ -128,7 +128,7 @@ BenchArgs parse_bench_words(const BenchArgs& base, const std::vector<std::string
   return a;
 }
 
-std::vector<JobSpec> to_jobs(const BenchArgs& a) {
+std::vector<JobSpec> to_jobs(const BenchArgs& a, std::vector<FioLogs>* logs) {
   if (a.jobs.empty() && a.fio.empty()) return {to_job(a)};
   if (!a.jobs.empty() && !a.fio.empty()) throw UsageError("--job: give --job or --fio, not both");
   std::vector<JobSpec> jobs;
@@ -166,8 +166,10 @@ std::vector<JobSpec> to_jobs(const BenchArgs& a) {
       base = parse_bench_words(base, run_words, a.fio);
       base.given = given;
     }
-    for (const FioJob& fj : run.jobs)
+    for (const FioJob& fj : run.jobs) {
       jobs.push_back(job_from(base, fj.words, fj.name, fmt::format("{}:{}: [{}]", fj.file, fj.line, fj.name)));
+      if (logs) logs->push_back(fj.logs);
+    }
   }
   std::set<std::string> names;
   for (const JobSpec& j : jobs)

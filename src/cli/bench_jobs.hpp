@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/bench_cmd.hpp"
+#include "workload/fio_file.hpp"
 #include "workload/job.hpp"
 
 namespace ioacct {
@@ -24,7 +25,8 @@ std::vector<std::string> split_words(std::string_view text);
 // --format, ... (docs/cli.md, "Several jobs").
 bool is_run_option(const std::string& name);
 
-// The run's jobs, validated, in order. Throws UsageError.
-std::vector<JobSpec> to_jobs(const BenchArgs& a);
+// The run's jobs, validated, in order; with --fio, each job's write_*_log
+// files into `logs` (one per job) when given. Throws UsageError.
+std::vector<JobSpec> to_jobs(const BenchArgs& a, std::vector<FioLogs>* logs = nullptr);
 
 }  // namespace ioacct

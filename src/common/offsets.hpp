@@ -18,7 +18,7 @@ namespace ioacct {
 class OffsetGen {
  public:
   OffsetGen(uint64_t base, uint64_t range, uint64_t bs, bool random, uint64_t seed,
-            uint64_t start_block = 0, uint64_t stride = 1, uint64_t phase = 0, Distribution dist = {})
+            uint64_t start_block = 0, uint64_t stride = 1, uint64_t phase = 0, const Distribution& dist = {})
       : base_(base + phase * bs),
         step_(bs * stride),
         blocks_((range / bs - phase + stride - 1) / stride),

@@ -82,6 +82,7 @@ void SeriesCollector::emit(const Pending& p, std::optional<uint64_t> busy_ns) {
   if (merged.count()) {
     x.p50_ns = merged.quantile(0.5);
     x.p99_ns = merged.quantile(0.99);
+    x.mean_ns = merged.mean();
   }
   // In ns over ns: a thread that never leaves full depth reads exactly 100.
   if (busy_ns) x.own_inflight_pct = 100.0 * static_cast<double>(*busy_ns) / static_cast<double>(p.b.t - p.a.t);

@@ -56,11 +56,20 @@ FioEnv system_fio_env();
 std::vector<FioSection> read_fio_file(const std::string& path, const FioEnv& env);
 
 // One job of the file, as `ioacct bench` words.
+// write_bw_log, write_iops_log, write_lat_log: each a file prefix ("" for
+// none). The run writes them in fio's log format (report/fio_logs.hpp).
+struct FioLogs {
+  std::string bw, iops, lat;
+  bool averaged = false;  // log_avg_msec was given (else fio logs every I/O)
+  bool any() const { return !bw.empty() || !iops.empty() || !lat.empty(); }
+};
+
 struct FioJob {
   std::string name;
   std::string file;  // where its section starts
   unsigned line = 0;
   std::vector<std::string> words;  // "--rw", "randread", "--iodepth", "1", ..., then its targets
+  FioLogs logs;
 };
 
 struct FioRun {

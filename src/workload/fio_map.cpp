@@ -50,8 +50,17 @@ class JobMapper {
     job.line = line;
     job.name = spec.name;
     job.words = fio_words(spec, values_, fresh_seed);
+    job.logs = spec.logs;
+    job.logs.averaged = spec.log_avg_ms.has_value();
+    if (spec.log_at) {
+      log_at_ = spec.log_at;
+      if (spec.rw == "rw" || spec.rw == "randrw")
+        values_.bad(*spec.log_at, fmt::format("rw={}: ioacct's time series does not keep reads and writes apart; "
+                                              "log a job that does one of them", spec.rw));
+    }
     // Options of the whole run: map_fio checks that every job has the same.
     if (spec.ramp_ns) run_opts_["--ramp"] = {fmt::format("{}ns", *spec.ramp_ns), spec.ramp_at};
+    if (spec.log_avg_ms) run_opts_["--log-interval"] = {fmt::format("{}ms", *spec.log_avg_ms), spec.log_avg_at};
     if (spec.gtod_reduce_at) run_opts_["--acct"] = {"basic", spec.gtod_reduce_at};
     if (spec.do_verify) verify_at_ = spec.verify_at;
     if (values_.problems() != problems_before) return std::nullopt;
@@ -64,6 +73,7 @@ class JobMapper {
   };
   const std::map<std::string, RunOpt>& run_opts() const { return run_opts_; }
   const FioOption* verify_at() const { return verify_at_; }
+  const FioOption* log_at() const { return log_at_; }
 
  private:
   std::string name_;
@@ -71,6 +81,7 @@ class JobMapper {
   std::map<const FioOptionRow*, FioSetting> set_;
   std::map<std::string, RunOpt> run_opts_;
   const FioOption* verify_at_ = nullptr;
+  const FioOption* log_at_ = nullptr;
 };
 
 }  // namespace
@@ -84,6 +95,7 @@ FioRun map_fio(const std::vector<FioSection>& sections, uint64_t fresh_seed) {
   std::string first_name;
   size_t jobs = 0;
   std::vector<std::pair<std::string, const FioOption*>> verified;  // jobs with a check, and where it is set
+  std::vector<std::pair<std::string, const FioOption*>> logged;    // jobs with a write_*_log, and where
   for (const FioSection& sec : sections) {
     if (sec.name == "global") {
       for (const auto& o : sec.options) globals.push_back(&o);
@@ -126,6 +138,7 @@ FioRun map_fio(const std::vector<FioSection>& sections, uint64_t fresh_seed) {
       }
     }
     if (m.verify_at()) verified.emplace_back(sec.name, m.verify_at());
+    if (m.log_at()) logged.emplace_back(sec.name, m.log_at());
     if (job) run.jobs.push_back(std::move(*job));
   }
   // ioacct's check covers one job's writes (bench refuses --verify beside
@@ -135,6 +148,13 @@ FioRun map_fio(const std::vector<FioSection>& sections, uint64_t fresh_seed) {
       errors.push_back({where->file, where->line,
                         fmt::format("{}:{}: verify: [{}] is one of {} jobs; ioacct checks one job's writes: run it "
                                     "in a file of its own", where->file, where->line, name, jobs)});
+  // The logs come from the run's one time series.
+  if (jobs > 1)
+    for (const auto& [name, where] : logged)
+      errors.push_back({where->file, where->line,
+                        fmt::format("{}:{}: {}: [{}] is one of {} jobs; ioacct's time series is the run's, so it logs "
+                                    "a file of one job: run it in a file of its own", where->file, where->line,
+                                    where->key, name, jobs)});
   if (jobs == 0 && !sections.empty())
     errors.push_back({sections.front().file, 0,
                       fmt::format("{}: holds only [global] sections: a job file needs at least one job",

@@ -276,6 +276,22 @@ void decode_do_verify(FioValues& v, const FioSetting& s, FioSpec& j) {
 void decode_verify_fatal(FioValues& v, const FioSetting& s, FioSpec&) { (void)v.boolean(*s.opt); }
 void decode_verify_backlog(FioValues& v, const FioSetting& s, FioSpec&) { (void)v.integer(*s.opt); }
 
+// write_bw_log=PREFIX and its kin: the files the run writes in fio's log
+// format. fio takes an empty value (or the job's name) as the job's name.
+template <std::string FioLogs::*Which>
+void decode_log(FioValues&, const FioSetting& s, FioSpec& j) {
+  j.logs.*Which = s.opt->value.empty() ? j.name : s.opt->value;
+  if (!j.log_at) j.log_at = s.opt;
+}
+
+void decode_log_avg(FioValues& v, const FioSetting& s, FioSpec& j) {
+  const auto ms = v.integer(*s.opt, 0, 3'600'000);
+  if (!ms || !*ms) return;  // 0: fio's per-I/O logs, as when unset
+  if (*ms < 10) v.bad(*s.opt, fmt::format("{}: ioacct's interval is at least 10 ms", *ms));
+  j.log_avg_ms = *ms;
+  j.log_avg_at = s.opt;
+}
+
 void decode_ramp(FioValues& v, const FioSetting& s, FioSpec& j) {
   j.ramp_ns = v.time_of(*s.opt);
   j.ramp_at = s.opt;
@@ -461,6 +477,23 @@ const std::vector<FioOptionRow>& fio_options() {
        "the run's `--ramp`",
        "one for the whole run: jobs that differ are an error (put it in `[global]`)",
        decode_ramp},
+      {{{"write_bw_log"}},
+       "after the run, `PREFIX_bw.1.log` in fio's log format: `msec, KiB/s, direction, 0, 0` per interval",
+       "a file of one job only, doing reads or writes (not both: ioacct's time series is the run's); without "
+       "`log_avg_msec` fio logs every I/O, ioacct the average per interval (1 s; stderr says so)",
+       decode_log<&FioLogs::bw>},
+      {{{"write_iops_log"}},
+       "after the run, `PREFIX_iops.1.log`: `msec, IOPS, direction, 0, 0` per interval",
+       "as `write_bw_log`",
+       decode_log<&FioLogs::iops>},
+      {{{"write_lat_log"}},
+       "after the run, `PREFIX_lat.1.log`: `msec, mean lat (ns), direction, 0, 0` per interval",
+       "as `write_bw_log`; fio writes `_clat` and `_slat` logs beside it, ioacct the `_lat` one only",
+       decode_log<&FioLogs::lat>},
+      {{{"log_avg_msec"}},
+       "the run's `--log-interval` (the time series' interval, which the logs average over)",
+       "one for the whole run; below 10 ms is an error",
+       decode_log_avg},
       {{{"startdelay"}}, "the job's `--startdelay`", "a range (`1-5`) is an error", decode_startdelay},
       {{{"stonewall"}, {"wait_for_previous"}},
        "`--stonewall`: the job starts when every job before it has ended",

@@ -97,6 +97,10 @@ struct FioSpec {
   const FioOption* gtod_reduce_at = nullptr;  // set, and true
   const FioOption* verify_at = nullptr;       // a check type (not verify=null)
   bool do_verify = true;
+  FioLogs logs;
+  const FioOption* log_at = nullptr;  // the first write_*_log set
+  std::optional<uint64_t> log_avg_ms;
+  const FioOption* log_avg_at = nullptr;
 };
 
 // An option's value as a job's sections leave it: the last setting, under

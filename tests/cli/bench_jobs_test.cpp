@@ -12,6 +12,7 @@
 #include <array>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -289,6 +290,68 @@ TEST(BenchJobs, ZonedWritesLandInTheirZonesAsFiosDo) {
               static_cast<unsigned long>(seen[0][1]), static_cast<unsigned long>(seen[0][2]),
               static_cast<unsigned long>(seen[1][0]), static_cast<unsigned long>(seen[1][1]),
               static_cast<unsigned long>(seen[1][2]));
+}
+
+// fio's log files, written by fio and by ioacct from the same job file: the
+// same files, each line fio's five comma-separated fields, time rising by
+// about the 500 ms average, reads as the direction; ioacct's bandwidth line
+// is its IOPS line times 4 KiB (the same interval).
+TEST(BenchJobs, LogsAreWrittenAsFioWritesThem) {
+  TempDir dir;
+  const std::string data = dir.path() + "/data";
+  sh("dd if=/dev/urandom of=" + data + " bs=1M count=16 status=none");
+  using Line = std::array<int64_t, 5>;
+  auto read_log = [](const std::string& path) {
+    std::ifstream f(path);
+    std::vector<Line> lines;
+    for (std::string s; std::getline(f, s);) {
+      Line l{};
+      EXPECT_EQ(std::sscanf(s.c_str(), "%ld, %ld, %ld, %ld, %ld", &l[0], &l[1], &l[2], &l[3], &l[4]), 5) << path << ": " << s;
+      lines.push_back(l);
+    }
+    return lines;
+  };
+  for (const char* tool : {"fio", "ioacct"}) {
+    const std::string logs = dir.path() + "/" + tool;
+    sh("mkdir -p " + logs);
+    const std::vector<std::string> env = {"IOACCT_TARGET=" + data, "LOGDIR=" + logs};
+    if (std::string(tool) == "fio") {
+      sh("IOACCT_TARGET=" + data + " LOGDIR=" + logs + " fio --output=/dev/null " + kCorpus + "/logs.fio");
+    } else {
+      auto o = run_ioacct({"bench", "--fio", kCorpus + "/logs.fio"}, {.env = env});
+      ASSERT_EQ(o.exit_code, 0) << o.err;
+    }
+    std::map<std::string, std::vector<Line>> got;
+    for (const char* kind : {"bw", "iops", "lat"}) {
+      got[kind] = read_log(logs + "/x_" + kind + ".1.log");
+      const auto& v = got[kind];
+      ASSERT_GE(v.size(), 2u) << tool << " " << kind;
+      for (size_t i = 0; i < v.size(); ++i) {
+        EXPECT_GT(v[i][1], 0) << tool << " " << kind;
+        EXPECT_EQ(v[i][2], 0) << tool << " " << kind << ": reads";
+        EXPECT_EQ(v[i][3], 0) << "an averaged log has no block size";
+        if (i > 0) {
+          EXPECT_GE(v[i][0], v[i - 1][0]) << tool << " " << kind;
+        }
+      }
+      EXPECT_NEAR(static_cast<double>(v[0][0]), 500, 150) << tool << " " << kind << ": the first average ends near 500 ms";
+    }
+    if (std::string(tool) == "ioacct") {
+      ASSERT_EQ(got["bw"].size(), got["iops"].size());
+      for (size_t i = 0; i < got["bw"].size(); ++i)
+        EXPECT_NEAR(static_cast<double>(got["bw"][i][1]), 4.0 * static_cast<double>(got["iops"][i][1]), 4.0);
+    }
+  }
+  // A log is of one job's reads or writes: ioacct's time series is the run's.
+  const std::string two = dir.path() + "/two.fio", mixed = dir.path() + "/mixed.fio";
+  sh("printf '[a]\\nrw=randread\\nwrite_bw_log=x\\n[b]\\nrw=randread\\n' > " + two);
+  sh("printf '[m]\\nrw=randrw\\nwrite_iops_log=x\\n' > " + mixed);
+  for (const auto& [file, says] : {std::pair{two, "write_bw_log: [a] is one of 2 jobs"},
+                                   std::pair{mixed, "rw=randrw: ioacct's time series does not keep reads and writes apart"}}) {
+    auto o = run_ioacct({"bench", "--fio", file}, {.env = {"IOACCT_TARGET=" + data}});
+    EXPECT_EQ(o.exit_code, 2) << o.err;
+    EXPECT_NE(o.err.find(says), std::string::npos) << o.err;
+  }
 }
 
 // Acceptance: each bad job file is one clear error, exit code 2.
