@@ -402,6 +402,7 @@ FioEnv corpus_env() {
   env.getenv = [](const std::string& n) -> std::optional<std::string> {
     if (n == "IOACCT_TARGET") return "/dev/null";
     if (n == "RUNTIME") return "1";
+    if (n == "LOGDIR") return "/tmp";
     return std::nullopt;
   };
   return env;
