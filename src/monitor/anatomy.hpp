@@ -78,7 +78,15 @@ struct AnatomyResult {
     double on_share = 0;  // of the window's I/Os, those of the on slices
   };
   std::optional<IopsRatio> iops_ratio;
-  std::string iops_ratio_unmeasured;  // why not, when not
+  // Why not, when not (report/ words it).
+  enum class Unmeasured : uint8_t {
+    NoSlices,      // none ran
+    Compare,       // compare keeps the programs on in every run
+    FewPairs,      // the window held fewer than 2 pairs of slices
+    CountedByIos,  // an --ios run keeps the programs on throughout
+  };
+  Unmeasured iops_ratio_unmeasured = Unmeasured::NoSlices;
+  double unmeasured_slice_s = 0;  // FewPairs: the slices' length
 
   void merge(const AnatomyResult& o);
 };

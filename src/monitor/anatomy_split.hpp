@@ -96,4 +96,13 @@ struct AnatomySplit {
 // is one stage.
 AnatomySplit split_io(const AnatomyStamps& s, AnatomyBlockLink link) noexcept;
 
+// The stage a run's wake-ups lie in, given how many of its I/Os each of the
+// two stages that can hold one counts: split_io() keeps a wake-up only
+// between the block request's completion and the I/O's (the completion
+// stage) or, where the block stages are not linked, inside the kernel time.
+// A run whose I/Os are linked, all or most, shows it under the completion.
+constexpr AnatomyStage anatomy_wakeup_stage(uint64_t completion_ios, uint64_t kernel_ios) noexcept {
+  return completion_ios >= kernel_ios ? AnatomyStage::Completion : AnatomyStage::Kernel;
+}
+
 }  // namespace ioacct

@@ -48,14 +48,24 @@ std::optional<std::string> no_block_words(const AnatomyResult& a) {
   return std::string("no block stages: none of the I/Os started a block request (page-cache hits, or no data moved)");
 }
 
-// The stage a wake-up lies in: split_io() keeps one only between the block
-// request's completion and the I/O's (the completion stage) or, where the
-// block stages are not linked, inside the kernel time.
+std::string ratio_unmeasured(const AnatomyResult& a) {
+  switch (a.iops_ratio_unmeasured) {
+    case AnatomyResult::Unmeasured::Compare:
+      return "compare keeps the programs on in every run (a variant without --anatomy measures it)";
+    case AnatomyResult::Unmeasured::FewPairs:
+      return fmt::format("the window held fewer than 2 pairs of {} s slices (--runtime 5s or more measures it)",
+                         a.unmeasured_slice_s);
+    case AnatomyResult::Unmeasured::CountedByIos:
+      return "a run counted by --ios keeps the programs on throughout (--runtime 5s or more measures it)";
+    case AnatomyResult::Unmeasured::NoSlices:
+      break;
+  }
+  return "no slices ran";
+}
+
 AnatomyStage wakeup_stage(const AnatomyResult& a) {
-  return a.stages[static_cast<int>(AnatomyStage::Completion)].count() >=
-                 a.stages[static_cast<int>(AnatomyStage::Kernel)].count()
-             ? AnatomyStage::Completion
-             : AnatomyStage::Kernel;
+  return anatomy_wakeup_stage(a.stages[static_cast<int>(AnatomyStage::Completion)].count(),
+                              a.stages[static_cast<int>(AnatomyStage::Kernel)].count());
 }
 
 json hist_json(const Histogram& h) {
@@ -137,7 +147,7 @@ std::string format_anatomy(const AnatomyResult& a) {
                        100.0 * q->on_share);
   else
     out += fmt::format("             cost: the IOPS ratio to a run without the programs is not measured: {}\n",
-                       a.iops_ratio_unmeasured.empty() ? "no slices ran" : a.iops_ratio_unmeasured);
+                       ratio_unmeasured(a));
   return out;
 }
 
@@ -200,7 +210,7 @@ json anatomy_json(const AnatomyResult& a) {
                        {"pairs", q->pairs},   {"slice_s", q->slice_s}, {"on_share", q->on_share}};
   else
     j["iops_ratio"] = nullptr;
-  j["iops_ratio_unmeasured"] = a.iops_ratio ? json(nullptr) : json(a.iops_ratio_unmeasured);
+  j["iops_ratio_unmeasured"] = a.iops_ratio ? json(nullptr) : json(ratio_unmeasured(a));
   return j;
 }
 

@@ -99,10 +99,10 @@ std::vector<std::vector<std::string>> anatomy_table(const CompareResult& c) {
     for (const auto& v : c.variants) any |= v.stage_ns[static_cast<int>(st)].s.has_value();
     return any;
   };
-  // The wake-up is a part of the stage it lies in (split_io() keeps it only
-  // inside the completion, or the kernel time where block stages are not
-  // linked), so its row goes under that stage.
-  const AnatomyStage wake_in = has(AnatomyStage::Completion) ? AnatomyStage::Completion : AnatomyStage::Kernel;
+  // The wake-up is a part of the stage it lies in, so its row goes under
+  // that stage: the completion wherever a variant has one.
+  const AnatomyStage wake_in = anatomy_wakeup_stage(has(AnatomyStage::Completion) ? 1 : 0,
+                                                    has(AnatomyStage::Kernel) ? 1 : 0);
   for (int s = 0; s < kAnatomyStages; ++s) {
     const auto st = static_cast<AnatomyStage>(s);
     if (!has(st)) continue;

@@ -436,12 +436,13 @@ RunResult run_jobs(const std::vector<JobSpec>& jobs, const std::vector<const Tar
     result.anatomy->block_link = anatomy_opt.block_link;
     result.anatomy->unavailable = anatomy.unavailable;
     if (slicer) result.anatomy->iops_ratio = slice_ratio(slicer->slices(), slicer->slice_s());
-    if (!result.anatomy->iops_ratio)
-      result.anatomy->iops_ratio_unmeasured =
-          !hooks.anatomy_slices ? "compare keeps the programs on in every run (a variant without --anatomy measures it)"
-          : slicer ? fmt::format("the window held fewer than 2 pairs of {} s slices (--runtime 5s or more measures it)",
-                               slicer->slice_s())
-                 : "a run counted by --ios keeps the programs on throughout (--runtime 5s or more measures it)";
+    using Unmeasured = AnatomyResult::Unmeasured;
+    if (!result.anatomy->iops_ratio) {
+      result.anatomy->iops_ratio_unmeasured = !hooks.anatomy_slices ? Unmeasured::Compare
+                                              : slicer              ? Unmeasured::FewPairs
+                                                                    : Unmeasured::CountedByIos;
+      if (slicer) result.anatomy->unmeasured_slice_s = slicer->slice_s();
+    }
   }
   result.first_error = ctl.first_error;
   const int stop = ctl.stop.load();
