@@ -42,7 +42,7 @@ TEST(BenchAcct, DiskstatsCountExactlyTheRunsReadsOnItsOwnLoopDevice) {
     auto o = run_ioacct({"bench", "--format", "json", "--ios", "3000", "--iodepth", depth, loop.path()});
     const ReadCounters after = read_counters(loop.name());
     ASSERT_EQ(o.exit_code, 0) << o.err;
-    json j = json::parse(o.out);
+    json j = stdout_json(o);
     const json* d = device(j, loop.name());
     ASSERT_NE(d, nullptr) << j["results"]["devices"];
     EXPECT_EQ((*d)["role"], "target");
@@ -69,7 +69,7 @@ TEST(BenchAcct, CpuByThreadAddsUpToTheProcessTotal) {
     args.insert(args.end(), extra.begin(), extra.end());
     auto o = run_ioacct(args, {.env = {"TMPDIR=" + dir.path()}});
     ASSERT_EQ(o.exit_code, 0) << o.err;
-    json j = json::parse(o.out);
+    json j = stdout_json(o);
     const json& cpu = j["results"]["cpu"];
     const double total = cpu["user_s"].get<double>() + cpu["sys_s"].get<double>();
     const double parts = cpu["breakdown"]["total_s"].get<double>();
@@ -120,7 +120,7 @@ TEST(BenchAcct, SqThreadCpuMatchesItsSchedstatReadByTheTest) {
                                  {"verifying", [&](int pid) { after = runtime_ns(pid); }}}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   ASSERT_GT(sq_tid, 0) << "found the SQ thread";
-  json j = json::parse(o.out);
+  json j = stdout_json(o);
   ASSERT_EQ(j["results"]["sq_threads"].size(), 1u);
   const json& sq = j["results"]["sq_threads"][0];
   EXPECT_EQ(sq["tid"], sq_tid);
@@ -137,7 +137,7 @@ TEST(BenchAcct, WhatCannotBeMeasuredIsSaidNotZeroed) {
   // tmpfs has no block device under it.
   auto o = run_ioacct({"bench", "--format", "json", "--size", "8m", "--runtime", "300ms", "--dir", "/dev/shm"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  json j = json::parse(o.out);
+  json j = stdout_json(o);
   EXPECT_TRUE(j["results"]["devices"].empty()) << j["results"]["devices"];
   EXPECT_TRUE(j["results"]["sq_threads"].empty());
   auto c = run_ioacct({"bench", "--size", "8m", "--runtime", "300ms", "--dir", "/dev/shm"});
@@ -150,7 +150,7 @@ TEST(BenchAcct, WhatCannotBeMeasuredIsSaidNotZeroed) {
   auto off = run_ioacct({"bench", "--format", "json", "--size", "8m", "--runtime", "300ms", "--acct", "off"},
                         {.env = {"TMPDIR=" + dir.path()}});
   ASSERT_EQ(off.exit_code, 0) << off.err;
-  json k = json::parse(off.out);
+  json k = stdout_json(off);
   EXPECT_TRUE(k["results"]["cpu"].is_null());
   EXPECT_TRUE(k["results"]["latency_ns"].is_null());
   EXPECT_TRUE(k["results"]["devices"].is_null());
@@ -183,7 +183,7 @@ TEST(BenchAcct, LatencyLevelLoadsNoBpfAndFullDoes) {
     auto o = run_ioacct(args, {.env = {"TMPDIR=" + dir.path()}, .action_after = "ioacct bench:",
                                .action_pid = [&](int pid) { programs = bpf_programs_of(pid); }});
     ASSERT_EQ(o.exit_code, 0) << o.err;
-    const json j = json::parse(o.out);
+    const json j = stdout_json(o);
     if (level.empty()) {
       EXPECT_EQ(j["context"]["options"]["acct"], "latency") << "the default level";
       continue;
@@ -247,7 +247,7 @@ TEST(BenchInflight, AtDepthOneBusyTimeIsTheSumOfLatencies) {
   auto o = run_ioacct({"bench", "--format", "json", "--size", "32m", "--ios", "3000", "--iodepth", "1"},
                       {.env = {"TMPDIR=" + dir.path()}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  json j = json::parse(o.out);
+  json j = stdout_json(o);
   const json& f = j["results"]["inflight"];
   const json& lat = j["results"]["latency_ns"];
   const double sum_s = lat["mean"].get<double>() * lat["count"].get<double>() / 1e9;
@@ -265,7 +265,7 @@ TEST(BenchInflight, TheMeanInFlightIsTheSumOfLatenciesOverTheWindow) {
   auto o = run_ioacct({"bench", "--format", "json", "--size", "32m", "--ios", "20000", "--iodepth", "8"},
                       {.env = {"TMPDIR=" + dir.path()}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  json j = json::parse(o.out);
+  json j = stdout_json(o);
   const json& f = j["results"]["inflight"];
   const json& lat = j["results"]["latency_ns"];
   const double sum_s = lat["mean"].get<double>() * lat["count"].get<double>() / 1e9;
@@ -281,7 +281,7 @@ TEST(BenchInflight, TwoThreadsMatchTheUnionOfEveryInterval) {
                        "--iodepth", "16", "--dump-intervals", dump},
                       {.env = {"TMPDIR=" + dir.path()}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  json j = json::parse(o.out);
+  json j = stdout_json(o);
   const json& f = j["results"]["inflight"];
   // Offline: sort the logged intervals and take their union.
   std::vector<std::pair<uint64_t, uint64_t>> iv;
@@ -323,7 +323,7 @@ TEST(BenchSeries, IntervalsAddUpToTheRun) {
                        "--buffered"},
                       {.env = {"TMPDIR=" + dir.path()}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  json j = json::parse(o.out);
+  json j = stdout_json(o);
   const json& s = j["results"]["series"];
   EXPECT_EQ(s["keep_every"], 1);
   ASSERT_GE(s["samples"].size(), 5u);
@@ -356,7 +356,7 @@ TEST(BenchSeries, DeviceBusyPerIntervalAddsUpToTheWindows) {
                        "--iodepth", "4", "--acct", "full"},
                       {.env = {"TMPDIR=" + dir.path()}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  json j = json::parse(o.out);
+  json j = stdout_json(o);
   const json* target = nullptr;
   for (const auto& d : j["results"]["devices"])
     if (d["role"] == "target") target = &d;
@@ -386,7 +386,7 @@ TEST(BenchSeries, ALongSeriesIsDecimatedNotUnbounded) {
                        "--buffered", "--rate-iops", "2000"},
                       {.env = {"TMPDIR=" + dir.path()}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  json j = json::parse(o.out);
+  json j = stdout_json(o);
   const json& s = j["results"]["series"];
   EXPECT_GE(s["keep_every"].get<unsigned>(), 2u) << "over 600 intervals: every other one kept";
   EXPECT_LE(s["samples"].size(), s["max_samples"].get<size_t>());

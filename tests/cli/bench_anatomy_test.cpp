@@ -163,7 +163,7 @@ void check_against_witness(const std::string& engine, bool on_vda = false) {
                        "--dump-intervals", dump, t.path});
   const auto events = trace.stop();
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json a = json::parse(o.out)["results"]["anatomy"];
+  const json a = stdout_json(o)["results"]["anatomy"];
   ASSERT_TRUE(a["available"].get<bool>()) << a;
   EXPECT_EQ(a["ios"], 3000);
   EXPECT_EQ(a["linked"], 3000) << "every I/O at depth 1 is linked: " << a["unlinked"];
@@ -256,7 +256,7 @@ void check_deep_against_witness(bool on_vda) {
   auto o = run_ioacct({"bench", "--format", "json", "--iodepth", "8", "--ios", "4000", "--anatomy", t.path});
   const auto events = trace.stop();
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json a = json::parse(o.out)["results"]["anatomy"];
+  const json a = stdout_json(o)["results"]["anatomy"];
   ASSERT_TRUE(a["available"].get<bool>()) << a;
   EXPECT_EQ(a["linking"]["block"], "per_io_submission");
   EXPECT_EQ(a["linked"], 4000) << a["unlinked"];
@@ -320,7 +320,7 @@ TEST(BenchAnatomy, DeeperBufferedGivesBlockStagesPerRequestOnly) {
   auto o = run_ioacct(
       {"bench", "--format", "json", "--buffered", "--iodepth", "8", "--ios", "4000", "--anatomy", loop.path()});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json a = json::parse(o.out)["results"]["anatomy"];
+  const json a = stdout_json(o)["results"]["anatomy"];
   ASSERT_TRUE(a["available"].get<bool>()) << a;
   EXPECT_EQ(a["linking"]["block"], "per_request");
   std::vector<std::string> names;
@@ -341,7 +341,7 @@ TEST(BenchAnatomy, RequestsAnIoWqWorkerStartsAreNotLinkedAndSaidSo) {
   auto o = run_ioacct(
       {"bench", "--format", "json", "--iodepth", "1", "--ios", "2000", "--force-async", "--anatomy", loop.path()});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json a = json::parse(o.out)["results"]["anatomy"];
+  const json a = stdout_json(o)["results"]["anatomy"];
   ASSERT_TRUE(a["available"].get<bool>()) << a;
   EXPECT_GE(a["foreign_block_requests"].get<uint64_t>(), 2000u);
   ASSERT_TRUE(a["block_stages"].is_string()) << a;
@@ -372,7 +372,7 @@ TEST(BenchAnatomy, WakeUpIsUnderTheCompletionAndTheProgramsAreTimed) {
   // A run where the thread does not sleep has no wake-up row at all.
   auto o = run_ioacct({"bench", "--format", "json", "--iodepth", "1", "--ios", "2000", "--anatomy", loop.path()});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json a = json::parse(o.out)["results"]["anatomy"];
+  const json a = stdout_json(o)["results"]["anatomy"];
   EXPECT_GT(a["bpf_run_ns_per_io"].get<double>(), 0) << a;
   EXPECT_TRUE(a["iops_ratio"].is_null()) << "counted by --ios: the programs stay on";
   if (!a["wakeup"].is_null()) {
@@ -388,7 +388,7 @@ TEST(BenchAnatomy, WakeUpIsUnderTheCompletionAndTheProgramsAreTimed) {
 TEST(BenchAnatomy, ATimedRunMeasuresTheProgramsIopsCostInSlices) {
   auto o = run_ioacct({"bench", "--format", "json", "--engine", "nop", "--iodepth", "8", "--runtime", "5s", "--anatomy"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json r = json::parse(o.out)["results"];
+  const json r = stdout_json(o)["results"];
   const json& q = r["anatomy"]["iops_ratio"];
   ASSERT_TRUE(q.is_object()) << r["anatomy"];
   EXPECT_EQ(q["pairs"], 2) << "on, off, on, off in 5 s; a fifth slice would end past the window";
@@ -412,7 +412,7 @@ TEST(BenchAnatomy, ATimedRunMeasuresTheProgramsIopsCostInSlices) {
 TEST(BenchAnatomy, NopHasOnlyIoUringStages) {
   auto o = run_ioacct({"bench", "--format", "json", "--engine", "nop", "--iodepth", "1", "--ios", "20000", "--anatomy"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json a = json::parse(o.out)["results"]["anatomy"];
+  const json a = stdout_json(o)["results"]["anatomy"];
   ASSERT_TRUE(a["available"].get<bool>()) << a;
   std::vector<std::string> names;
   for (const auto& s : a["stages"]) names.push_back(s["stage"]);
@@ -444,7 +444,7 @@ TEST(BenchAnatomy, BufferedHotReadsSayThereAreNoBlockStages) {
     auto o = run_ioacct({"bench", "--format", "json", "--engine", engine, "--buffered", "--iodepth", "1", "--ios", "5000",
                          "--anatomy", f});
     ASSERT_EQ(o.exit_code, 0) << o.err;
-    const json a = json::parse(o.out)["results"]["anatomy"];
+    const json a = stdout_json(o)["results"]["anatomy"];
     ASSERT_TRUE(a["available"].get<bool>()) << a;
     ASSERT_TRUE(a["block_stages"].is_string()) << engine << ": " << a;
     for (const auto& s : a["stages"])
@@ -459,7 +459,7 @@ TEST(BenchAnatomy, WithoutBpfPermissionSaysSoOnceAndLeavesNull) {
                        "--anatomy", "--acct", "basic", "--dir", dir.path()},
                       {.prefix = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json a = json::parse(o.out)["results"]["anatomy"];
+  const json a = stdout_json(o)["results"]["anatomy"];
   EXPECT_FALSE(a["available"].get<bool>());
   EXPECT_TRUE(a["stages"].is_null());
   EXPECT_NE(a["unavailable"].get<std::string>().find("no permission"), std::string::npos) << a;

@@ -61,7 +61,7 @@ class SerialDevice {
     args.push_back(loop_.path());
     const Outcome o = run_ioacct(args);
     EXPECT_EQ(o.exit_code, 0) << o.err;
-    if (report && o.exit_code == 0) *report = json::parse(o.out);
+    if (report && o.exit_code == 0) *report = stdout_json(o);
     const auto events = trace.stop();
     DeviceDepth d;
     d.events = events.size();
@@ -150,7 +150,7 @@ TEST(BenchDepth, AutoSubmitPolicyFollowsItsOwnProbes) {
     if (spinner) spin.emplace();
     const Outcome o = run_ioacct({"bench", "--format", "json", "--runtime", "2s", "--size", "64m", "--dir", dir.path()});
     ASSERT_EQ(o.exit_code, 0) << o.err;
-    const json j = json::parse(o.out);
+    const json j = stdout_json(o);
     const json& sub = j["results"]["submission"];
     ASSERT_EQ(sub["decided_by"], "measured") << j["results"].dump();
     const auto ratios = sub["probe_ratios"].get<std::vector<double>>();

@@ -21,18 +21,12 @@ TEST(BenchDevice, ReadsNeedNoFlagAndNameTheDevice) {
   LoopDevice loop(dir.path());
   auto o = run_ioacct({"bench", "--format", "json", "--runtime", "300ms", loop.path()});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  auto j = nlohmann::json::parse(o.out);
+  auto j = stdout_json(o);
   const auto& t = j["context"]["targets"][0];
   EXPECT_EQ(t["block_device"], true);
   EXPECT_EQ(t["device"], loop.path().substr(5));  // "loopN"
   EXPECT_EQ(t["size"], 64 << 20);
   EXPECT_GT(j["results"]["ios"].get<uint64_t>(), 0u);
-}
-
-void expect_refused(const Outcome& o, const std::vector<std::string>& names) {
-  EXPECT_EQ(o.exit_code, 2) << o.err;
-  EXPECT_TRUE(o.out.empty()) << o.out;
-  for (const auto& n : names) EXPECT_NE(o.err.find(n), std::string::npos) << "should say '" << n << "': " << o.err;
 }
 
 TEST(BenchDevice, MountedDeviceIsNeverWritten) {

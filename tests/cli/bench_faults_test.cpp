@@ -30,6 +30,7 @@ namespace {
 
 using nlohmann::json;
 
+// A file ioacct wrote, parsed (stdout goes through stdout_json).
 json parse_json(const std::string& text, const Outcome& o) {
   try {
     return json::parse(text);
@@ -71,7 +72,7 @@ void check_faulted_run(const std::vector<std::string>& extra) {
   EXPECT_TRUE(lines_starting(o.err, "error:").empty()) << o.err;
   EXPECT_TRUE(has(o.err, "injected faults")) << "the start-up line says faults are injected: " << o.err;
 
-  json j = parse_json(o.out, o);
+  json j = stdout_json(o);
   EXPECT_EQ(j["interrupted"], false);
   EXPECT_EQ(j["stop_reason"], "runtime");
   const json& r = j["results"];
@@ -140,7 +141,7 @@ TEST(BenchFaults, TooManyErrorsStopTheRunWithTheReport) {
   EXPECT_TRUE(has(errors[0], "--max-errors")) << errors[0];
   EXPECT_TRUE(has(errors[0], "--max-errors 0 allows more")) << errors[0];
   EXPECT_TRUE(lines_starting(o.err, "warning:").empty()) << "an error, not also a warning: " << o.err;
-  json j = parse_json(o.out, o);
+  json j = stdout_json(o);
   EXPECT_EQ(j["stop_reason"], "errors");
   EXPECT_EQ(j["interrupted"], false);
   const json& r = j["results"];
@@ -192,7 +193,7 @@ TEST(BenchFaults, FullFilesystemIsAnErrorNamingENOSPCAndSize) {
   EXPECT_TRUE(has(errors[0], "ENOSPC")) << errors[0];
   EXPECT_TRUE(has(errors[0], "--size")) << "says what to do: " << errors[0];
   EXPECT_TRUE(has(errors[0], file)) << "names the target: " << errors[0];
-  json j = parse_json(o.out, o);
+  json j = stdout_json(o);
   EXPECT_EQ(j["stop_reason"], "errors");
   EXPECT_GE(j["results"]["errors"]["ENOSPC"].get<uint64_t>(), 1u) << j["results"]["errors"].dump();
   EXPECT_GT(j["results"]["writes"].get<uint64_t>(), 0u) << "the space there was got written";
@@ -222,7 +223,7 @@ TEST(BenchFaults, TruncatedTargetIsAnErrorNamingEndOfFile) {
     EXPECT_TRUE(has(errors[0], "end of file")) << errors[0];
     EXPECT_TRUE(has(errors[0], "truncated")) << errors[0];
     EXPECT_TRUE(has(errors[0], file)) << errors[0];
-    json j = parse_json(o.out, o);
+    json j = stdout_json(o);
     EXPECT_EQ(j["stop_reason"], "errors");
     EXPECT_GE(j["results"]["errors"]["EOF"].get<uint64_t>(), 1u) << j["results"]["errors"].dump();
   }
@@ -237,7 +238,7 @@ TEST(BenchFaults, TruncatedTargetWithinMaxErrorsIsCounted) {
   expect_no_crash(o);
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(lines_starting(o.err, "warning:").size(), 1u) << o.err;
-  json j = parse_json(o.out, o);
+  json j = stdout_json(o);
   const json& r = j["results"];
   EXPECT_GE(r["errors"]["EOF"].get<uint64_t>(), 1u) << r["errors"].dump();
   EXPECT_EQ(r["syscalls"]["submitted_ios"], r["syscalls"]["reaped_ios"]);
@@ -259,7 +260,7 @@ TEST(BenchFaults, ShortReadAtANewEndOfFileIsResubmittedThenCounted) {
                                .action = [&] { sh("truncate -s " + std::to_string(1048576 + 1616) + " " + file); }});
     expect_no_crash(o);
     ASSERT_EQ(o.exit_code, 0) << o.err;
-    json j = parse_json(o.out, o);
+    json j = stdout_json(o);
     const json& r = j["results"];
     EXPECT_GE(r["short_resubmits"].get<uint64_t>(), 1u) << "each pass over the file reads the cut block";
     EXPECT_GE(r["errors"]["EOF"].get<uint64_t>(), r["short_resubmits"].get<uint64_t>()) << r["errors"].dump();
@@ -276,7 +277,7 @@ TEST(BenchFaults, DeletedTargetKeepsWorkingThroughItsDescriptor) {
                       {.timeout_s = 60, .action_after = "ioacct bench:", .action = [&] { sh("rm " + file); }});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_TRUE(lines_starting(o.err, "error:").empty()) << o.err;
-  json j = parse_json(o.out, o);
+  json j = stdout_json(o);
   EXPECT_EQ(j["stop_reason"], "runtime");
   EXPECT_TRUE(j["results"]["errors"].empty()) << j["results"]["errors"].dump();
   EXPECT_GT(j["results"]["ios"].get<uint64_t>(), 0u);
@@ -460,7 +461,7 @@ TEST(BenchFaults, SignalDuringASlowSyncOfTheTemporaryFileEndsTheRunAtOnce) {
   EXPECT_LT(o.signal_to_exit_s, 1.0) << "must end within one second of the signal";
   EXPECT_TRUE(has(o.err, "ioacct: interrupted before the run started")) << o.err;
   EXPECT_TRUE(lines_starting(o.err, "error:").empty()) << o.err;
-  json j = parse_json(o.out, o);
+  json j = stdout_json(o);
   EXPECT_EQ(j["interrupted"], true);
   EXPECT_TRUE(j["results"].is_null());
   EXPECT_TRUE(mnt.entries().size() == 1 && mnt.entries()[0] == "lost+found") << "nothing left on the filesystem";

@@ -67,7 +67,7 @@ TEST(BenchFioJson, EveryKeyFioWritesIsThereWithFiosType) {
     const json fio = run_fio(file);
     auto o = run_ioacct({"bench", "--fio", file, "--format", "fio-json"});
     ASSERT_EQ(o.exit_code, 0) << c.what << ": " << o.err;
-    const json ours = json::parse(o.out);
+    const json ours = stdout_json(o);
     std::vector<std::string> diffs;
     same_shape(fio, ours, "", diffs);
     EXPECT_TRUE(diffs.empty()) << c.what << ":\n" << [&] {

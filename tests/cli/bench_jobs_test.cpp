@@ -55,7 +55,7 @@ TEST(BenchJobs, TwoJobsFromAJobFileAddUpToTheDevicesIos) {
                       {.env = {"IOACCT_TARGET=" + loop.path()}});
   const auto after = device_stat(loop.name());
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json j = json::parse(o.out);
+  const json j = stdout_json(o);
   ASSERT_EQ(j["jobs"].size(), 2u);
   const json& reader = job(j, "reader");
   const json& writer = job(j, "writer");
@@ -108,7 +108,7 @@ TEST(BenchJobs, LoopsVerifyAndNumberIosRunAsInFio) {
   auto o = run_ioacct({"bench", "--fio", kCorpus + "/verify-loops.fio", "--format", "json"},
                       {.env = {"IOACCT_TARGET=" + f}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  json j = json::parse(o.out);
+  json j = stdout_json(o);
   const json& fill = j["results"];
   EXPECT_EQ(fill["writes"], 1024) << "loops=2 passes of size=2m in 4 KiB writes";
   ASSERT_TRUE(fill["verify"].is_object()) << fill.dump().substr(0, 300);
@@ -119,7 +119,7 @@ TEST(BenchJobs, LoopsVerifyAndNumberIosRunAsInFio) {
 
   o = run_ioacct({"bench", "--fio", kCorpus + "/number-ios.fio", "--format", "json"}, {.env = {"IOACCT_TARGET=" + f}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  j = json::parse(o.out);
+  j = stdout_json(o);
   EXPECT_EQ(j["results"]["reads"], 100) << "number_ios=100 ends the pass of io_size=1m (256 reads) early";
 }
 
@@ -152,7 +152,7 @@ TEST(BenchJobs, StartdelayAndStonewallPlaceTheWindows) {
   auto o = run_ioacct({"bench", "--fio", kCorpus + "/startdelay.fio", "--destroy-data", "--format", "json"},
                       {.env = {"IOACCT_TARGET=" + loop.path(), "RUNTIME=2"}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  json j = json::parse(o.out);
+  json j = stdout_json(o);
   const json& burst = job(j, "burst")["results"];
   EXPECT_NEAR(burst["start_s"].get<double>(), 0.5, 0.1) << "startdelay=500ms";
   EXPECT_NEAR(burst["window_s"].get<double>(), 0.5, 0.1) << "its own runtime=500ms";
@@ -161,7 +161,7 @@ TEST(BenchJobs, StartdelayAndStonewallPlaceTheWindows) {
   o = run_ioacct({"bench", "--fio", kCorpus + "/stonewall.fio", "--destroy-data", "--format", "json"},
                  {.env = {"IOACCT_TARGET=" + loop.path(), "RUNTIME=1"}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  j = json::parse(o.out);
+  j = stdout_json(o);
   const json& fill = job(j, "fill")["results"];
   const json& read = job(j, "read-back")["results"];
   EXPECT_EQ(fill["ios"], 64) << "8 MiB in 128 KiB writes";
@@ -179,7 +179,7 @@ TEST(BenchJobs, TrimsAndSyncsReachTheDevice) {
                          "--destroy-data", "--format", "json", loop.path()});
     auto after = device_stat(loop.name());
     ASSERT_EQ(o.exit_code, 0) << o.err;
-    json j = json::parse(o.out);
+    json j = stdout_json(o);
     EXPECT_EQ(j["results"]["trims"], 300);
     EXPECT_EQ(j["results"]["bytes_trimmed"], 300 * 65536);
     EXPECT_EQ(j["results"]["trim_latency_ns"]["count"], 300);
@@ -191,7 +191,7 @@ TEST(BenchJobs, TrimsAndSyncsReachTheDevice) {
                     engine, "--destroy-data", "--format", "json", loop.path()});
     after = device_stat(loop.name());
     ASSERT_EQ(o.exit_code, 0) << o.err;
-    j = json::parse(o.out);
+    j = stdout_json(o);
     EXPECT_EQ(j["results"]["writes"], 400);
     const uint64_t syncs = j["results"]["syncs"];
     EXPECT_GE(syncs, 39u) << "one after every 10 writes";
@@ -219,7 +219,7 @@ TEST(BenchJobs, TrimsOnAFilePunchHoles) {
 TEST(BenchJobs, SplitSubmitTimesEverySubmission) {
   auto o = run_ioacct({"bench", "--size", "16m", "--ios", "2000", "--iodepth", "8", "--split-submit", "--format", "json"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  json r = json::parse(o.out)["results"];
+  json r = stdout_json(o)["results"];
   EXPECT_EQ(r["unsplit_ios"], 0);
   // An I/O complete by its submission's return has no clat of its own.
   EXPECT_EQ(r["clat_ns"]["count"].get<uint64_t>() + r["complete_at_submit_ios"].get<uint64_t>(), 2000u) << r;
@@ -237,7 +237,7 @@ TEST(BenchJobs, SplitSubmitTimesEverySubmission) {
 TEST(BenchJobs, SplitSubmitLeavesIosCompleteAtSubmitOutOfClat) {
   auto o = run_ioacct({"bench", "--engine", "nop", "--iodepth", "8", "--ios", "5000", "--split-submit", "--format", "json"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  json r = json::parse(o.out)["results"];
+  json r = stdout_json(o)["results"];
   EXPECT_EQ(r["complete_at_submit_ios"], 5000) << r;
   EXPECT_EQ(r["unsplit_ios"], 0);
   EXPECT_TRUE(r["clat_ns"].is_null()) << r["clat_ns"];
@@ -275,7 +275,7 @@ TEST(BenchJobs, ZonedWritesLandInTheirZonesAsFiosDo) {
     } else {
       auto o = run_ioacct({"bench", "--fio", kCorpus + "/zoned.fio", "--format", "json"}, {.env = {"IOACCT_TARGET=" + f}});
       ASSERT_EQ(o.exit_code, 0) << o.err;
-      EXPECT_EQ(json::parse(o.out)["results"]["writes"], 3000);
+      EXPECT_EQ(stdout_json(o)["results"]["writes"], 3000);
     }
     seen[tool] = zone_blocks(f);
     const auto& w = seen[tool];
@@ -383,7 +383,7 @@ TEST(BenchJobs, AJobFileFromAPipeRunsAndAFifoNeverHoldsCtrlCUp) {
                                     "printf '[piped]\\nrw=read\\nsize=1m\\nbs=4k\\n' | \"$0\" \"$@\""}};
   auto o = run_ioacct({"bench", "--fio", "/dev/stdin", "--format", "json"}, piped);
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const auto j = nlohmann::json::parse(o.out);
+  const auto j = stdout_json(o);
   ASSERT_EQ(j["jobs"].size(), 1u) << o.out;
   EXPECT_EQ(j["jobs"][0]["name"], "piped");
 

@@ -33,7 +33,7 @@ TEST(BenchLibaio, CountsEveryReadTheDeviceSawWithEveryAccount) {
   std::istringstream after_in(read_first_line("/sys/block/" + loop.name() + "/stat"));
   uint64_t reads_after = 0, merges_after = 0;
   after_in >> reads_after >> merges_after;
-  const json j = json::parse(o.out);
+  const json j = stdout_json(o);
   EXPECT_EQ(j["context"]["options"]["engine"], "libaio");
   EXPECT_EQ(j["context"]["engine_description"].get<std::string>().rfind("libaio (io_submit/io_getevents, 8 events", 0), 0u)
       << j["context"]["engine_description"];
@@ -76,7 +76,7 @@ TEST(BenchLibaio, EveryDataPathWritesAndReadsBackExactly) {
     args.insert(args.end(), v.begin(), v.end());
     auto o = run_ioacct(args);
     ASSERT_EQ(o.exit_code, 0) << o.err;
-    const json j = json::parse(o.out);
+    const json j = stdout_json(o);
     EXPECT_EQ(j["results"]["ios"], 3000);
     EXPECT_EQ(j["results"]["verify"]["mismatches"], 0);
     EXPECT_TRUE(j["results"]["errors"].empty()) << j["results"]["errors"];
@@ -94,7 +94,7 @@ TEST(BenchLibaio, AFioJobWithIoengineLibaioRuns) {
                      << "\n";
   auto o = run_ioacct({"bench", "--fio", job, "--format", "json"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json j = json::parse(o.out);
+  const json j = stdout_json(o);
   EXPECT_EQ(j["context"]["options"]["engine"], "libaio");
   EXPECT_EQ(j["context"]["options"]["iodepth"], 8);
   EXPECT_EQ(j["results"]["ios"], 1024);

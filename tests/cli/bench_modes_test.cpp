@@ -106,7 +106,7 @@ Seen run_and_see(const std::vector<std::string>& extra, json* report, bool trace
                                      if (trace) seen.enters = trace_enters(pid);
                                    }});
   EXPECT_EQ(seen.outcome.exit_code, 0) << seen.outcome.err;
-  if (report && seen.outcome.exit_code == 0) *report = json::parse(seen.outcome.out);
+  if (report && seen.outcome.exit_code == 0) *report = stdout_json(seen.outcome);
   return seen;
 }
 
@@ -257,7 +257,7 @@ TEST(BenchModes, EveryDataPathWritesAndReadsBackExactly) {
     args.insert(args.end(), v.begin(), v.end());
     auto o = run_ioacct(args);
     ASSERT_EQ(o.exit_code, 0) << o.err;
-    json j = json::parse(o.out);
+    json j = stdout_json(o);
     EXPECT_EQ(j["results"]["ios"], 3000);
     EXPECT_EQ(j["results"]["verify"]["mismatches"], 0);
     // RWF_NOWAIT may bounce buffered I/O as EAGAIN; it is retried, never an error.

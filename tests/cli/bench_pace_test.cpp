@@ -27,7 +27,7 @@ Paced paced(const std::string& rate, const std::string& runtime, std::vector<std
   args.insert(args.end(), extra.begin(), extra.end());
   Paced p{run_ioacct(args, {.env = {"TMPDIR=" + dir.path()}}), {}};
   EXPECT_EQ(p.o.exit_code, 0) << p.o.err;
-  if (p.o.exit_code == 0) p.results = json::parse(p.o.out)["results"];
+  if (p.o.exit_code == 0) p.results = stdout_json(p.o)["results"];
   return p;
 }
 

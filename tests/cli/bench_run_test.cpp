@@ -17,15 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-json parse_json(const Outcome& o) {
-  try {
-    return json::parse(o.out);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "stdout is not JSON (" << e.what() << "): " << o.out.substr(0, 500) << "\nstderr: " << o.err;
-    return json::object();
-  }
-}
-
 // Checks every count in a results (or per-thread) block against the others.
 void check_counts(const json& r, uint64_t bs, bool moves_data = true) {
   const uint64_t ios = r["ios"], reads = r["reads"], writes = r["writes"];
@@ -88,7 +79,7 @@ TEST(BenchRun, JsonCountsAgree) {
   auto o = run_ioacct({"bench", "--format", "json", "--size", "64m", "--runtime", "1s", "--bs", "8k"},
                       {.env = {"TMPDIR=" + dir.path()}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  json j = parse_json(o);
+  json j = stdout_json(o);
   EXPECT_EQ(j["context"]["schema_version"], 2);
   EXPECT_EQ(j["context"]["options"]["bs"], 8192);
   // The device the temporary file sits on, named from sysfs for the report's header.
@@ -119,7 +110,7 @@ TEST(BenchRun, IosStopsAtExactlyThatManyAcrossThreads) {
                        "--iodepth", "16", "--rw", "randrw", "--rwmix-read", "70", "--buffered"},
                       {.env = {"TMPDIR=" + dir.path()}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  json j = parse_json(o);
+  json j = stdout_json(o);
   EXPECT_EQ(j["stop_reason"], "ios");
   EXPECT_EQ(j["results"]["ios"], 10001);
   check_counts(j["results"], 4096);
@@ -142,7 +133,7 @@ TEST(BenchRun, EveryEngineRuns) {
     auto o = run_ioacct({"bench", "--format", "json", "--size", "16m", "--runtime", "300ms", "--engine", engine},
                         {.env = {"TMPDIR=" + dir.path()}});
     ASSERT_EQ(o.exit_code, 0) << o.err;
-    json j = parse_json(o);
+    json j = stdout_json(o);
     check_counts(j["results"], 4096, std::string(engine) != "nop");
     EXPECT_GT(j["results"]["ios"].get<uint64_t>(), 0u);
     if (std::string(engine) == "psync") {
@@ -164,7 +155,7 @@ TEST(BenchRun, ODirectSubmitsAPassFirstRefillAtOnce) {
     if (buffered) args.emplace_back("--buffered");
     auto o = run_ioacct(args, {.env = {"TMPDIR=" + dir.path()}});
     ASSERT_EQ(o.exit_code, 0) << o.err;
-    const json sc = parse_json(o)["results"]["syscalls"];
+    const json sc = stdout_json(o)["results"]["syscalls"];
     const double submit = sc["submit"].get<double>(), reap = sc["reap"].get<double>();
     if (buffered) EXPECT_LT(submit, 1.05 * reap + 2) << sc;
     else EXPECT_GT(submit, 1.2 * reap) << sc;
@@ -177,7 +168,7 @@ TEST(BenchRun, RatePacesEachThreadOnASchedule) {
                        "--iodepth", "4", "--threads", "2", "--buffered"},
                       {.env = {"TMPDIR=" + dir.path()}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  json j = parse_json(o);
+  json j = stdout_json(o);
   // 200 per second per thread, 2 threads: 800 I/Os in 2 s, give or take the edges.
   EXPECT_NEAR(j["results"]["iops"].get<double>(), 400.0, 20.0);
   for (const auto& t : j["threads"]) EXPECT_NEAR(t["iops"].get<double>(), 200.0, 10.0);
@@ -193,7 +184,7 @@ TEST(BenchRun, PacedRunSlowerThanItsPaceWaitsInsteadOfPolling) {
                        "--iodepth", "1", "--inject-faults", "delay=1:10ms"},
                       {.env = {"TMPDIR=" + dir.path()}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json s = parse_json(o)["results"]["syscalls"];
+  const json s = stdout_json(o)["results"]["syscalls"];
   EXPECT_EQ(s["reaped_ios"], 40);
   EXPECT_LE(s["reap"].get<uint64_t>(), 2 * 40u) << "reaping syscalls for 40 I/Os: " << s;
 }
@@ -236,7 +227,7 @@ void interrupt_test(int sig, int expected_exit) {
   EXPECT_EQ(o.exit_code, expected_exit) << o.err;
   std::cout << "signal " << sig << " to exit: " << o.signal_to_exit_s << " s\n";
   EXPECT_LT(o.signal_to_exit_s, 1.0) << "must end within one second of the signal";
-  json j = parse_json(o);
+  json j = stdout_json(o);
   EXPECT_EQ(j["interrupted"], true);
   EXPECT_EQ(j["stop_reason"], "interrupted");
   EXPECT_GT(j["results"]["ios"].get<uint64_t>(), 0u) << "partial results are kept";
@@ -255,7 +246,7 @@ TEST(BenchRun, SigintWhileCreatingTheTemporaryFile) {
                        .signal_delay_s = 0.2, .timeout_s = 60});
   EXPECT_EQ(o.exit_code, 130) << o.err;
   EXPECT_LT(o.signal_to_exit_s, 1.0);
-  json j = parse_json(o);
+  json j = stdout_json(o);
   EXPECT_EQ(j["interrupted"], true);
   EXPECT_TRUE(j["results"].is_null());
   EXPECT_TRUE(dir.entries().empty());

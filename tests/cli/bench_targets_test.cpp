@@ -17,12 +17,6 @@
 namespace ioacct::test {
 namespace {
 
-void expect_usage_error(const Outcome& o, const std::vector<std::string>& says) {
-  EXPECT_EQ(o.exit_code, 2) << o.err;
-  EXPECT_TRUE(o.out.empty()) << o.out;
-  for (const auto& s : says) EXPECT_NE(o.err.find(s), std::string::npos) << "should say '" << s << "': " << o.err;
-}
-
 std::string make_file(const TempDir& dir, const std::string& name, const std::string& size = "16m") {
   const std::string f = dir.path() + "/" + name;
   sh("truncate -s " + size + " " + f);
@@ -48,12 +42,12 @@ TEST(BenchTargets, OneFileUnderTwoNamesIsAUsageError) {
                                          {bound, "the same file"}}) {
     SCOPED_TRACE(c.second);
     auto w = run_ioacct({"bench", "--rw", "randwrite", "--verify", "--runtime", "1s", f, c.second});
-    expect_usage_error(w, {c.says, "give each target once"});
+    expect_refused(w, {c.says, "give each target once"});
     // With two threads (one per target), and for reads too.
     auto n2 = run_ioacct({"bench", "--rw", "randwrite", "--verify", "-n", "2", "--runtime", "1s", f, c.second});
-    expect_usage_error(n2, {c.says});
+    expect_refused(n2, {c.says});
     auto r = run_ioacct({"bench", "--runtime", "200ms", f, c.second});
-    expect_usage_error(r, {c.says});
+    expect_refused(r, {c.says});
   }
 }
 
@@ -65,7 +59,7 @@ TEST(BenchTargets, ThreadsSharingATargetNeverCryWolfInVerify) {
   auto o = run_ioacct({"bench", "--format", "json", "--rw", "randwrite", "--verify", "-n", "4", "--iodepth", "64",
                        "--runtime", "1s", f});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const auto j = nlohmann::json::parse(o.out);
+  const auto j = stdout_json(o);
   EXPECT_EQ(j["results"]["verify"]["mismatches"], 0);
   EXPECT_GT(j["results"]["verify"]["checked_after"].get<uint64_t>(), 0u);
 }
@@ -79,7 +73,7 @@ TEST(BenchTargets, OneBlockDeviceUnderTwoNamesIsAUsageError) {
     SCOPED_TRACE(second);
     // Before: "held open exclusively by another user", though the holder was ioacct.
     auto o = run_ioacct({"bench", "--rw", "randwrite", "--destroy-data", "--ios", "100", loop.path(), second});
-    expect_usage_error(o, {"give each target once"});
+    expect_refused(o, {"give each target once"});
     EXPECT_EQ(o.err.find("another user"), std::string::npos) << o.err;
   }
 }
@@ -96,11 +90,11 @@ TEST(BenchTargets, TwoLoopsOnOneMountedImage) {
   for (const char* extra : {"", "--destroy-data"}) {
     std::vector<std::string> args = {"bench", "--rw", "randwrite", "--runtime", "300ms", alias.path()};
     if (*extra) args.push_back(extra);
-    expect_usage_error(run_ioacct(args), {alias.path(), mounted.name(), "another loop device on " + img,
+    expect_refused(run_ioacct(args), {alias.path(), mounted.name(), "another loop device on " + img,
                                           "mounted on " + mnt.path(), "never written"});
   }
   // The image file itself is the same filesystem.
-  expect_usage_error(run_ioacct({"bench", "--rw", "randwrite", "--size", "1m", "--runtime", "300ms", img}),
+  expect_refused(run_ioacct({"bench", "--rw", "randwrite", "--size", "1m", "--runtime", "300ms", img}),
                      {mounted.name(), "a loop device on it", "mounted on " + mnt.path(), "never written"});
   // Reads are fine, of either device or the file...
   for (const auto& t : {alias.path(), img}) {
@@ -108,9 +102,9 @@ TEST(BenchTargets, TwoLoopsOnOneMountedImage) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
   }
   // ... but never two of them at once: both are the same bytes.
-  expect_usage_error(run_ioacct({"bench", "--runtime", "200ms", alias.path(), mounted.path()}),
+  expect_refused(run_ioacct({"bench", "--runtime", "200ms", alias.path(), mounted.path()}),
                      {"both reach the same 64 MiB at offset 0 of " + img});
-  expect_usage_error(run_ioacct({"bench", "--runtime", "200ms", img, alias.path()}), {"both reach"});
+  expect_refused(run_ioacct({"bench", "--runtime", "200ms", img, alias.path()}), {"both reach"});
 }
 
 TEST(BenchTargets, ALoopOnAMountedLoopIsNeverWritten) {
@@ -120,12 +114,12 @@ TEST(BenchTargets, ALoopOnAMountedLoopIsNeverWritten) {
   LoopDevice upper(dir.path(), {.backing = lower.path()});
   {
     Mount m(lower.path(), mnt.path());
-    expect_usage_error(run_ioacct({"bench", "--rw", "randwrite", "--destroy-data", "--runtime", "300ms", upper.path()}),
+    expect_refused(run_ioacct({"bench", "--rw", "randwrite", "--destroy-data", "--runtime", "300ms", upper.path()}),
                        {lower.name() + " (which it lies on) is mounted on " + mnt.path()});
   }
   {
     Mount m(upper.path(), mnt.path());
-    expect_usage_error(run_ioacct({"bench", "--rw", "randwrite", "--destroy-data", "--runtime", "300ms", lower.path()}),
+    expect_refused(run_ioacct({"bench", "--rw", "randwrite", "--destroy-data", "--runtime", "300ms", lower.path()}),
                        {upper.name() + " (a loop device on it) is mounted on " + mnt.path()});
   }
   auto ok = run_ioacct({"bench", "--rw", "randwrite", "--destroy-data", "--ios", "100", upper.path()});
@@ -145,7 +139,7 @@ TEST(BenchTargets, AFilesystemKeptAliveByALoopIsNeverWritten) {
     inner.emplace(dir.path(), LoopOptions{.backing = mnt.path() + "/inner.img"});
   }  // unmounted (lazily: the inner loop keeps it busy)
   auto o = run_ioacct({"bench", "--rw", "randwrite", "--destroy-data", "--runtime", "300ms", disk.path()});
-  expect_usage_error(o, {"holds the filesystem of " + inner->name() + "'s backing file", "never written"});
+  expect_refused(o, {"holds the filesystem of " + inner->name() + "'s backing file", "never written"});
   inner.reset();
 }
 
@@ -155,12 +149,12 @@ TEST(BenchTargets, PartitionsAndTheirDisk) {
   const std::string p1 = disk.add_partition(1, 2048, 30720);
   const std::string p2 = disk.add_partition(2, 34816, 30720);
   // A partition and its disk overlap: one target or the other.
-  expect_usage_error(run_ioacct({"bench", "--runtime", "200ms", disk.path(), p1}),
+  expect_refused(run_ioacct({"bench", "--runtime", "200ms", disk.path(), p1}),
                      {disk.path() + " and " + p1 + ": both reach the same 15 MiB at offset 1048576"});
   // Ranges that do not overlap may be written together, but the kernel lets
   // one holder claim a disk or its partitions: ioacct names itself.
   auto claim = run_ioacct({"bench", "--rw", "randwrite", "--destroy-data", "--size", "1m", "--ios", "100", p1, disk.path()});
-  expect_usage_error(claim, {"this run already holds " + p1});
+  expect_refused(claim, {"this run already holds " + p1});
   EXPECT_EQ(claim.err.find("another user"), std::string::npos) << claim.err;
   // Two partitions are two targets.
   auto both = run_ioacct({"bench", "--rw", "randwrite", "--destroy-data", "--ios", "100", p1, p2});
@@ -172,7 +166,7 @@ TEST(BenchTargets, PartitionsAndTheirDisk) {
   for (const char* size : {"64m", "1m"}) {
     SCOPED_TRACE(size);
     auto o = run_ioacct({"bench", "--rw", "randwrite", "--destroy-data", "--size", size, "--runtime", "300ms", disk.path()});
-    expect_usage_error(o, {disk.name() + "p2 (a partition of it) is mounted on " + mnt.path()});
+    expect_refused(o, {disk.name() + "p2 (a partition of it) is mounted on " + mnt.path()});
   }
   // Its sibling is another matter.
   auto sibling = run_ioacct({"bench", "--rw", "randwrite", "--destroy-data", "--ios", "100", p1});

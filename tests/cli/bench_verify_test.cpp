@@ -21,7 +21,7 @@ TEST(BenchVerify, CleanRunReadsBackEverything) {
   auto o = run_ioacct({"bench", "--format", "json", "--rw", "randrw", "--verify-during", "--ios", "4000",
                        "--threads", "2", "--iodepth", "16", f});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  json j = json::parse(o.out);
+  json j = stdout_json(o);
   const json& v = j["results"]["verify"];
   EXPECT_EQ(v["mismatches"], 0);
   EXPECT_GT(v["checked_after"].get<uint64_t>(), 500u);
@@ -55,7 +55,7 @@ TEST(BenchVerify, DamagedBlocksAreReportedWithTheirOffsets) {
                       {.action_after = "verifying", .action = damage});
   EXPECT_EQ(o.exit_code, 1) << o.err;
   EXPECT_NE(o.err.find("--verify: 2 blocks did not read back as written"), std::string::npos) << o.err;
-  json j = json::parse(o.out);
+  json j = stdout_json(o);
   const json& v = j["results"]["verify"];
   EXPECT_EQ(v["checked_after"], 256);
   ASSERT_EQ(v["mismatches"], 2);
@@ -87,7 +87,7 @@ TEST(BenchVerify, AnInterruptedRunSaysHowMuchOfWhatItWroteWasChecked) {
               std::string::npos)
         << o.err;
     if (std::string(format) == "json") {
-      const json v = json::parse(o.out)["results"]["verify"];
+      const json v = stdout_json(o)["results"]["verify"];
       EXPECT_EQ(v["final_pass_skipped"], true);
       EXPECT_EQ(v["checked_after"], 0);
       EXPECT_EQ(v["blocks_written"], 256);
@@ -115,7 +115,7 @@ TEST(BenchVerify, OverwrittenAndTruncatedBlocksAreReported) {
                        "--verify-delay", "2s", f},
                       {.action_after = "verifying", .action = damage});
   EXPECT_EQ(o.exit_code, 1) << o.err;
-  json j = json::parse(o.out);
+  json j = stdout_json(o);
   const json& v = j["results"]["verify"];
   ASSERT_EQ(v["mismatches"], 3);
   EXPECT_EQ(v["findings"][0]["offset"], 3 * 4096);

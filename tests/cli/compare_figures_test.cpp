@@ -75,7 +75,7 @@ TEST(CompareFigures, AReversalIsMarkedAndExplainedInEveryFormat) {
 
   o = run_ioacct({"compare", base, rev, "--format", "json"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json d = json::parse(o.out);
+  const json d = stdout_json(o);
   EXPECT_EQ(d["context"]["verdict_rule"]["ratio"], "median of pairwise ratios");
   const json& r = d["variants"][1];
   EXPECT_LT(r["ratio"].get<double>(), 1);
@@ -98,7 +98,7 @@ TEST(CompareFigures, AnOutlierDoesNotInflateTheAdvice) {
   const std::string odd = planted_variant(dir, "odd", {104, 105, 104.5, 30, 104.8});
   auto o = run_ioacct({"compare", base, odd, "--format", "json"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json v = json::parse(o.out)["variants"][1];
+  const json v = stdout_json(o)["variants"][1];
   EXPECT_EQ(v["verdict"], "not resolved");
   EXPECT_EQ(v["repeat_needed"], 6);
   EXPECT_EQ(v["repeat_out_of_reach"], false);

@@ -48,7 +48,7 @@ TEST(ComparePresets, UtilSyncWritesReadTheBusyTimeWithoutBias) {
   auto o = run_ioacct({"compare", "--preset", "util", "--repeat", "3", "--runtime", "1s", "--size", "64m", "--format",
                        "json"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json j = json::parse(o.out);
+  const json j = stdout_json(o);
   const json* sync = nullptr;
   for (const auto& v : j["variants"])
     if (v["name"] == "sync-write-2m") sync = &v;

@@ -60,7 +60,7 @@ TEST(CompareSaved, TwoBenchRunsWithTheirDifferencesNamed) {
   EXPECT_NE(o.err.find("warning: the files ran on different ioacct versions: '0.0.9' in " + b2), std::string::npos) << o.err;
   EXPECT_EQ(o.err.find("uring"), o.err.find("\"uring\" in " + b2) + 1) << "psync has no uring options: not a difference\n"
                                                                         << o.err;
-  const json d = json::parse(o.out);
+  const json d = stdout_json(o);
   EXPECT_EQ(d["warnings"].size(), 3u) << d["warnings"];
   EXPECT_EQ(d["variants"][1]["sources"], json::array({b2}));
 }
@@ -82,7 +82,7 @@ TEST(CompareSaved, RepetitionsFromFilesResolveAndMakeAReport) {
   const std::string report = dir.path() + "/saved.html";
   auto o = run_ioacct({"compare", "pread=" + list(slow), "nop=" + list(fast), "--format", "json", "--report", report});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json d = json::parse(o.out);
+  const json d = stdout_json(o);
   ASSERT_EQ(d["variants"].size(), 2u);
   EXPECT_EQ(d["variants"][1]["name"], "nop");
   EXPECT_EQ(d["variants"][1]["runs"].size(), 4u);
@@ -103,7 +103,7 @@ TEST(CompareSaved, ACompareDocumentReadsBackToTheSameVerdicts) {
   o = run_ioacct({"compare", saved, "--format", "json"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.err, "") << "one file: nothing to warn about";
-  const json back = json::parse(o.out);
+  const json back = stdout_json(o);
   ASSERT_EQ(back["variants"].size(), live["variants"].size());
   for (size_t i = 0; i < live["variants"].size(); ++i) {
     const json &l = live["variants"][i], &b = back["variants"][i];

@@ -162,7 +162,7 @@ TEST(Compare, PsyncAgainstPsyncResolvesToNoDifference) {
                        "--runtime", "1s", "--size", "16m", "--until-resolved", "15", "--margin", "10%", "--format", "json"},
                       {.env = {"TMPDIR=" + dir.path()}, .timeout_s = 200});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json d = json::parse(o.out);
+  const json d = stdout_json(o);
   const json& b = d["variants"][1];
   EXPECT_EQ(b["verdict"], "no difference") << b["verdict_text"] << "\n" << o.err;
   ASSERT_TRUE(b["ratio_ci"].is_object());
@@ -203,11 +203,11 @@ TEST(Compare, UntilResolvedStopsAtMaxOrBudgetAndSaysWhich) {
     o = with({"--until-resolved", "6", "--format", "json"});
     ASSERT_EQ(o.exit_code, 0) << o.err;
     if (!resolved_by_chance(o)) break;
-    const json d = json::parse(o.out);
+    const json d = stdout_json(o);
     EXPECT_EQ(d["context"]["rounds_note"].get<std::string>().rfind("every verdict resolved after ", 0), 0u);
     EXPECT_EQ(d["variants"][1]["runs"].size(), d["context"]["repeat"].get<size_t>());
   }
-  json d = json::parse(o.out);
+  json d = stdout_json(o);
   EXPECT_EQ(d["context"]["repeat"], 6) << o.err;
   EXPECT_EQ(d["context"]["repeat_asked"], 4);
   EXPECT_EQ(d["variants"][1]["runs"].size(), 6u);
@@ -248,7 +248,7 @@ TEST(Compare, NopAtDepth128AgainstPsyncAtDepth1ResolvesToFaster) {
                        "nop128=--engine nop --iodepth 128", "--runtime", "200ms", "--size", "16m", "--format", "json"},
                       {.env = {"TMPDIR=" + dir.path()}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json d = json::parse(o.out);
+  const json d = stdout_json(o);
   EXPECT_EQ(d["context"]["repeat"], 5) << "the default --repeat";
   const json& nop = d["variants"][1];
   EXPECT_EQ(nop["verdict"], "faster") << nop["verdict_text"];
@@ -310,7 +310,7 @@ TEST(Compare, TheTrackerIsAttachedOncePerSessionNotPerRun) {
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_FALSE(first.empty()) << "attached before the first run";
   EXPECT_EQ(first, last) << "the same programs for the last run: not loaded again";
-  const json j = json::parse(o.out);
+  const json j = stdout_json(o);
   for (const auto& v : j["variants"]) EXPECT_FALSE(v["busy_pct"].is_null()) << v["name"];
 }
 

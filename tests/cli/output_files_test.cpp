@@ -43,9 +43,7 @@ bool is_char_device(const std::string& path, unsigned maj, unsigned min) {
 }
 
 void expect_refused_before_the_run(const Outcome& o, const std::string& says) {
-  EXPECT_EQ(o.exit_code, 2) << o.err;
-  EXPECT_TRUE(o.out.empty()) << o.out;
-  EXPECT_NE(o.err.find(says), std::string::npos) << "should say '" << says << "': " << o.err;
+  expect_refused(o, {says});
   EXPECT_EQ(o.err.find("ioacct bench:"), std::string::npos) << "nothing ran: " << o.err;
 }
 

@@ -24,7 +24,7 @@ json probe_json(const RunOptions& opts = {}) {
   auto o = run_ioacct({"probe", "--format", "json"}, opts);
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.err, "");
-  return json::parse(o.out);  // throws (and fails the test) if it is not JSON
+  return stdout_json(o);  // throws (and fails the test) if it is not JSON
 }
 
 std::string first_line(const std::string& path) {
@@ -87,7 +87,7 @@ TEST(Probe, RlimitMemlockIsTheProcesssOwn) {
   // in tests/unit/probe_report_test.cpp: raising a limit needs CAP_SYS_RESOURCE.
   auto o = run_ioacct({"probe", "--format", "json"}, {.prefix = {"/usr/bin/prlimit", "--memlock=65536:131072"}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json j = json::parse(o.out);
+  const json j = stdout_json(o);
   EXPECT_EQ(j["system"]["rlimit_memlock"]["soft"], 65536);
   EXPECT_EQ(j["system"]["rlimit_memlock"]["hard"], 131072);
 }

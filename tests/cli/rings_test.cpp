@@ -77,7 +77,7 @@ BenchRings look_at_bench(const TempDir& dir, const std::vector<std::string>& ext
       auto r = run_ioacct({"rings", "--pid", std::to_string(pid), "--format", "json", "--sample", "200ms"});
       EXPECT_EQ(r.exit_code, 0) << r.err;
       EXPECT_EQ(r.err, "");
-      b.by_pid = json::parse(r.out);
+      b.by_pid = stdout_json(r);
       if (all_read(b.by_pid, pid)) break;
       std::cout << "  look " << i + 1 << ": a ring of the bench was busy through the walk; looking again\n";
     }
@@ -87,7 +87,7 @@ BenchRings look_at_bench(const TempDir& dir, const std::vector<std::string>& ext
       for (int i = 0; i < 5; ++i) {
         auto all = run_ioacct({"rings", "--format", "json", "--sample", "0s"});
         EXPECT_EQ(all.exit_code, 0) << all.err;
-        b.all = json::parse(all.out);
+        b.all = stdout_json(all);
         if (all_read(b.all, pid)) break;
         std::cout << "  look " << i + 1 << " at the whole machine: a ring of the bench was busy; looking again\n";
       }
@@ -187,7 +187,7 @@ TEST(Rings, ShowsRegisteredFilesBuffersAndOverflowedCompletions) {
   ASSERT_GT(completed, 8u);
   auto o = run_ioacct({"rings", "--pid", std::to_string(getpid()), "--format", "json", "--sample", "0s"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const auto rings = rings_of(json::parse(o.out), getpid());
+  const auto rings = rings_of(stdout_json(o), getpid());
   ASSERT_EQ(rings.size(), 1u) << o.out;
   const json& r = rings[0];
   EXPECT_EQ(r["fd"], ring.ring_fd);
@@ -238,7 +238,7 @@ TEST(Rings, ProcessesExitingMidScanAreSkippedSilently) {
     ASSERT_EQ(o.exit_code, 0) << o.err;
     EXPECT_EQ(o.err, "") << "a vanished process is not an error or a warning";
     const std::lock_guard lock(mu);
-    const json j = json::parse(o.out);
+    const json j = stdout_json(o);
     for (const auto& r : j["rings"]) seen += kids.contains(r["pid"].get<int>());
   }
   auto o = run_ioacct({"rings", "-i", "20ms", "--count", "5"});
@@ -254,7 +254,7 @@ TEST(Rings, ProcessesItMayNotReadAreCountedInOneLine) {
   auto o = run_ioacct({"rings", "--format", "json", "--sample", "0s"},
                       {.prefix = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json j = json::parse(o.out);
+  const json j = stdout_json(o);
   EXPECT_GT(j["unreadable_processes"].get<size_t>(), 0u) << "pid 1's fds are not nobody's to list";
   EXPECT_NE(o.err.find(std::to_string(j["unreadable_processes"].get<size_t>()) + " process"), std::string::npos)
       << o.err;
@@ -296,7 +296,7 @@ TEST(Rings, AThousandPlainRingsBesideAnSqThreadScanWithinASecond) {
     ASSERT_EQ(o.exit_code, 0) << o.err;
     EXPECT_LE(took - start, 1.0) << "rings " << (scope.empty() ? "(whole machine)" : "--pid") << " took " << took
                                  << " s, of which " << start << " s is starting the process";
-    const auto rings = rings_of(json::parse(o.out), holder.pid());
+    const auto rings = rings_of(stdout_json(o), holder.pid());
     ASSERT_EQ(rings.size(), 1000u);
     size_t sqpoll = 0, plain = 0;
     for (const json& r : rings) {

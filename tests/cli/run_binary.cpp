@@ -219,4 +219,27 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
+void expect_refused(const Outcome& o, const std::vector<std::string>& says, int code) {
+  EXPECT_EQ(o.exit_code, code) << "stderr: " << o.err;
+  EXPECT_TRUE(o.out.empty()) << "stdout should be empty, got: " << o.out;
+  std::vector<std::string> errors;
+  std::istringstream lines(o.err);
+  for (std::string l; std::getline(lines, l);)
+    if (l.rfind("error: ", 0) == 0) errors.push_back(l);
+  ASSERT_EQ(errors.size(), 1u) << "one error: line: " << o.err;
+  EXPECT_TRUE(o.err.ends_with(errors[0] + "\n")) << "the error is the last line: " << o.err;
+  for (const auto& s : says)
+    EXPECT_NE(errors[0].find(s), std::string::npos) << "the error should say '" << s << "': " << o.err;
+}
+
+nlohmann::json stdout_json(const Outcome& o) {
+  try {
+    return nlohmann::json::parse(o.out);
+  } catch (const nlohmann::json::exception& e) {
+    ADD_FAILURE() << "stdout is not JSON (" << e.what() << "); exit " << o.exit_code << ", stderr: " << o.err
+                  << "\nstdout: " << o.out.substr(0, 2000);
+    return nlohmann::json::object();
+  }
+}
+
 }  // namespace ioacct::test

@@ -3,6 +3,7 @@
 // code. Optionally sends a signal once stderr shows a given text.
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,15 @@ struct RunOptions {
 };
 
 Outcome run_ioacct(const std::vector<std::string>& args, const RunOptions& opts = {});
+
+// A refusal as every command gives one: exit `code` (2 for usage, 1 at run
+// time), nothing on stdout, and on stderr exactly one line that starts with
+// "error: ", the last, which names each of `says`.
+void expect_refused(const Outcome& o, const std::vector<std::string>& says, int code = 2);
+
+// stdout parsed as JSON; when it is not JSON the test fails with ioacct's
+// stderr (an exception from the parser names neither).
+nlohmann::json stdout_json(const Outcome& o);
 
 // A fresh empty directory, removed (recursively) on destruction.
 class TempDir {

@@ -21,7 +21,7 @@ nlohmann::json paced_run(const LoopDevice& loop) {
   const auto o = run_ioacct({"bench", "--format", "json", "--acct", "full", "--rate-iops", "500", "--iodepth", "1",
                              "--runtime", "1s", loop.path()});
   EXPECT_EQ(o.exit_code, 0) << o.err;
-  return o.exit_code == 0 ? nlohmann::json::parse(o.out) : nlohmann::json();
+  return o.exit_code == 0 ? stdout_json(o) : nlohmann::json();
 }
 
 TEST(StatBench, BenchShowsTheTargetsExactBusyTime) {
@@ -91,7 +91,7 @@ TEST(StatBench, WithoutPermissionBenchSaysSoOnce) {
                              "--dir", dir.path()},
                             {.prefix = nobody});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const auto j = nlohmann::json::parse(o.out);
+  const auto j = stdout_json(o);
   EXPECT_NE(j["results"]["exact_busy"]["unavailable"].get<std::string>().find("no permission"), std::string::npos);
   for (const auto& d : j["results"]["devices"]) EXPECT_TRUE(d["busy_pct"].is_null()) << d;
   const auto c = run_ioacct({"bench", "--acct", "full", "--runtime", "200ms", "--size", "1m", "--dir", dir.path()},

@@ -168,7 +168,7 @@ TEST(StatHabits, OmitIdleHidesTheIdleDeviceAsIostatDoes) {
 TEST(StatHabits, OutputJsonIsFormatJsonAndDIsTheDeviceReport) {
   const Outcome o = run_ioacct({"stat", "-d", "-o", "JSON", "vda"}), f = run_ioacct({"stat", "--format", "json", "vda"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const auto a = nlohmann::json::parse(o.out), b = nlohmann::json::parse(f.out);
+  const auto a = stdout_json(o), b = stdout_json(f);
   EXPECT_EQ(a["schema_version"], b["schema_version"]);
   EXPECT_EQ(a["devices"][0]["device"], "vda");
   EXPECT_EQ(a["devices"][0].size(), b["devices"][0].size());
@@ -206,10 +206,10 @@ TEST(StatHabits, CpuReportIsIostatsAvgCpu) {
   const Outcome both = run_ioacct({"stat", "-c", "-d", "vda"});
   EXPECT_EQ(habit_lines(both.out).at(0).rfind("avg-cpu:", 0), 0u) << both.out;
   EXPECT_FALSE(habit_row(both.out, "vda").empty()) << both.out;
-  const auto j = nlohmann::json::parse(run_ioacct({"stat", "-c", "-o", "JSON"}).out);
+  const auto j = stdout_json(run_ioacct({"stat", "-c", "-o", "JSON"}));
   EXPECT_NEAR(j["cpu"]["idle_pct"].get<double>(), std::stod(b[5]), 0.05) << j.dump();
   EXPECT_TRUE(j["devices"].empty());
-  EXPECT_FALSE(nlohmann::json::parse(run_ioacct({"stat", "-o", "JSON", "vda"}).out).contains("cpu"))
+  EXPECT_FALSE(stdout_json(run_ioacct({"stat", "-o", "JSON", "vda"})).contains("cpu"))
       << "the JSON has cpu only when -c asks for it";
 }
 

@@ -152,7 +152,7 @@ TEST(StatIostat, WithoutPrivilegesTheIoTicksColumnsStillCome) {
 
   const auto j = run_ioacct({"stat", "--format", "json", "-y", "300ms", "1", loop.name()}, {.prefix = nobody});
   ASSERT_EQ(j.exit_code, 0) << j.err;
-  const auto doc = nlohmann::json::parse(j.out);
+  const auto doc = stdout_json(j);
   EXPECT_TRUE(doc["exact_source"].is_null());
   EXPECT_NE(doc["exact_unavailable"].get<std::string>().find("no permission"), std::string::npos);
   EXPECT_TRUE(doc["devices"][0]["busy_pct"].is_null());

@@ -63,7 +63,7 @@ TEST(StatScale, TwoHundredFiftySixDevicesPartitionsIncluded) {
   ASSERT_EQ(b.exit_code, 0) << b.err;
   EXPECT_NE(o.err.find("on 256 devices"), std::string::npos) << o.err;
   std::cout << "stat attached to 256 devices in " << attach_s << " s\n";
-  const auto j = nlohmann::json::parse(o.out);
+  const auto j = stdout_json(o);
   ASSERT_EQ(j["devices"].size(), 256u);
   std::map<std::string, nlohmann::json> by;
   for (const auto& d : j["devices"]) by[d["device"]] = d;

@@ -38,7 +38,7 @@ TEST(TimeFields, BenchContextHasItsStartTimeAndMonotonicAnchor) {
                       {.env = {"TMPDIR=" + dir.path()}});
   const int64_t wall1 = clock_ns(CLOCK_REALTIME), mono1 = clock_ns(CLOCK_MONOTONIC);
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const json ctx = json::parse(o.out)["context"];
+  const json ctx = stdout_json(o)["context"];
   const double start = parse_rfc3339(ctx["start_time"]);
   EXPECT_GE(start, static_cast<double>(wall0) / 1e9 - 0.001);
   EXPECT_LE(start, static_cast<double>(wall1) / 1e9);
