@@ -81,17 +81,16 @@ CLI::App* add_stat_command(CLI::App& app, StatArgs& a) {
 namespace {
 
 // --format as given, or as -o says; iostat's -o takes only JSON, in any case.
-std::string output_format(const StatArgs& a) {
-  if (a.output.empty()) return a.format;
+Format output_format(const StatArgs& a) {
+  const Format given = parse_format("--format", a.format, {Format::Console, Format::Json});
+  if (a.output.empty()) return given;
   std::string upper;
   for (char c : a.output) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (upper != "JSON") throw UsageError(fmt::format("-o: '{}' is not JSON (iostat's only -o format); "
                                                     "for the console table leave out -o", a.output));
-  if (a.format != "console" && a.format != "json")
-    throw UsageError(fmt::format("--format: '{}' is not one of console, json", a.format));
-  if (a.format == "console" && a.format_given)
+  if (given == Format::Console && a.format_given)
     throw UsageError("-o: JSON, but --format says console; give one of them");
-  return "json";
+  return Format::Json;
 }
 
 // -N: the device-mapper name of every dm device among `devices`.
@@ -139,8 +138,7 @@ StatFormat stat_format(const StatArgs& a, const std::vector<StatDevice>& devices
 }  // namespace
 
 int run_stat_command(const StatArgs& a) {
-  const std::string format = output_format(a);
-  require_one_of("--format", format, {"console", "json"});
+  const Format format = output_format(a);
   if (a.megabytes && a.kilobytes) throw UsageError("-m: MB/s, but -k asks for kB/s; give one of them");
   StatLoop loop;
   std::vector<std::string> names;
@@ -229,7 +227,7 @@ int run_stat_command(const StatArgs& a) {
                    n, 100.0 * static_cast<double>(*row.late_ns) / static_cast<double>(*row.window_ns));
     }
     if (a.omit_idle) omit_idle(r);
-    write_output(format == "json" ? stat_to_json(r, f).dump() + "\n" : format_stat_console(r, f));
+    write_output(format == Format::Json ? stat_to_json(r, f).dump() + "\n" : format_stat_console(r, f));
   };
   run_stat_loop(loop, devices, tracker.get(), [&](int ms) { return signals.wait(ms); }, emit);
   tracker.reset();  // detach before saying goodbye
