@@ -1,0 +1,128 @@
+// A mapped fio job as ioacct's own flags (fio_words, fio_options.hpp): the
+// words a user could have typed for the same workload, with fio's defaults
+// spelled out, and the refusals that need the whole job to tell.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "workload/fio_options.hpp"
+
+namespace ioacct {
+
+std::vector<std::string> fio_words(const FioSpec& s, FioValues& v, uint64_t fresh_seed) {
+  std::vector<std::string> w;
+  auto put = [&w](std::string flag, std::string value = {}) {
+    w.push_back(std::move(flag));
+    if (!value.empty()) w.push_back(std::move(value));
+  };
+  put("--rw", s.rw);
+  const bool mixed = s.rw == "rw" || s.rw == "randrw";
+  if (s.rwmix_read) put("--rwmix-read", std::to_string(*s.rwmix_read));
+  put("--bs", std::to_string(s.bs));
+  put("--threads", std::to_string(s.numjobs));
+  put("--engine", s.engine);
+  // fio's iodepth (default 1) is per job; ioacct's over all its threads.
+  if (s.engine != "psync") put("--iodepth", std::to_string(s.iodepth.value_or(1) * s.numjobs));
+
+  // fio submits each I/O as soon as it has it (iodepth_batch_submit=1, its
+  // default) and reaps from one completion up to every one there is:
+  // ioacct's refill as reaped with --submit-policy each. 0 (fio: "the
+  // iodepth") submits what a pass has refilled together: --submit-policy
+  // pass. Other batch sizes are lockstep batches.
+  bool lockstep = false;
+  const char* policy = "each";
+  if (s.batch_submit && *s.batch_submit == 0) {
+    policy = "pass";
+  } else if (s.batch_submit && *s.batch_submit != 1) {
+    lockstep = true;
+    put("--submit-batch", std::to_string(*s.batch_submit));
+  }
+  if (s.batch_complete_min && *s.batch_complete_min != 1) {
+    lockstep = true;
+    put("--complete-batch", std::to_string(*s.batch_complete_min));
+  }
+  // libaio has no fused path to submit each refill at once: fio's one
+  // io_submit per I/O, reaping all there are, is lockstep batches of 1.
+  if (!lockstep && s.engine == "uring") put("--submit-policy", policy);
+  else if (!lockstep && s.engine == "libaio" && std::string_view(policy) == "each") put("--submit-batch", "1");
+  // ioacct reaps every completion there is, up to the depth: fio's
+  // complete_max=iodepth. Any other cap is not supported.
+  const uint64_t depth = s.iodepth.value_or(1);
+  if (s.batch_complete_max && *s.batch_complete_max < depth)
+    v.bad(*s.batch_complete_max_at,
+          fmt::format("{} caps the completions reaped at once below the iodepth ({}); ioacct reaps all there are, as "
+                      "fio does with iodepth_batch_complete_max=iodepth",
+                      *s.batch_complete_max, depth));
+
+  put(s.direct ? "--direct" : "--buffered");
+  std::vector<std::string> files = s.files;
+  for (auto& f : files)
+    if (!s.directory.empty() && f[0] != '/') f = fmt::format("{}/{}", s.directory, f);
+  if (files.empty() && !s.directory.empty()) put("--dir", s.directory);
+  if (s.size) put("--size", std::to_string(*s.size));
+  else if (files.empty())
+    v.bad(FioOption{"size", "", false, s.file, s.line},
+          "needed for a job without filename (fio lays out a file of that size; ioacct makes a temporary one)");
+  if (s.offset) put("--offset", std::to_string(s.offset));
+
+  // When: time_based runs for runtime; otherwise one pass of `size` per job
+  // (numjobs passes), cut short by runtime if given.
+  if (s.time_based_at && !s.runtime_ns) v.bad(*s.time_based_at, "needs runtime= (fio would run until stopped)");
+  if (s.runtime_ns) put("--runtime", fmt::format("{}ns", s.runtime_ns));
+  // A pass is io_size, or size, or the whole target (counted once it is
+  // open); number_ios caps each clone's I/Os, time_based or not.
+  if (!s.time_based_at) {
+    const std::optional<uint64_t> pass = s.io_size ? s.io_size : s.size;
+    if (pass) {
+      const uint64_t ios = std::max<uint64_t>(1, *pass / s.bs) * s.loops;
+      put("--ios", std::to_string(s.numjobs * std::min(ios, s.number_ios.value_or(ios))));
+    } else if (!files.empty()) {
+      put("--passes", std::to_string(s.loops));
+      if (s.number_ios) put("--ios", std::to_string(s.numjobs * *s.number_ios));
+    }
+  } else if (s.number_ios) {
+    put("--ios", std::to_string(s.numjobs * *s.number_ios));
+  }
+  if (s.startdelay_ns) put("--startdelay", fmt::format("{}ns", s.startdelay_ns));
+  if (s.stonewall) put("--stonewall");
+
+  // How fast, where on the target.
+  const char* kPaced = "with a mixed rw, fio paces reads and writes each; ioacct paces the job as a whole";
+  if (s.rate_iops) {
+    if (mixed) v.bad(*s.rate_iops_at, kPaced);
+    else put("--rate-iops", std::to_string(*s.rate_iops));
+  }
+  if (s.rate) {
+    if (mixed) v.bad(*s.rate_at, kPaced);
+    else if (*s.rate) put("--rate", std::to_string(*s.rate));
+  }
+  if (!s.distribution.empty()) put("--random-distribution", s.distribution);
+  if (s.fresh_seed && !s.seed_given) put("--seed", std::to_string(fresh_seed));
+  if (s.seed) put("--seed", std::to_string(*s.seed));
+  if (s.fsync) put("--fsync", std::to_string(s.fsync));
+  if (s.fdatasync) put("--fdatasync", std::to_string(s.fdatasync));
+
+  // io_uring's modes.
+  for (const auto& [opt, flag] : s.uring_flags) {
+    if (s.engine != "uring") v.bad(*opt, "is an io_uring option; this job's ioengine is not io_uring");
+    else put(flag);
+  }
+  if (s.sq_cpu_at) {
+    if (!s.sqpoll) v.bad(*s.sq_cpu_at, "only applies with sqthread_poll=1");
+    else if (const auto cpu = v.integer(*s.sq_cpu_at, 0, 65535)) put("--sq-cpu", std::to_string(*cpu));
+  }
+  if (s.vectored && s.engine == "uring") put("--vectored");
+  if (s.verify_at && s.do_verify) {
+    if (s.rw == "read" || s.rw == "randread")
+      v.bad(*s.verify_at, "a job that only reads would check blocks an earlier fio job wrote, in fio's layout; ioacct "
+                          "checks what its own run writes: verify a job that writes (rw=write, randwrite, rw, randrw)");
+    else if (s.rw == "trim" || s.rw == "randtrim")
+      v.bad(*s.verify_at, "a trimmed block's content is undefined: there is nothing to check");
+    else put(mixed ? "--verify-during" : "--verify");
+  }
+
+  for (auto& f : files) w.push_back(std::move(f));
+  return w;
+}
+
+}  // namespace ioacct
