@@ -9,26 +9,37 @@
 
 namespace ioacct {
 
-std::vector<std::string> fio_words(const FioSpec& s, FioValues& v, uint64_t fresh_seed) {
+namespace {
+
+// The words, as a user would type them.
+struct Words {
   std::vector<std::string> w;
-  auto put = [&w](std::string flag, std::string value = {}) {
+  void operator()(std::string flag, std::string value = {}) {
     w.push_back(std::move(flag));
     if (!value.empty()) w.push_back(std::move(value));
-  };
+  }
+};
+
+bool mixed(const FioSpec& s) { return s.rw == "rw" || s.rw == "randrw"; }
+
+// What it does: the direction, the block size, the threads, the engine and
+// its depth.
+void put_what(Words& put, const FioSpec& s) {
   put("--rw", s.rw);
-  const bool mixed = s.rw == "rw" || s.rw == "randrw";
   if (s.rwmix_read) put("--rwmix-read", std::to_string(*s.rwmix_read));
   put("--bs", std::to_string(s.bs));
   put("--threads", std::to_string(s.numjobs));
   put("--engine", s.engine);
   // fio's iodepth (default 1) is per job; ioacct's over all its threads.
   if (s.engine != "psync") put("--iodepth", std::to_string(s.iodepth.value_or(1) * s.numjobs));
+}
 
-  // fio submits each I/O as soon as it has it (iodepth_batch_submit=1, its
-  // default) and reaps from one completion up to every one there is:
-  // ioacct's refill as reaped with --submit-policy each. 0 (fio: "the
-  // iodepth") submits what a pass has refilled together: --submit-policy
-  // pass. Other batch sizes are lockstep batches.
+// fio submits each I/O as soon as it has it (iodepth_batch_submit=1, its
+// default) and reaps from one completion up to every one there is:
+// ioacct's refill as reaped with --submit-policy each. 0 (fio: "the
+// iodepth") submits what a pass has refilled together: --submit-policy
+// pass. Other batch sizes are lockstep batches.
+void put_batching(Words& put, const FioSpec& s, FioValues& v) {
   bool lockstep = false;
   const char* policy = "each";
   if (s.batch_submit && *s.batch_submit == 0) {
@@ -53,7 +64,11 @@ std::vector<std::string> fio_words(const FioSpec& s, FioValues& v, uint64_t fres
           fmt::format("{} caps the completions reaped at once below the iodepth ({}); ioacct reaps all there are, as "
                       "fio does with iodepth_batch_complete_max=iodepth",
                       *s.batch_complete_max, depth));
+}
 
+// Where: direct or buffered, the files (under directory=) or the temporary
+// file's size, the offset. Returns the files, which go last.
+std::vector<std::string> put_where(Words& put, const FioSpec& s, FioValues& v) {
   put(s.direct ? "--direct" : "--buffered");
   std::vector<std::string> files = s.files;
   for (auto& f : files)
@@ -64,9 +79,12 @@ std::vector<std::string> fio_words(const FioSpec& s, FioValues& v, uint64_t fres
     v.bad(FioOption{"size", "", false, s.file, s.line},
           "needed for a job without filename (fio lays out a file of that size; ioacct makes a temporary one)");
   if (s.offset) put("--offset", std::to_string(s.offset));
+  return files;
+}
 
-  // When: time_based runs for runtime; otherwise one pass of `size` per job
-  // (numjobs passes), cut short by runtime if given.
+// When: time_based runs for runtime; otherwise one pass of `size` per job
+// (numjobs passes), cut short by runtime if given.
+void put_when(Words& put, const FioSpec& s, FioValues& v, const std::vector<std::string>& files) {
   if (s.time_based_at && !s.runtime_ns) v.bad(*s.time_based_at, "needs runtime= (fio would run until stopped)");
   if (s.runtime_ns) put("--runtime", fmt::format("{}ns", s.runtime_ns));
   // A pass is io_size, or size, or the whole target (counted once it is
@@ -85,15 +103,17 @@ std::vector<std::string> fio_words(const FioSpec& s, FioValues& v, uint64_t fres
   }
   if (s.startdelay_ns) put("--startdelay", fmt::format("{}ns", s.startdelay_ns));
   if (s.stonewall) put("--stonewall");
+}
 
-  // How fast, where on the target.
+// How fast, where on the target: the pace, the distribution, the seed, the syncs.
+void put_pace(Words& put, const FioSpec& s, FioValues& v, uint64_t fresh_seed) {
   const char* kPaced = "with a mixed rw, fio paces reads and writes each; ioacct paces the job as a whole";
   if (s.rate_iops) {
-    if (mixed) v.bad(*s.rate_iops_at, kPaced);
+    if (mixed(s)) v.bad(*s.rate_iops_at, kPaced);
     else put("--rate-iops", std::to_string(*s.rate_iops));
   }
   if (s.rate) {
-    if (mixed) v.bad(*s.rate_at, kPaced);
+    if (mixed(s)) v.bad(*s.rate_at, kPaced);
     else if (*s.rate) put("--rate", std::to_string(*s.rate));
   }
   if (!s.distribution.empty()) put("--random-distribution", s.distribution);
@@ -101,8 +121,10 @@ std::vector<std::string> fio_words(const FioSpec& s, FioValues& v, uint64_t fres
   if (s.seed) put("--seed", std::to_string(*s.seed));
   if (s.fsync) put("--fsync", std::to_string(s.fsync));
   if (s.fdatasync) put("--fdatasync", std::to_string(s.fdatasync));
+}
 
-  // io_uring's modes.
+// io_uring's modes, and verify.
+void put_modes(Words& put, const FioSpec& s, FioValues& v) {
   for (const auto& [opt, flag] : s.uring_flags) {
     if (s.engine != "uring") v.bad(*opt, "is an io_uring option; this job's ioengine is not io_uring");
     else put(flag);
@@ -118,11 +140,22 @@ std::vector<std::string> fio_words(const FioSpec& s, FioValues& v, uint64_t fres
                           "checks what its own run writes: verify a job that writes (rw=write, randwrite, rw, randrw)");
     else if (s.rw == "trim" || s.rw == "randtrim")
       v.bad(*s.verify_at, "a trimmed block's content is undefined: there is nothing to check");
-    else put(mixed ? "--verify-during" : "--verify");
+    else put(mixed(s) ? "--verify-during" : "--verify");
   }
+}
 
-  for (auto& f : files) w.push_back(std::move(f));
-  return w;
+}  // namespace
+
+std::vector<std::string> fio_words(const FioSpec& s, FioValues& v, uint64_t fresh_seed) {
+  Words put;
+  put_what(put, s);
+  put_batching(put, s, v);
+  std::vector<std::string> files = put_where(put, s, v);
+  put_when(put, s, v, files);
+  put_pace(put, s, v, fresh_seed);
+  put_modes(put, s, v);
+  for (auto& f : files) put.w.push_back(std::move(f));
+  return put.w;
 }
 
 }  // namespace ioacct

@@ -56,7 +56,10 @@ double JobSpec::rate_per_thread() const {
   return 0;
 }
 
-void validate(JobSpec& job) {
+namespace {
+
+// The block size, the threads and the depth they share, the batches.
+void validate_sizes_and_depth(const JobSpec& job) {
   if (job.bs == 0) throw UsageError("--bs: must be at least 1 byte (try 4k)");
   if (job.bs > (1ull << 30))
     throw UsageError(fmt::format("--bs: {} bytes is more than the 1 GiB one I/O can carry", job.bs));
@@ -83,6 +86,11 @@ void validate(JobSpec& job) {
                                  kMaxRingDepth));
   if (job.submit_batch > kMaxDepth) throw UsageError(fmt::format("--submit-batch: {} is out of range (1 to {})", job.submit_batch, kMaxDepth));
   if (job.complete_batch > kMaxDepth) throw UsageError(fmt::format("--complete-batch: {} is out of range (1 to {})", job.complete_batch, kMaxDepth));
+}
+
+// What the run does: the mix of reads, writes and trims, the distribution,
+// the syncs, and what the engine can do of them.
+void validate_mix(const JobSpec& job) {
   if (job.rwmix_read > 100) throw UsageError(fmt::format("--rwmix-read: {} is not a percentage (0 to 100)", job.rwmix_read));
   if (job.rwmix_trim > 100) throw UsageError(fmt::format("--rwmix-trim: {} is not a percentage (0 to 100)", job.rwmix_trim));
   if (job.rwmix_trim && !rw_mixed(job.rw))
@@ -109,6 +117,10 @@ void validate(JobSpec& job) {
   if (trims && job.verify)
     throw UsageError("--verify: cannot check blocks this run trims (a trimmed block's content is undefined); "
                      "leave out the trims or --verify");
+}
+
+// How refills are submitted: only where the engine has refills to batch.
+void validate_submission(const JobSpec& job) {
   if (job.submit_policy_given && job.lockstep())
     throw UsageError(fmt::format("--submit-policy: applies to a run refilled as reaped; --{} sets lockstep batches instead "
                                  "(give one or the other)", job.submit_batch ? "submit-batch" : "complete-batch"));
@@ -119,6 +131,10 @@ void validate(JobSpec& job) {
                      "in an io_submit of its own");
   if (job.split_submit && job.engine == EngineKind::Psync)
     throw UsageError("--split-submit: psync has no submission to split (each I/O is one syscall)");
+}
+
+// How long it runs (10 s unless counted), how big, and at what pace.
+void validate_count_and_pace(JobSpec& job) {
   if (job.runtime && job.runtime->count() == 0) throw UsageError("--runtime: must be more than 0");
   if (job.ios && *job.ios == 0) throw UsageError("--ios: must be at least 1");
   if (!job.runtime && !job.ios && !job.passes) job.runtime = std::chrono::seconds(10);
@@ -139,6 +155,10 @@ void validate(JobSpec& job) {
                                  job.rate_iops ? fmt::format("--rate-iops {}", job.rate_iops)
                                                : fmt::format("--rate {}/s", format_size(job.rate_bw)),
                                  format_duration_ns(1e9 / rate), format_duration_ns(1e9 / rate)));
+}
+
+// Where it runs: the temporary file or named targets, and on which CPUs.
+void validate_targets(JobSpec& job) {
   if (job.targets.empty()) {
     if (job.size) job.temp_size = *job.size;
     if (job.offset) throw UsageError("--offset: only applies to targets you name; the temporary file starts at 0");
@@ -156,6 +176,10 @@ void validate(JobSpec& job) {
           throw UsageError(fmt::format("--cpus: CPU {} is not available to this process (see 'nproc', 'taskset -p $$')", c));
     }
   }
+}
+
+// io_uring's modes: only on a ring, and only in combinations the kernel takes.
+void validate_engine_modes(const JobSpec& job) {
   const UringOptions& u = job.uring;
   if (job.engine == EngineKind::Psync || job.engine == EngineKind::Libaio) {
     const bool aio = job.engine == EngineKind::Libaio;
@@ -198,6 +222,10 @@ void validate(JobSpec& job) {
     throw UsageError("--vectored: cannot be combined with --fixed-bufs (READV/WRITEV take no registered buffer)");
   if (u.wait == WaitMode::Hybrid && u.hybrid_spin_ns == 0)
     throw UsageError("--wait: hybrid needs how long to spin first, e.g. hybrid:50us");
+}
+
+// --verify: what it can check; and the fixed default seed.
+void validate_verify(JobSpec& job) {
   if (job.verify_during) job.verify = true;
   if (job.verify_delay.count() && !job.verify) throw UsageError("--verify-delay: only applies with --verify");
   if (job.verify && !rw_writes(job.rw))
@@ -209,6 +237,18 @@ void validate(JobSpec& job) {
     throw UsageError(fmt::format("--bs: {} bytes with --verify must be a multiple of 512 (a checked "
                                  "block is made of 512-byte sectors) and at most 64 MiB", job.bs));
   if (!job.seed_given) job.seed = 0x10acc7;  // fixed default: runs are reproducible unless asked otherwise
+}
+
+}  // namespace
+
+void validate(JobSpec& job) {
+  validate_sizes_and_depth(job);
+  validate_mix(job);
+  validate_submission(job);
+  validate_count_and_pace(job);
+  validate_targets(job);
+  validate_engine_modes(job);
+  validate_verify(job);
 }
 
 }  // namespace ioacct
