@@ -132,13 +132,11 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   return b;
 }
 
-JobSpec to_job(const BenchArgs& a) {
-  // One job: to_jobs() takes --job and --fio apart before it comes here, so
-  // they can only reach this from a compare variant.
-  if (!a.jobs.empty() || !a.fio.empty())
-    throw UsageError(fmt::format("{}: a variant is one job; several jobs are a bench run of their own",
-                                 a.jobs.empty() ? "--fio" : "--job"));
-  JobSpec j;
+namespace {
+
+// What the job does: the direction and its mix, the distribution, syncs,
+// when it starts, and how its submissions are timed.
+void parse_workload(const BenchArgs& a, JobSpec& j) {
   if (a.rw == "randread") j.rw = RwMode::RandRead;
   else if (a.rw == "randwrite") j.rw = RwMode::RandWrite;
   else if (a.rw == "read") j.rw = RwMode::Read;
@@ -166,6 +164,11 @@ JobSpec to_job(const BenchArgs& a) {
   j.stonewall = a.stonewall;
   if (!a.passes.empty()) j.passes = parse_small("--passes", a.passes, 1, 1'000'000);
   j.split_submit = a.split_submit;
+}
+
+// How much at once and where: the block size, the depth and its batches,
+// direct or buffered, the size and offset, how long, the threads and CPUs.
+void parse_shape(const BenchArgs& a, JobSpec& j) {
   j.bs = parse_size("--bs", a.bs);
   j.iodepth = parse_small("--iodepth", a.iodepth, 1, kMaxDepth);
   if (!a.submit_batch.empty()) j.submit_batch = parse_small("--submit-batch", a.submit_batch, 1, kMaxDepth);
@@ -186,6 +189,10 @@ JobSpec to_job(const BenchArgs& a) {
   if (!a.ramp.empty()) j.ramp = parse_duration("--ramp", a.ramp);
   j.threads = parse_small("--threads", a.threads, 1, 1024);
   if (!a.cpus.empty()) j.cpus = parse_cpu_list("--cpus", a.cpus);
+}
+
+// The engine, the pace, the seed, and what errors it may take.
+void parse_engine_and_pace(const BenchArgs& a, JobSpec& j) {
   if (a.engine == "uring") j.engine = EngineKind::Uring;
   else if (a.engine == "psync") j.engine = EngineKind::Psync;
   else if (a.engine == "nop") j.engine = EngineKind::Nop;
@@ -205,6 +212,10 @@ JobSpec to_job(const BenchArgs& a) {
   }
   j.max_errors = parse_count("--max-errors", a.max_errors);
   j.destroy_data = a.destroy_data;
+}
+
+// io_uring's modes: the SQ thread, polling, flags wished on or off, the wait.
+void parse_uring(const BenchArgs& a, JobSpec& j) {
   UringOptions& u = j.uring;
   u.sqpoll = a.sqpoll;
   if (!a.sq_cpu.empty()) {
@@ -249,6 +260,11 @@ JobSpec to_job(const BenchArgs& a) {
   } else {
     throw UsageError(fmt::format("--wait: '{}' is not sleep, spin or hybrid:DURATION", a.wait));
   }
+}
+
+// What is measured and checked: the anatomy, the time series, the
+// accounting level, faults (tests), verify; and the targets.
+void parse_accounting(const BenchArgs& a, JobSpec& j) {
   j.dump_intervals = a.dump_intervals;
   // The anatomy follows the submitting thread into the kernel; an SQ thread
   // submits in its place, and its requests are not linked.
@@ -271,6 +287,22 @@ JobSpec to_job(const BenchArgs& a) {
   if (!a.verify_delay.empty()) j.verify_delay = parse_duration("--verify-delay", a.verify_delay);
   j.targets = a.targets;
   j.dir = a.dir;
+}
+
+}  // namespace
+
+JobSpec to_job(const BenchArgs& a) {
+  // One job: to_jobs() takes --job and --fio apart before it comes here, so
+  // they can only reach this from a compare variant.
+  if (!a.jobs.empty() || !a.fio.empty())
+    throw UsageError(fmt::format("{}: a variant is one job; several jobs are a bench run of their own",
+                                 a.jobs.empty() ? "--fio" : "--job"));
+  JobSpec j;
+  parse_workload(a, j);
+  parse_shape(a, j);
+  parse_engine_and_pace(a, j);
+  parse_uring(a, j);
+  parse_accounting(a, j);
   parse_format("--format", a.format, formats_of(bench_sinks()));
   validate(j);
   return j;
@@ -303,11 +335,11 @@ double submit_gap_ns(const std::vector<JobSpec>& jobs, const RunResult& r, const
   return gap / std::max(1u, sq.rings);
 }
 
-}  // namespace
-
-int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) {
-  std::vector<FioLogs> fio_logs;
-  std::vector<JobSpec> jobs = to_jobs(a, &fio_logs);
+// Before anything is opened: what the jobs as given cannot do or will do
+// otherwise than asked (said on stderr), fio-json's own needs, and whether
+// the outputs and the engine are there.
+void check_before_run(const BenchArgs& a, std::vector<JobSpec>& jobs, const std::vector<FioLogs>& fio_logs,
+                      Format format) {
   for (const FioLogs& l : fio_logs)
     if (l.any() && !l.averaged)
       fmt::print(stderr, "ioacct: {}: fio logs every I/O without log_avg_msec; ioacct writes the average of each "
@@ -317,7 +349,6 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   // Its per-I/O slots are laid out for one job's threads and depth.
   if (jobs.size() > 1 && std::any_of(jobs.begin(), jobs.end(), [](const JobSpec& j) { return j.anatomy; }))
     throw UsageError("--anatomy: takes one job; run it without --job/--fio, or on one job alone");
-  const Format format = parse_format("--format", a.format, formats_of(bench_sinks()));
   if (format == Format::FioJson) {
     check_fio_json(jobs);
     // fio submits and reaps in separate calls, which is what gives each I/O
@@ -341,36 +372,18 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
 
   // Fail fast, before a 1 GiB temporary file is written, if io_uring is off.
   for (const JobSpec& job : jobs) check_engine_available(job.engine, job.uring, job.depth_per_thread());
+}
 
-  StopSignals signals;  // before any thread exists
-  auto emit = [&](const std::string& text) { write_output(text, a.output); };
-  auto interrupted_exit = [&] { return 128 + signals.received(); };
-
-  std::vector<Targets> targets;
-  try {
-    if (jobs.size() == 1) targets.push_back(open_targets(first, [&] { return signals.wait(0); }));
-    else targets = open_run_targets(jobs, [&] { return signals.wait(0); });
-  } catch (const RuntimeError&) {
-    if (!signals.received()) throw;
-    fmt::print(stderr, "ioacct: interrupted before the run started\n");
-    // Only JSON has a form for a run that never started.
-    if (format == Format::Json) emit(to_json(jobs, nullptr, gather_run_context(), argv).dump(2) + "\n");
-    return interrupted_exit();
-  }
-  std::vector<const Targets*> target_ptrs;
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    check_targets(jobs[i], targets[i]);
-    resolve_passes(jobs[i], targets[i]);
-    target_ptrs.push_back(&targets[i]);
-  }
-
+// What the run tells the user while it goes: the start-up line, progress
+// (on a terminal, or with --progress), and the verify phase.
+RunHooks progress_hooks(const BenchArgs& a, const std::vector<JobSpec>& jobs, StopSignals& signals) {
   const bool tty = isatty(STDERR_FILENO);
   const bool show_progress = a.progress || tty;
   RunHooks hooks;
-  hooks.wait_stop_signal = [&](int ms) { return signals.wait(ms); };
-  hooks.on_start = [&](const RunResult& ctx) { fmt::print(stderr, "{}\n", format_start_line(jobs, ctx)); };
+  hooks.wait_stop_signal = [&signals](int ms) { return signals.wait(ms); };
+  hooks.on_start = [&jobs](const RunResult& ctx) { fmt::print(stderr, "{}\n", format_start_line(jobs, ctx)); };
   if (show_progress) {
-    hooks.on_progress = [&](const Progress& p) {
+    hooks.on_progress = [tty](const Progress& p) {
       std::string line = fmt::format("[{:5.1f}s] {}{} IOPS  {}  in flight {}{}", p.elapsed_s,
                                      p.ramping ? "ramp  " : "", format_count(p.iops),
                                      format_bandwidth(p.bytes_per_s), p.inflight,
@@ -378,17 +391,21 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
       fmt::print(stderr, fmt::runtime(tty ? "\r{}\033[K" : "{}\n"), line);
     };
   }
-  hooks.on_verify = [&](int64_t delay_ns) {
+  hooks.on_verify = [show_progress, tty](int64_t delay_ns) {
     if (show_progress && tty) fmt::print(stderr, "\r\033[K");
     fmt::print(stderr, "ioacct: verifying every block this run wrote{}\n",
                delay_ns ? fmt::format(", after waiting {} (--verify-delay)", format_duration_ns(static_cast<double>(delay_ns))) : "");
   };
-  RunResult r = run_jobs(jobs, target_ptrs, hooks);
-  if (show_progress && tty) fmt::print(stderr, "\r\033[K");
-  if (r.verify_skipped && signals.received()) r.interrupted = true;
+  return hooks;
+}
 
+// The results, where they were asked for: stdout or --output, --report,
+// fio's log files, --dump-intervals.
+void write_results(const BenchArgs& a, const std::vector<JobSpec>& jobs, const std::vector<FioLogs>& fio_logs,
+                   const RunResult& r, Format format, const std::vector<std::string>& argv) {
+  const JobSpec& first = jobs.front();
   const RunContext ctx = gather_run_context();
-  emit(render_bench(format, jobs, r, ctx, argv));
+  write_output(render_bench(format, jobs, r, ctx, argv), a.output);
   if (!a.report.empty()) write_atomically(a.report, html_bench_report(jobs, r, to_json(jobs, &r, ctx, argv)), "--report");
   // fio writes its logs where it runs, named by their prefix.
   for (size_t i = 0; i < fio_logs.size() && i < jobs.size(); ++i)
@@ -400,7 +417,14 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
       for (const auto& [a0, b0] : t.intervals) text += fmt::format("{} {}\n", a0, b0);
     write_atomically(first.dump_intervals, text, "--dump-intervals");
   }
+}
 
+// After the run: what the user should know before trusting it (stderr), and
+// the exit: the signal's, or an error for a run that stopped on errors, a
+// fatal one or a block that did not verify.
+int finish_run(const std::vector<JobSpec>& jobs, const RunResult& r, const StopSignals& signals) {
+  const JobSpec& first = jobs.front();
+  auto interrupted_exit = [&] { return 128 + signals.received(); };
   if (r.anatomy && r.anatomy->unavailable)
     fmt::print(stderr, "warning: --anatomy: {}; the anatomy is left out (null in the JSON)\n", *r.anatomy->unavailable);
 
@@ -442,6 +466,44 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
                "only completed I/Os; check the device ('dmesg') before trusting them\n",
                plural(r.error_count(), "I/O error"), r.error_count() == 1 ? "was" : "were", first.max_errors);
   return kExitOk;
+}
+
+}  // namespace
+
+int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) {
+  std::vector<FioLogs> fio_logs;
+  std::vector<JobSpec> jobs = to_jobs(a, &fio_logs);
+  const Format format = parse_format("--format", a.format, formats_of(bench_sinks()));
+  check_before_run(a, jobs, fio_logs, format);
+  const JobSpec& first = jobs.front();
+
+  StopSignals signals;  // before any thread exists
+  auto emit = [&](const std::string& text) { write_output(text, a.output); };
+  auto interrupted_exit = [&] { return 128 + signals.received(); };
+
+  std::vector<Targets> targets;
+  try {
+    if (jobs.size() == 1) targets.push_back(open_targets(first, [&] { return signals.wait(0); }));
+    else targets = open_run_targets(jobs, [&] { return signals.wait(0); });
+  } catch (const RuntimeError&) {
+    if (!signals.received()) throw;
+    fmt::print(stderr, "ioacct: interrupted before the run started\n");
+    // Only JSON has a form for a run that never started.
+    if (format == Format::Json) emit(to_json(jobs, nullptr, gather_run_context(), argv).dump(2) + "\n");
+    return interrupted_exit();
+  }
+  std::vector<const Targets*> target_ptrs;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    check_targets(jobs[i], targets[i]);
+    resolve_passes(jobs[i], targets[i]);
+    target_ptrs.push_back(&targets[i]);
+  }
+
+  RunResult r = run_jobs(jobs, target_ptrs, progress_hooks(a, jobs, signals));
+  if (isatty(STDERR_FILENO)) fmt::print(stderr, "\r\033[K");  // the progress line
+  if (r.verify_skipped && signals.received()) r.interrupted = true;
+  write_results(a, jobs, fio_logs, r, format, argv);
+  return finish_run(jobs, r, signals);
 }
 
 }  // namespace ioacct
