@@ -246,14 +246,12 @@ bool thread_alive(uint64_t tid) {
   return ::stat(fmt::format("/proc/{}", tid).c_str(), &st) == 0;  // /proc/TID works for any thread
 }
 
-std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices, const ExportSample& s,
-                                          const ExportOptions& o) {
-  std::vector<MetricFamily> out;
-  auto up = family("ioacct_exact_busy_up", "1 when the eBPF busy tracker is attached and the exact device figures "
-                   "are exported; 0 when not (stderr of ioacct export says why)", MetricType::Gauge);
-  add(up, {}, s.busy ? 1 : 0);
-  out.push_back(std::move(up));
+namespace {
 
+// /proc/diskstats as node_exporter names it (so that await and %util are the
+// same divisions), for every device still there.
+void diskstats_families(const std::vector<StatDevice>& devices, const ExportSample& s,
+                        std::vector<MetricFamily>& out) {
   auto ticks = family("ioacct_device_io_ticks_seconds_total",
                       "Time the device had I/O in flight as /proc/diskstats io_ticks counts it (jiffy-sampled; "
                       "what node_exporter and iostat %util use)", MetricType::Counter);
@@ -302,85 +300,94 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
   }
   for (auto* f : {&ticks, &ios, &bytes, &read_time, &write_time, &discard_time, &flush_time, &weighted})
     if (!f->metric.empty() || f == &ticks) out.push_back(std::move(*f));
+}
 
-  if (s.busy) {
-    auto busy = family("ioacct_device_busy_seconds_total",
-                       "Exact time with at least one request certainly between the block layer's accounting points "
-                       "(block_io_start..block_io_done; eBPF)", MetricType::Counter);
-    auto driver = family("ioacct_device_driver_busy_seconds_total",
-                         "Exact time with at least one request between issue to the driver and the end of its "
-                         "accounting (block_rq_issue..block_io_done; eBPF; only with --dev)", MetricType::Counter);
-    auto depth = family("ioacct_device_inflight_seconds_total",
-                        "Time spent with this many requests certainly in flight (accounting span; depth buckets 0, 1, "
-                        "2-3, ..., 128-255, 256+); the buckets other than 0 add up to ioacct_device_busy_seconds_total",
-                        MetricType::Counter);
-    auto unseen = family("ioacct_device_unseen_starts_total",
-                         "Requests first seen in flight later than the busy tracker's sweep should have found them",
-                         MetricType::Counter);
-    auto lost = family("ioacct_device_lost_completions_total",
-                       "Requests whose end no BPF program saw (the kernel skipped it); the kernel's own state showed "
-                       "them gone", MetricType::Counter);
-    auto seen = family("ioacct_device_seen_completions_total",
-                       "Requests whose end the busy tracker saw or found lost", MetricType::Counter);
-    auto invisible = family("ioacct_device_invisible_completions_total",
-                            "Completions diskstats counted that no BPF program saw at either end; the time they may "
-                            "have taken (bounded by diskstats' latency sum) is in ioacct_device_busy_unsure_seconds_total",
-                            MetricType::Counter);
-    auto unsure = family("ioacct_device_busy_unsure_seconds_total",
-                         "Time that may have been busy but is not counted in ioacct_device_busy_seconds_total (a "
-                         "request whose end no program saw, completions no program saw at all): the true busy time "
-                         "lies between that and the sum",
-                         MetricType::Counter);
-    auto latency = family("ioacct_device_request_latency_seconds",
-                          "Request latency over the accounting span (block_io_start..block_io_done; eBPF)",
-                          MetricType::Histogram);
-    for (size_t i = 0; i < devices.size() && i < s.busy->size(); ++i) {
-      const BusyCounters& c = (*s.busy)[i];
-      const std::string& name = devices[i].name;
-      if (s.gone.count(name)) continue;
-      add(busy, {{"device", name}}, seconds(c.busy_ns));
-      if (c.device_span) add(driver, {{"device", name}}, seconds(c.dev_busy_ns));
-      for (int b = 0; b < BusyCounters::kDepthBuckets; ++b)
-        add(depth, {{"device", name}, {"depth", depth_label(b)}}, seconds(c.depth_ns[b]));
-      add(unseen, {{"device", name}}, static_cast<double>(c.unseen_starts));
-      add(lost, {{"device", name}}, static_cast<double>(c.lost));
-      add(seen, {{"device", name}}, static_cast<double>(c.done + c.lost));
-      add(invisible, {{"device", name}}, static_cast<double>(c.invisible));
-      add(unsure, {{"device", name}}, seconds(c.unsure_ns));
-      if (!c.latency_count.empty()) {
-        ClientMetric m;
-        m.label = {{"device", name}};
-        m.histogram = latency_histogram(c);
-        latency.metric.push_back(std::move(m));
-      }
+// The eBPF tracker's exact figures, where it is attached: busy time, time at
+// each depth, what it could not see, request latency.
+void busy_families(const std::vector<StatDevice>& devices, const ExportSample& s, std::vector<MetricFamily>& out) {
+  if (!s.busy) return;
+  auto busy = family("ioacct_device_busy_seconds_total",
+                     "Exact time with at least one request certainly between the block layer's accounting points "
+                     "(block_io_start..block_io_done; eBPF)", MetricType::Counter);
+  auto driver = family("ioacct_device_driver_busy_seconds_total",
+                       "Exact time with at least one request between issue to the driver and the end of its "
+                       "accounting (block_rq_issue..block_io_done; eBPF; only with --dev)", MetricType::Counter);
+  auto depth = family("ioacct_device_inflight_seconds_total",
+                      "Time spent with this many requests certainly in flight (accounting span; depth buckets 0, 1, "
+                      "2-3, ..., 128-255, 256+); the buckets other than 0 add up to ioacct_device_busy_seconds_total",
+                      MetricType::Counter);
+  auto unseen = family("ioacct_device_unseen_starts_total",
+                       "Requests first seen in flight later than the busy tracker's sweep should have found them",
+                       MetricType::Counter);
+  auto lost = family("ioacct_device_lost_completions_total",
+                     "Requests whose end no BPF program saw (the kernel skipped it); the kernel's own state showed "
+                     "them gone", MetricType::Counter);
+  auto seen = family("ioacct_device_seen_completions_total",
+                     "Requests whose end the busy tracker saw or found lost", MetricType::Counter);
+  auto invisible = family("ioacct_device_invisible_completions_total",
+                          "Completions diskstats counted that no BPF program saw at either end; the time they may "
+                          "have taken (bounded by diskstats' latency sum) is in ioacct_device_busy_unsure_seconds_total",
+                          MetricType::Counter);
+  auto unsure = family("ioacct_device_busy_unsure_seconds_total",
+                       "Time that may have been busy but is not counted in ioacct_device_busy_seconds_total (a "
+                       "request whose end no program saw, completions no program saw at all): the true busy time "
+                       "lies between that and the sum",
+                       MetricType::Counter);
+  auto latency = family("ioacct_device_request_latency_seconds",
+                        "Request latency over the accounting span (block_io_start..block_io_done; eBPF)",
+                        MetricType::Histogram);
+  for (size_t i = 0; i < devices.size() && i < s.busy->size(); ++i) {
+    const BusyCounters& c = (*s.busy)[i];
+    const std::string& name = devices[i].name;
+    if (s.gone.count(name)) continue;
+    add(busy, {{"device", name}}, seconds(c.busy_ns));
+    if (c.device_span) add(driver, {{"device", name}}, seconds(c.dev_busy_ns));
+    for (int b = 0; b < BusyCounters::kDepthBuckets; ++b)
+      add(depth, {{"device", name}, {"depth", depth_label(b)}}, seconds(c.depth_ns[b]));
+    add(unseen, {{"device", name}}, static_cast<double>(c.unseen_starts));
+    add(lost, {{"device", name}}, static_cast<double>(c.lost));
+    add(seen, {{"device", name}}, static_cast<double>(c.done + c.lost));
+    add(invisible, {{"device", name}}, static_cast<double>(c.invisible));
+    add(unsure, {{"device", name}}, seconds(c.unsure_ns));
+    if (!c.latency_count.empty()) {
+      ClientMetric m;
+      m.label = {{"device", name}};
+      m.histogram = latency_histogram(c);
+      latency.metric.push_back(std::move(m));
     }
-    out.push_back(std::move(busy));
-    if (!driver.metric.empty()) out.push_back(std::move(driver));
-    out.push_back(std::move(depth));
-    out.push_back(std::move(unseen));
-    out.push_back(std::move(lost));
-    out.push_back(std::move(seen));
-    out.push_back(std::move(invisible));
-    out.push_back(std::move(unsure));
-    if (!latency.metric.empty()) out.push_back(std::move(latency));
   }
-  if (s.cost) {
-    // What the exact figures cost the machine, so that a fleet can see it:
-    // rate(cpu) / rate(completions) is the tracker's CPU per I/O.
-    auto cpu = family("ioacct_tracker_cpu_seconds_total",
-                      "CPU time of the busy tracker: part=\"user\" its reader in this process (merging the BPF "
-                      "programs' logs), part=\"bpf\" the programs' own run time (only while kernel.bpf_stats_enabled "
-                      "is 1, e.g. with --bpf-stats)", MetricType::Counter);
-    add(cpu, {{"part", "user"}}, seconds(s.cost->user_cpu_ns));
-    if (s.cost->bpf_run_ns) add(cpu, {{"part", "bpf"}}, seconds(*s.cost->bpf_run_ns));
-    auto done = family("ioacct_tracker_completions_total",
-                       "Requests the busy tracker saw complete on the watched devices: the I/Os its CPU time is spread "
-                       "over", MetricType::Counter);
-    add(done, {}, static_cast<double>(s.cost->completions));
-    out.push_back(std::move(cpu));
-    out.push_back(std::move(done));
-  }
+  out.push_back(std::move(busy));
+  if (!driver.metric.empty()) out.push_back(std::move(driver));
+  out.push_back(std::move(depth));
+  out.push_back(std::move(unseen));
+  out.push_back(std::move(lost));
+  out.push_back(std::move(seen));
+  out.push_back(std::move(invisible));
+  out.push_back(std::move(unsure));
+  if (!latency.metric.empty()) out.push_back(std::move(latency));
+}
 
+// What the exact figures cost the machine, so that a fleet can see it:
+// rate(cpu) / rate(completions) is the tracker's CPU per I/O.
+void cost_families(const ExportSample& s, std::vector<MetricFamily>& out) {
+  if (!s.cost) return;
+  auto cpu = family("ioacct_tracker_cpu_seconds_total",
+                    "CPU time of the busy tracker: part=\"user\" its reader in this process (merging the BPF "
+                    "programs' logs), part=\"bpf\" the programs' own run time (only while kernel.bpf_stats_enabled "
+                    "is 1, e.g. with --bpf-stats)", MetricType::Counter);
+  add(cpu, {{"part", "user"}}, seconds(s.cost->user_cpu_ns));
+  if (s.cost->bpf_run_ns) add(cpu, {{"part", "bpf"}}, seconds(*s.cost->bpf_run_ns));
+  auto done = family("ioacct_tracker_completions_total",
+                     "Requests the busy tracker saw complete on the watched devices: the I/Os its CPU time is spread "
+                     "over", MetricType::Counter);
+  add(done, {}, static_cast<double>(s.cost->completions));
+  out.push_back(std::move(cpu));
+  out.push_back(std::move(done));
+}
+
+// The rings walk (every ring and SQ thread) and how old and long the walks
+// and this scrape were.
+void walk_families(const ExportSample& s, const ExportOptions& o, std::vector<MetricFamily>& out) {
   if (s.rings_known) {
     ring_families(s, o, out);
     auto unreadable = family("ioacct_rings_unreadable_processes",
@@ -415,6 +422,21 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
     add(walk, {}, s.walk_seconds);
     out.push_back(std::move(walk));
   }
+}
+
+}  // namespace
+
+std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices, const ExportSample& s,
+                                          const ExportOptions& o) {
+  std::vector<MetricFamily> out;
+  auto up = family("ioacct_exact_busy_up", "1 when the eBPF busy tracker is attached and the exact device figures "
+                   "are exported; 0 when not (stderr of ioacct export says why)", MetricType::Gauge);
+  add(up, {}, s.busy ? 1 : 0);
+  out.push_back(std::move(up));
+  diskstats_families(devices, s, out);
+  busy_families(devices, s, out);
+  cost_families(s, out);
+  walk_families(s, o, out);
   return out;
 }
 
