@@ -93,20 +93,29 @@ TEST(Export, CountersMoveByTheIoDoneOnALoopDeviceBetweenTwoScrapes) {
     at_depth += d(s1, s2, "ioacct_device_inflight_seconds_total{" + dev + ",depth=\"" + depth + "\"}");
   EXPECT_NEAR(at_depth, busy, 1e-6 + 1e-6 * busy) << "time at depth >= 1 is the busy time";
   EXPECT_EQ(d(s1, s2, "ioacct_device_inflight_seconds_total{" + dev + ",depth=\"8-15\"}"), 0) << "depth 4 never reaches 8";
-  // Every read is either seen ending (with its latency) or, when the kernel
-  // ran no program for its completion, found lost afterwards (no latency to
-  // give): the two add up to the n exactly (docs/design.md, "Lost events").
+  // Every read is seen ending (with its latency); or, when the kernel ran no
+  // program for its completion, found lost afterwards (no latency to give);
+  // or, when it ran none at either end (a completion in a softirq on top of
+  // this sandbox's agent), counted invisible from diskstats. The three add up
+  // to n exactly (docs/design.md, "Lost events"). CI saw 220 of 20,000
+  // invisible while its own output kept the agent busy.
   const double lost = d(s1, s2, "ioacct_device_lost_completions_total{" + dev + "}");
-  EXPECT_EQ(d(s1, s2, "ioacct_device_request_latency_seconds_count{" + dev + "}") + lost, n);
-  EXPECT_EQ(d(s1, s2, "ioacct_device_request_latency_seconds_bucket{" + dev + ",le=\"+Inf\"}") + lost, n);
+  const double invisible = d(s1, s2, "ioacct_device_invisible_completions_total{" + dev + "}");
+  EXPECT_EQ(d(s1, s2, "ioacct_device_request_latency_seconds_count{" + dev + "}") + lost + invisible, n);
+  EXPECT_EQ(d(s1, s2, "ioacct_device_request_latency_seconds_bucket{" + dev + ",le=\"+Inf\"}") + lost + invisible, n);
   EXPECT_LE(lost, n / 100) << "lost completions are rare";
-  EXPECT_EQ(d(s1, s2, "ioacct_device_seen_completions_total{" + dev + "}"), n)
-      << "every read was seen ending or found lost: the window's bound holds";
+  EXPECT_EQ(d(s1, s2, "ioacct_device_seen_completions_total{" + dev + "}") + invisible, n)
+      << "every read was seen ending, found lost or counted invisible: the window's bound holds";
+  if (invisible > 0) {
+    EXPECT_GT(d(s1, s2, "ioacct_device_busy_unsure_seconds_total{" + dev + "}"), 0)
+        << "the time an invisible completion may have taken is unsure";
+  }
+  std::printf("%d reads: %.0f lost, %.0f invisible\n", n, lost, invisible);
   EXPECT_GT(d(s1, s2, "ioacct_device_request_latency_seconds_sum{" + dev + "}"), 0);
   const double user_cpu = d(s1, s2, "ioacct_tracker_cpu_seconds_total{part=\"user\"}");
   EXPECT_GT(user_cpu, 0) << "the tracker's own CPU is in the open";
   EXPECT_LT(user_cpu, wall_s);
-  EXPECT_GE(d(s1, s2, "ioacct_tracker_completions_total"), n - lost);
+  EXPECT_GE(d(s1, s2, "ioacct_tracker_completions_total"), n - lost - invisible);
   promtool_accepts(s2);
 
   // An SQPOLL bench: its SQ thread's counters move, its ring is there with its sizes.
