@@ -8,7 +8,7 @@
 #include "acct/clock.hpp"
 #include "acct/histogram.hpp"
 #include "common/offsets.hpp"
-#include "monitor/bpf/busy_round.hpp"
+#include "trace/bpf/busy_round.hpp"
 
 namespace ioacct {
 namespace {

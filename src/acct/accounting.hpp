@@ -111,7 +111,7 @@ Accounting account(const SystemSample& a, const SystemSample& b, const std::vect
                    const std::vector<std::string>& target_disks);
 
 // One device's exact busy counters as read at a window's edge: the fields of
-// the busy tracker's BusyCounters (monitor/bpf) that the window's figures
+// the busy tracker's BusyCounters (trace/bpf) that the window's figures
 // need, cumulative, stamped with CLOCK_MONOTONIC.
 struct ExactBusySample {
   uint64_t stamp_ns = 0, busy_ns = 0, dev_busy_ns = 0, lost = 0, unsure_ns = 0;

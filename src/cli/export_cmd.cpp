@@ -10,10 +10,10 @@
 #include "common/errors.hpp"
 #include "common/files.hpp"
 #include "common/units.hpp"
-#include "monitor/attach.hpp"
 #include "monitor/export.hpp"
 #include "monitor/web_config.hpp"
 #include "monitor/web_server.hpp"
+#include "trace/attach.hpp"
 
 namespace ioacct {
 

@@ -16,10 +16,10 @@
 #include "common/errors.hpp"
 #include "common/files.hpp"
 #include "common/output.hpp"
-#include "monitor/attach.hpp"
 #include "common/units.hpp"
 #include "monitor/stat.hpp"
 #include "report/stat_report.hpp"
+#include "trace/attach.hpp"
 
 namespace ioacct {
 namespace {

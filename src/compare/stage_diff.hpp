@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "monitor/anatomy_split.hpp"
+#include "trace/anatomy_split.hpp"
 
 namespace ioacct {
 

@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "monitor/bpf/busy_tracker.hpp"
 #include "monitor/ring_walker.hpp"
 #include "monitor/rings.hpp"
 #include "monitor/stat.hpp"
+#include "trace/bpf/busy_tracker.hpp"
 
 namespace ioacct {
 

@@ -254,4 +254,11 @@ void run_stat_loop(const StatLoop& loop, const std::vector<StatDevice>& devices,
   }
 }
 
+std::vector<BusyDevice> busy_devices(const std::vector<StatDevice>& devices) {
+  std::vector<BusyDevice> out;
+  out.reserve(devices.size());
+  for (const StatDevice& d : devices) out.push_back({d.name, d.major, d.minor});
+  return out;
+}
+
 }  // namespace ioacct

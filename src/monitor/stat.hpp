@@ -15,7 +15,7 @@
 
 #include "acct/procfs.hpp"
 #include "acct/system.hpp"
-#include "monitor/bpf/busy_tracker.hpp"
+#include "trace/bpf/busy_tracker.hpp"
 
 namespace ioacct {
 
@@ -32,6 +32,9 @@ struct StatDevice {
 // ("PATH: ...") for a name that is not a block device.
 std::vector<StatDevice> select_stat_devices(std::string_view diskstats_text, const std::vector<std::string>& wanted,
                                             bool partitions);
+
+// The busy tracker's view of the devices chosen (trace/attach.hpp attaches it).
+std::vector<BusyDevice> busy_devices(const std::vector<StatDevice>& devices);
 
 // What one look at the kernel found.
 struct StatSample {

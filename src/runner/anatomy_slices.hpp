@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "acct/clock.hpp"
-#include "monitor/anatomy.hpp"
+#include "trace/anatomy.hpp"
 
 namespace ioacct {
 

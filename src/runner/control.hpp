@@ -42,8 +42,8 @@
 #include "acct/clock.hpp"
 #include "acct/cpu.hpp"
 #include "acct/system.hpp"
-#include "monitor/anatomy.hpp"
-#include "monitor/bpf/busy_tracker.hpp"
+#include "trace/anatomy.hpp"
+#include "trace/bpf/busy_tracker.hpp"
 
 namespace ioacct {
 

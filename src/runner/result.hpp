@@ -17,7 +17,7 @@
 #include "acct/series.hpp"
 #include "engine/engine.hpp"
 #include "engine/fault_engine.hpp"
-#include "monitor/anatomy.hpp"
+#include "trace/anatomy.hpp"
 #include "workload/target.hpp"
 #include "workload/verify.hpp"
 

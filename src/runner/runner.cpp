@@ -15,13 +15,13 @@
 #include "acct/cpu.hpp"
 #include "acct/inflight.hpp"
 #include "acct/system.hpp"
-#include "monitor/attach.hpp"
 #include "runner/anatomy_slices.hpp"
 #include "runner/control.hpp"
 #include "runner/kick.hpp"
 #include "runner/plan.hpp"
 #include "runner/series_collector.hpp"
 #include "runner/worker.hpp"
+#include "trace/attach.hpp"
 
 namespace ioacct {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "monitor/attach.hpp"
 #include "runner/result.hpp"
+#include "trace/attach.hpp"
 #include "workload/job.hpp"
 #include "workload/target.hpp"
 

@@ -2,7 +2,7 @@
 // I/O is not linked.
 #include <gtest/gtest.h>
 
-#include "monitor/anatomy_split.hpp"
+#include "trace/anatomy_split.hpp"
 
 namespace ioacct {
 namespace {

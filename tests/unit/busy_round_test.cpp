@@ -4,7 +4,7 @@
 #include <numeric>
 #include <random>
 
-#include "monitor/bpf/busy_round.hpp"
+#include "trace/bpf/busy_round.hpp"
 
 namespace ioacct {
 namespace {

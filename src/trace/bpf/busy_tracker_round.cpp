@@ -12,7 +12,7 @@
 #include "acct/clock.hpp"
 #include "acct/procfs.hpp"
 #include "common/files.hpp"
-#include "monitor/bpf/busy_tracker_impl.hpp"
+#include "trace/bpf/busy_tracker_impl.hpp"
 
 namespace ioacct {
 namespace {

@@ -1,4 +1,4 @@
-#include "monitor/bpf/busy_round.hpp"
+#include "trace/bpf/busy_round.hpp"
 
 #include <algorithm>
 #include <bit>

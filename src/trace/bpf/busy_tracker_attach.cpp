@@ -25,8 +25,8 @@
 #include "acct/clock.hpp"
 #include "common/errors.hpp"
 #include "common/files.hpp"
-#include "monitor/bpf/busy_tracker_impl.hpp"
-#include "monitor/bpf/libbpf_log.hpp"
+#include "trace/bpf/busy_tracker_impl.hpp"
+#include "trace/bpf/libbpf_log.hpp"
 
 namespace ioacct {
 namespace {

@@ -1,5 +1,5 @@
 /* The layout shared by the anatomy programs (anatomy.bpf.c) and their reader
- * (monitor/anatomy.cpp), for bench --anatomy. C, so that both compilers read
+ * (trace/anatomy.cpp), for bench --anatomy. C, so that both compilers read
  * the same text.
  *
  * The programs stamp each I/O's passage through the kernel's tracepoints into

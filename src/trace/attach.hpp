@@ -9,8 +9,7 @@
 #include <vector>
 
 #include "acct/procfs.hpp"
-#include "monitor/bpf/busy_tracker.hpp"
-#include "monitor/stat.hpp"
+#include "trace/bpf/busy_tracker.hpp"
 
 namespace ioacct {
 
@@ -23,9 +22,8 @@ struct TrackerAttach {
 // error is thrown as it is.
 TrackerAttach attach_tracker(const std::vector<BusyDevice>& devices, const BusyOptions& options = {});
 
-// What to watch: the devices stat and export chose, or the devices of a
-// diskstats sample (in its order: by name).
-std::vector<BusyDevice> busy_devices(const std::vector<StatDevice>& devices);
+// What to watch: the devices of a diskstats sample (in its order: by name).
+// stat and export watch the devices they chose (monitor/stat.hpp).
 std::vector<BusyDevice> busy_devices(const std::map<std::string, DiskStats>& disks);
 
 }  // namespace ioacct

@@ -1,4 +1,4 @@
-#include "monitor/anatomy_split.hpp"
+#include "trace/anatomy_split.hpp"
 
 namespace ioacct {
 

@@ -1,4 +1,4 @@
-#include "monitor/attach.hpp"
+#include "trace/attach.hpp"
 
 #include "common/errors.hpp"
 
@@ -12,13 +12,6 @@ TrackerAttach attach_tracker(const std::vector<BusyDevice>& devices, const BusyO
     a.unavailable = e.what();
   }
   return a;
-}
-
-std::vector<BusyDevice> busy_devices(const std::vector<StatDevice>& devices) {
-  std::vector<BusyDevice> out;
-  out.reserve(devices.size());
-  for (const StatDevice& d : devices) out.push_back({d.name, d.major, d.minor});
-  return out;
 }
 
 std::vector<BusyDevice> busy_devices(const std::map<std::string, DiskStats>& disks) {

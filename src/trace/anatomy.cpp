@@ -1,4 +1,4 @@
-#include "monitor/anatomy.hpp"
+#include "trace/anatomy.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -13,10 +13,10 @@
 
 #include "common/errors.hpp"
 #include "common/files.hpp"
-#include "monitor/bpf/anatomy.skel.h"
-#include "monitor/bpf/anatomy_shared.h"
-#include "monitor/bpf/libbpf_log.hpp"
-#include "monitor/bpf/map_view.hpp"
+#include "trace/bpf/anatomy.skel.h"
+#include "trace/bpf/anatomy_shared.h"
+#include "trace/bpf/libbpf_log.hpp"
+#include "trace/bpf/map_view.hpp"
 
 namespace ioacct {
 namespace {

@@ -11,7 +11,7 @@
 #include <exception>
 
 #include "acct/clock.hpp"
-#include "monitor/bpf/busy_tracker_impl.hpp"
+#include "trace/bpf/busy_tracker_impl.hpp"
 
 namespace ioacct {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "monitor/bpf/busy_round.hpp"
+#include "trace/bpf/busy_round.hpp"
 
 namespace ioacct {
 

@@ -14,7 +14,7 @@
 
 #include "acct/clock.hpp"
 #include "acct/histogram.hpp"
-#include "monitor/anatomy_split.hpp"
+#include "trace/anatomy_split.hpp"
 
 struct ioacct_anat_slot;
 struct ioacct_anat_thread;

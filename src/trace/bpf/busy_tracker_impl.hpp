@@ -1,6 +1,6 @@
 #pragma once
 // The busy tracker's insides, shared by its three rooms (private to
-// src/monitor/bpf):
+// src/trace/bpf):
 //   busy_tracker_attach.cpp  loads and attaches the programs, maps their
 //                            logs, settles; read() and cost()
 //   busy_tracker_log.cpp     the log reader: collects and orders the records
@@ -23,12 +23,12 @@
 #include <utility>
 #include <vector>
 
-#include "monitor/bpf/busy_tracker.hpp"
+#include "trace/bpf/busy_tracker.hpp"
 // The shared layout first: the skeleton's maps name its structs.
-#include "monitor/bpf/busy_shared.h"
-#include "monitor/bpf/busy.skel.h"
-#include "monitor/bpf/map_view.hpp"
-#include "monitor/bpf/pointer_map.hpp"
+#include "trace/bpf/busy_shared.h"
+#include "trace/bpf/busy.skel.h"
+#include "trace/bpf/map_view.hpp"
+#include "trace/bpf/pointer_map.hpp"
 
 namespace ioacct {
 namespace busy {
