@@ -164,6 +164,358 @@ AnatomyBlockLink anatomy_block_link(const JobSpec& run) {
   return AnatomyBlockLink::None;
 }
 
+// One run, in the order it happens: plan the threads, start the workers
+// (each sets up its ring), wait until every ring is ready, attach the
+// instruments, open the window, supervise until every worker is done, then
+// close and account. The members are declared in the order they are made,
+// so they go in the reverse: the tracker and the anatomy's programs detach
+// after the workers are joined, as they did when these were one function's
+// locals.
+class RunSession {
+ public:
+  RunSession(const std::vector<JobSpec>& jobs, const std::vector<const Targets*>& targets, const RunHooks& hooks,
+             const RunTracker* shared)
+      : jobs_(jobs), targets_(targets), hooks_(hooks), shared_(shared), run_(jobs.front()), J_(jobs.size()) {}
+  RunSession(const RunSession&) = delete;
+  RunSession& operator=(const RunSession&) = delete;
+
+  RunResult run() {
+    plan();
+    start_workers();
+    wait_until_ready();
+    attach_instruments();
+    open();
+    supervise();
+    close_and_account();
+    return std::move(result_);
+  }
+
+ private:
+  void plan();
+  void start_workers();
+  void wait_until_ready();
+  void attach_instruments();
+  void open();
+  void supervise();
+  void close_and_account();
+  void account_window();
+  void anatomy_result();
+  void join_all() {
+    for (auto& th : threads_)
+      if (th.joinable()) th.join();
+  }
+  uint64_t completed_now() const {
+    uint64_t n = 0;
+    for (unsigned i = 0; i < T_; ++i) n += pub_[i].completed.load(std::memory_order_relaxed);
+    return n;
+  }
+
+  const std::vector<JobSpec>& jobs_;
+  const std::vector<const Targets*>& targets_;
+  const RunHooks& hooks_;
+  const RunTracker* shared_;
+  const JobSpec& run_;  // the run's own options
+  const size_t J_;
+  std::vector<Plan> plans_;
+  RunResult result_;
+  unsigned T_ = 0;  // threads, over all jobs
+  Control ctl_;
+  std::unique_ptr<Published[]> pub_;
+  std::unique_ptr<JobControl[]> jc_;  // each job's clock
+  std::vector<unsigned> group_of_;    // each job's stonewall group
+  unsigned G_ = 0;
+  std::unique_ptr<GroupControl[]> groups_;
+  std::vector<VerifyTable> tables_;
+  std::vector<std::unique_ptr<InflightLog>> log_store_;
+  std::vector<InflightLog*> logs_;
+  std::optional<InflightMerger> merger_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::thread> threads_;
+  bool interrupted_ = false;
+  AnatomyOptions anatomy_opt_;
+  AnatomyAttach anatomy_;
+  RunDevices devices_;
+  RunTracker own_;
+  const RunTracker* exact_ = nullptr;
+  Nanos t0_ = 0;
+  std::optional<SeriesCollector> series_;
+  std::optional<AnatomySlicer> slicer_;
+};
+
+// The threads of every job, the run's control state, each job's clock and
+// the groups stonewalls make, --verify's tables and the in-flight logs.
+void RunSession::plan() {
+  result_.jobs.resize(J_);
+  for (size_t j = 0; j < J_; ++j) {
+    JobResult& jr = result_.jobs[j];
+    jr.name = jobs_[j].name;
+    jr.first_thread = static_cast<unsigned>(plans_.size());
+    jr.targets = target_infos(*targets_[j]);
+    for (Plan& p : make_plans(jobs_[j], targets_[j]->list)) {
+      p.job = static_cast<unsigned>(j);
+      plans_.push_back(std::move(p));
+    }
+    jr.threads = static_cast<unsigned>(plans_.size()) - jr.first_thread;
+    for (const TargetInfo& t : jr.targets)
+      if (std::none_of(result_.targets.begin(), result_.targets.end(), [&](const TargetInfo& x) { return x.path == t.path; }))
+        result_.targets.push_back(t);
+  }
+  T_ = static_cast<unsigned>(plans_.size());
+  ctl_.max_errors = run_.max_errors;
+  ctl_.windows_open = T_;
+  pub_.reset(new Published[T_]);
+  result_.threads.resize(T_);
+
+  jc_.reset(new JobControl[J_]);
+  group_of_ = stonewall_groups(jobs_);
+  G_ = group_of_.back() + 1;
+  groups_.reset(new GroupControl[G_]);
+  for (size_t j = 0; j < J_; ++j) {
+    jc_[j].delay = static_cast<Nanos>(jobs_[j].startdelay.count());
+    jc_[j].ramp = static_cast<Nanos>(run_.ramp.count());
+    jc_[j].timed = jobs_[j].runtime.has_value();
+    if (jobs_[j].runtime) jc_[j].runtime = static_cast<Nanos>(jobs_[j].runtime->count());
+    groups_[group_of_[j]].running += result_.jobs[j].threads;
+    if (group_of_[j] > 0) groups_[group_of_[j] - 1].next.push_back(&jc_[j]);
+  }
+
+  if (run_.verify)
+    for (const auto& t : targets_.front()->list) {
+      const size_t blocks = static_cast<size_t>(t.range / run_.bs);
+      tables_.push_back({std::vector<uint8_t>(blocks, 0), std::vector<uint8_t>(blocks, 0)});
+    }
+  // The exact in-flight tracker (--acct latency, the default, and full): one
+  // log per worker, merged here; the time series reads it too.
+  if (run_.acct >= AcctLevel::Latency)
+    for (unsigned i = 0; i < T_; ++i) logs_.push_back(log_store_.emplace_back(std::make_unique<InflightLog>()).get());
+  merger_.emplace(T_);
+}
+
+void RunSession::start_workers() {
+  for (unsigned i = 0; i < T_; ++i) {
+    const unsigned j = plans_[i].job;
+    workers_.push_back(std::make_unique<Worker>(jobs_[j], *targets_[j], plans_[i], ctl_, jc_[j], groups_[group_of_[j]],
+                                                pub_[i], result_.threads[i], run_.verify ? &tables_ : nullptr,
+                                                logs_.empty() ? nullptr : logs_[i]));
+  }
+  for (unsigned i = 0; i < T_; ++i) threads_.emplace_back(std::ref(*workers_[i]));
+}
+
+// Every ring is set up (or failed) before any I/O starts.
+void RunSession::wait_until_ready() {
+  while (ctl_.ready.load(std::memory_order_acquire) < T_)
+    if (hooks_.wait_stop_signal && hooks_.wait_stop_signal(1)) interrupted_ = true;
+  for (auto& w : workers_) {
+    if (w->setup_error()) {
+      ctl_.stop = kFatal;
+      ctl_.go.store(true, std::memory_order_release);
+      join_all();
+      std::rethrow_exception(w->setup_error());
+    }
+  }
+  result_.engine_desc = workers_[0]->engine()->describe();
+  result_.setup_flags = workers_[0]->engine()->setup_flags();
+  for (const auto& w : workers_)
+    for (auto& f : w->engine()->fallbacks())
+      if (std::find(result_.engine_fallbacks.begin(), result_.engine_fallbacks.end(), f) == result_.engine_fallbacks.end())
+        result_.engine_fallbacks.push_back(std::move(f));
+  for (auto& jr : result_.jobs) {
+    jr.engine_desc = workers_[jr.first_thread]->engine()->describe();
+    jr.setup_flags = workers_[jr.first_thread]->engine()->setup_flags();
+  }
+}
+
+// --anatomy's programs (they follow the workers, whose tids are known now),
+// the devices sampled at the window's edges, and the exact busy tracker.
+void RunSession::attach_instruments() {
+  anatomy_opt_ = {.tgid = static_cast<int>(getpid()),
+                  .threads = T_,
+                  .stride = run_.depth_per_thread(),
+                  .flavor = run_.engine == EngineKind::Psync ? AnatomyFlavor::Syscall : AnatomyFlavor::Uring,
+                  .block_link = anatomy_block_link(run_)};
+  if (run_.anatomy) {
+    std::vector<int> tids;
+    for (const auto& t : result_.threads) tids.push_back(t.tid);
+    anatomy_ = attach_anatomy(anatomy_opt_, tids);
+    ctl_.anatomy = anatomy_.tracer.get();
+  }
+  if (run_.acct != AcctLevel::Off) {
+    ctl_.sample_system = true;
+    for (const auto& w : workers_)
+      if (w->engine()->ring_fd() >= 0) ctl_.ring_fds.push_back(w->engine()->ring_fd());
+    for (const JobSpec& j : jobs_) ctl_.any_sqpoll |= j.uring.sqpoll;
+    devices_ = resolve_devices(targets_);
+    ctl_.disks = devices_.sampled;
+  }
+  // The devices' exact busy time beside their %util (--acct full): one
+  // tracker for the run, detached when the session ends.
+  if (run_.acct == AcctLevel::Full && !ctl_.disks.empty()) {
+    if (!shared_) own_ = attach_tracker_for(targets_);
+    exact_ = shared_ ? shared_ : &own_;
+    ctl_.tracker = exact_->attach.tracker.get();
+  }
+  if (hooks_.on_start) hooks_.on_start(result_);
+}
+
+void RunSession::open() {
+  // Without a ramp, every window of the first group opens at the start:
+  // take the opening sample now, before any I/O, rather than in the first
+  // worker while the others may already be issuing theirs.
+  bool opens_at_start = run_.ramp.count() == 0 && run_.acct != AcctLevel::Off;
+  for (size_t j = 0; j < J_; ++j)
+    if (group_of_[j] == 0 && jobs_[j].startdelay.count()) opens_at_start = false;
+  if (opens_at_start) {
+    ctl_.window_opened = true;
+    if (ctl_.sample_system) ctl_.sys_a = sample_system(ctl_.disks, ctl_.ring_fds, ctl_.any_sqpoll);
+    if (ctl_.tracker) {
+      try {
+        ctl_.busy_a = ctl_.tracker->read();
+      } catch (const std::exception&) {
+        ctl_.busy_a.clear();  // reported as not measured
+      }
+    }
+    ctl_.cpu_a = sample_cpu();
+  }
+  t0_ = now_ns();
+  result_.start_mono_ns = t0_;
+  result_.start_wall_ns = wall_ns();
+  ctl_.measure_start = UINT64_MAX;
+  ctl_.deadline = 0;
+  for (size_t j = 0; j < J_; ++j) {
+    if (group_of_[j] != 0) continue;
+    jc_[j].open_at(t0_);
+    ctl_.measure_start = std::min(ctl_.measure_start, jc_[j].measure_start);
+    ctl_.deadline = std::max(ctl_.deadline, jc_[j].deadline);
+  }
+  if (G_ > 1) ctl_.deadline = UINT64_MAX;      // a later group's end is not known yet
+  if (interrupted_) ctl_.stop = kInterrupted;  // a signal while the rings were set up
+  merger_->start_at(ctl_.measure_start);
+  JobSpec series_view = run_;  // the run as the time series sees it: SQ threads if any job has them
+  series_view.uring.sqpoll = ctl_.any_sqpoll;
+  if (!logs_.empty() && run_.log_interval.count()) {
+    const std::string disk = devices_.targets.empty() ? std::string() : devices_.targets[0];
+    std::optional<size_t> busy_index;  // the disk's place in the tracker's reads, when traced
+    if (ctl_.tracker && exact_)
+      for (size_t i = 0; i < exact_->names.size(); ++i)
+        if (exact_->names[i] == disk) busy_index = i;
+    series_.emplace(series_view, ctl_, pub_.get(), workers_, *merger_, disk, busy_index);
+  }
+  // --anatomy over a time-based window: its programs come off and back on in
+  // slices, for the IOPS they cost in this run (anatomy_slices.hpp). A run
+  // counted by --ios keeps them on: its end, and so its pairs, are unknown.
+  if (ctl_.anatomy && hooks_.anatomy_slices && J_ == 1 && run_.runtime && !run_.ios && ctl_.deadline != UINT64_MAX)
+    slicer_.emplace(ctl_.measure_start, ctl_.deadline, kAnatomySliceNs);
+  ctl_.go.store(true, std::memory_order_release);
+}
+
+// Progress once a second, stop on a signal, kick a worker whose wait has
+// gone on for kMaxWaitNs (kick.hpp), until every worker is done.
+void RunSession::supervise() {
+  ProgressMeter meter(J_ == 1 ? run_.ios : std::nullopt, ctl_, pub_.get(), T_, t0_);
+  std::vector<pthread_t> handles(threads_.size());
+  std::transform(threads_.begin(), threads_.end(), handles.begin(), [](std::thread& th) { return th.native_handle(); });
+  StallKicker kicker(pub_.get(), std::move(handles), t0_);
+  Nanos next_tick = t0_ + 1'000'000'000ull;
+  for (;;) {
+    bool all_done = true;
+    for (unsigned i = 0; i < T_; ++i) all_done &= pub_[i].done.load(std::memory_order_acquire);
+    if (all_done) break;
+    Nanos t = now_ns();
+    // Wake often enough to drain the in-flight logs long before they fill
+    // (16k events each: 80 ms at 200k batches/s), and no more: this thread's
+    // CPU is part of the process's.
+    Nanos wake_at = series_ ? std::min(next_tick, series_->next_due()) : next_tick;
+    if (slicer_) wake_at = std::min(wake_at, slicer_->next_due());
+    // Near the end, wake at the deadline and then every millisecond for a
+    // while (the drain), so a short run is not kept waiting for the next
+    // wake-up after its last I/O.
+    if (ctl_.deadline != UINT64_MAX && t < ctl_.deadline + kMaxWaitNs)
+      wake_at = std::min(wake_at, std::max(ctl_.deadline, t + 1'000'000));
+    const int wait_ms = static_cast<int>(std::clamp<int64_t>((static_cast<int64_t>(wake_at) - static_cast<int64_t>(t)) / 1'000'000, 1,
+                                                             logs_.empty() ? 50 : 20));
+    // Once every window is closed its end is known, and the drain after it
+    // is not merged into the window's figures.
+    if (!logs_.empty())
+      merger_->poll(logs_, [&] {
+        return ctl_.windows_open.load(std::memory_order_acquire) == 0 ? ctl_.window_end.load() : UINT64_MAX;
+      });
+    if (series_) {
+      series_->tick(now_ns());
+      series_->collect(false);
+    }
+    if (hooks_.wait_stop_signal && hooks_.wait_stop_signal(wait_ms) && !interrupted_) {
+      interrupted_ = true;
+      int expected = kRunning;  // a stop for errors came first and stays the reason
+      ctl_.stop.compare_exchange_strong(expected, kInterrupted);
+    }
+    const Nanos now = now_ns();
+    if (slicer_) slicer_->step(now, completed_now(), *ctl_.anatomy);
+    kicker.poll(now, kMaxWaitNs);
+    if (now >= next_tick) {
+      if (hooks_.on_progress) hooks_.on_progress(meter.take(now));  // else just sleep on
+      next_tick = now + 1'000'000'000ull;
+    }
+  }
+  join_all();
+  if (slicer_) slicer_->finish(*ctl_.anatomy);
+}
+
+void RunSession::close_and_account() {
+  result_.merge_threads();
+  if (!logs_.empty() && ctl_.window_opened && result_.total.window_start_ns)
+    result_.inflight = merger_->finish(logs_, result_.total.window_start_ns + result_.window_ns);
+  if (series_) {
+    series_->collect(true);
+    result_.series = std::move(series_->series);
+  }
+  if (ctl_.window_opened && result_.total.window_start_ns && ctl_.cpu_a.valid && ctl_.cpu_b.valid) account_window();
+  if (run_.anatomy) anatomy_result();
+  result_.first_error = ctl_.first_error;
+  const int stop = ctl_.stop.load();
+  result_.interrupted = stop == kInterrupted;
+  if (run_.verify) verify_after(run_, *targets_.front(), tables_, workers_, hooks_, result_);
+  result_.stop_reason = stop_reason(stop, jobs_, result_);
+}
+
+// The window's CPU, and with the system sampled at its edges, the accounting:
+// the devices' figures (and their exact busy time, where traced) and each
+// job's CPU.
+void RunSession::account_window() {
+  result_.cpu = cpu_delta(ctl_.cpu_a, ctl_.cpu_b);
+  if (!ctl_.sample_system) return;
+  std::vector<int> tids;
+  for (const auto& t : result_.threads) tids.push_back(t.tid);
+  result_.accounting = account(ctl_.sys_a, ctl_.sys_b, tids, devices_.targets);
+  if (exact_) {
+    result_.accounting->exact_unavailable = exact_->attach.unavailable;
+    add_exact_busy(*result_.accounting, exact_->names, exact_samples(ctl_.busy_a), exact_samples(ctl_.busy_b));
+  }
+  if (ctl_.tracker) {
+    result_.accounting->exact_source = ctl_.tracker->source();
+    for (int k = 0; k < BusyCounters::kDepthBuckets; ++k) result_.accounting->exact_depth_low.push_back(busy_depth_low(k));
+  }
+  for (auto& jr : result_.jobs) {
+    std::vector<int> job_tids;
+    for (unsigned i = 0; i < jr.threads; ++i) job_tids.push_back(result_.threads[jr.first_thread + i].tid);
+    jr.cpu = job_cpu(ctl_.sys_a, ctl_.sys_b, job_tids);
+  }
+}
+
+void RunSession::anatomy_result() {
+  result_.anatomy = anatomy_.tracer ? anatomy_.tracer->result() : AnatomyResult{};
+  result_.anatomy->flavor = anatomy_opt_.flavor;
+  result_.anatomy->block_link = anatomy_opt_.block_link;
+  result_.anatomy->unavailable = anatomy_.unavailable;
+  if (slicer_) result_.anatomy->iops_ratio = slice_ratio(slicer_->slices(), slicer_->slice_s());
+  using Unmeasured = AnatomyResult::Unmeasured;
+  if (!result_.anatomy->iops_ratio) {
+    result_.anatomy->iops_ratio_unmeasured = !hooks_.anatomy_slices ? Unmeasured::Compare
+                                             : slicer_              ? Unmeasured::FewPairs
+                                                                    : Unmeasured::CountedByIos;
+    if (slicer_) result_.anatomy->unmeasured_slice_s = slicer_->slice_s();
+  }
+}
+
 }  // namespace
 
 RunTracker attach_run_tracker(const Targets& targets) { return attach_tracker_for({&targets}); }
@@ -174,282 +526,8 @@ RunResult run_bench(const JobSpec& job, const Targets& targets, const RunHooks& 
 
 RunResult run_jobs(const std::vector<JobSpec>& jobs, const std::vector<const Targets*>& targets,
                    const RunHooks& hooks, const RunTracker* shared) {
-  const JobSpec& run = jobs.front();  // the run's own options
-  const size_t J = jobs.size();
-  std::vector<Plan> plans;
-  RunResult result;
-  result.jobs.resize(J);
-  for (size_t j = 0; j < J; ++j) {
-    JobResult& jr = result.jobs[j];
-    jr.name = jobs[j].name;
-    jr.first_thread = static_cast<unsigned>(plans.size());
-    jr.targets = target_infos(*targets[j]);
-    for (Plan& p : make_plans(jobs[j], targets[j]->list)) {
-      p.job = static_cast<unsigned>(j);
-      plans.push_back(std::move(p));
-    }
-    jr.threads = static_cast<unsigned>(plans.size()) - jr.first_thread;
-    for (const TargetInfo& t : jr.targets)
-      if (std::none_of(result.targets.begin(), result.targets.end(), [&](const TargetInfo& x) { return x.path == t.path; }))
-        result.targets.push_back(t);
-  }
-  const unsigned T = static_cast<unsigned>(plans.size());
-  Control ctl;
-  ctl.max_errors = run.max_errors;
-  ctl.windows_open = T;
-  std::unique_ptr<Published[]> pub(new Published[T]);
-  result.threads.resize(T);
-
-  // Each job's clock, and the groups stonewalls make.
-  std::unique_ptr<JobControl[]> jc(new JobControl[J]);
-  const std::vector<unsigned> group_of = stonewall_groups(jobs);
-  const unsigned G = group_of.back() + 1;
-  std::unique_ptr<GroupControl[]> groups(new GroupControl[G]);
-  for (size_t j = 0; j < J; ++j) {
-    jc[j].delay = static_cast<Nanos>(jobs[j].startdelay.count());
-    jc[j].ramp = static_cast<Nanos>(run.ramp.count());
-    jc[j].timed = jobs[j].runtime.has_value();
-    if (jobs[j].runtime) jc[j].runtime = static_cast<Nanos>(jobs[j].runtime->count());
-    groups[group_of[j]].running += result.jobs[j].threads;
-    if (group_of[j] > 0) groups[group_of[j] - 1].next.push_back(&jc[j]);
-  }
-
-  std::vector<VerifyTable> tables;
-  if (run.verify)
-    for (const auto& t : targets.front()->list) {
-      const size_t blocks = static_cast<size_t>(t.range / run.bs);
-      tables.push_back({std::vector<uint8_t>(blocks, 0), std::vector<uint8_t>(blocks, 0)});
-    }
-  // The exact in-flight tracker (--acct latency, the default, and full): one
-  // log per worker, merged here; the time series reads it too.
-  std::vector<std::unique_ptr<InflightLog>> log_store;
-  std::vector<InflightLog*> logs;
-  if (run.acct >= AcctLevel::Latency)
-    for (unsigned i = 0; i < T; ++i) logs.push_back(log_store.emplace_back(std::make_unique<InflightLog>()).get());
-  InflightMerger merger(T);
-  std::vector<std::unique_ptr<Worker>> workers;
-  std::vector<std::thread> threads;
-  for (unsigned i = 0; i < T; ++i) {
-    const unsigned j = plans[i].job;
-    workers.push_back(std::make_unique<Worker>(jobs[j], *targets[j], plans[i], ctl, jc[j], groups[group_of[j]], pub[i],
-                                               result.threads[i], run.verify ? &tables : nullptr,
-                                               logs.empty() ? nullptr : logs[i]));
-  }
-  auto join_all = [&] {
-    for (auto& th : threads)
-      if (th.joinable()) th.join();
-  };
-  for (unsigned i = 0; i < T; ++i) threads.emplace_back(std::ref(*workers[i]));
-
-  // Every ring is set up (or failed) before any I/O starts.
-  bool interrupted = false;
-  while (ctl.ready.load(std::memory_order_acquire) < T)
-    if (hooks.wait_stop_signal && hooks.wait_stop_signal(1)) interrupted = true;
-  for (auto& w : workers) {
-    if (w->setup_error()) {
-      ctl.stop = kFatal;
-      ctl.go.store(true, std::memory_order_release);
-      join_all();
-      std::rethrow_exception(w->setup_error());
-    }
-  }
-  result.engine_desc = workers[0]->engine()->describe();
-  result.setup_flags = workers[0]->engine()->setup_flags();
-  for (const auto& w : workers)
-    for (auto& f : w->engine()->fallbacks())
-      if (std::find(result.engine_fallbacks.begin(), result.engine_fallbacks.end(), f) == result.engine_fallbacks.end())
-        result.engine_fallbacks.push_back(std::move(f));
-  for (auto& jr : result.jobs) {
-    jr.engine_desc = workers[jr.first_thread]->engine()->describe();
-    jr.setup_flags = workers[jr.first_thread]->engine()->setup_flags();
-  }
-  // --anatomy: its programs follow the workers, whose tids are known now.
-  const AnatomyOptions anatomy_opt{.tgid = static_cast<int>(getpid()),
-                                    .threads = T,
-                                    .stride = run.depth_per_thread(),
-                                    .flavor = run.engine == EngineKind::Psync ? AnatomyFlavor::Syscall : AnatomyFlavor::Uring,
-                                    .block_link = anatomy_block_link(run)};
-  AnatomyAttach anatomy;
-  if (run.anatomy) {
-    std::vector<int> tids;
-    for (const auto& t : result.threads) tids.push_back(t.tid);
-    anatomy = attach_anatomy(anatomy_opt, tids);
-    ctl.anatomy = anatomy.tracer.get();
-  }
-  RunDevices devices;
-  if (run.acct != AcctLevel::Off) {
-    ctl.sample_system = true;
-    for (const auto& w : workers)
-      if (w->engine()->ring_fd() >= 0) ctl.ring_fds.push_back(w->engine()->ring_fd());
-    for (const JobSpec& j : jobs) ctl.any_sqpoll |= j.uring.sqpoll;
-    devices = resolve_devices(targets);
-    ctl.disks = devices.sampled;
-  }
-  // The devices' exact busy time beside their %util (--acct full): one
-  // tracker for the run, detached when this function returns.
-  RunTracker own;
-  const RunTracker* exact = nullptr;
-  if (run.acct == AcctLevel::Full && !ctl.disks.empty()) {
-    if (!shared) own = attach_tracker_for(targets);
-    exact = shared ? shared : &own;
-    ctl.tracker = exact->attach.tracker.get();
-  }
-  if (hooks.on_start) hooks.on_start(result);
-
-  // Without a ramp, every window of the first group opens at the start:
-  // take the opening sample now, before any I/O, rather than in the first
-  // worker while the others may already be issuing theirs.
-  bool opens_at_start = run.ramp.count() == 0 && run.acct != AcctLevel::Off;
-  for (size_t j = 0; j < J; ++j)
-    if (group_of[j] == 0 && jobs[j].startdelay.count()) opens_at_start = false;
-  if (opens_at_start) {
-    ctl.window_opened = true;
-    if (ctl.sample_system) ctl.sys_a = sample_system(ctl.disks, ctl.ring_fds, ctl.any_sqpoll);
-    if (ctl.tracker) {
-      try {
-        ctl.busy_a = ctl.tracker->read();
-      } catch (const std::exception&) {
-        ctl.busy_a.clear();  // reported as not measured
-      }
-    }
-    ctl.cpu_a = sample_cpu();
-  }
-  const Nanos t0 = now_ns();
-  result.start_mono_ns = t0;
-  result.start_wall_ns = wall_ns();
-  ctl.measure_start = UINT64_MAX;
-  ctl.deadline = 0;
-  for (size_t j = 0; j < J; ++j) {
-    if (group_of[j] != 0) continue;
-    jc[j].open_at(t0);
-    ctl.measure_start = std::min(ctl.measure_start, jc[j].measure_start);
-    ctl.deadline = std::max(ctl.deadline, jc[j].deadline);
-  }
-  if (G > 1) ctl.deadline = UINT64_MAX;  // a later group's end is not known yet
-  if (interrupted) ctl.stop = kInterrupted;  // a signal while the rings were set up
-  merger.start_at(ctl.measure_start);
-  std::optional<SeriesCollector> series;
-  JobSpec series_view = run;  // the run as the time series sees it: SQ threads if any job has them
-  series_view.uring.sqpoll = ctl.any_sqpoll;
-  if (!logs.empty() && run.log_interval.count()) {
-    const std::string disk = devices.targets.empty() ? std::string() : devices.targets[0];
-    std::optional<size_t> busy_index;  // the disk's place in the tracker's reads, when traced
-    if (ctl.tracker && exact)
-      for (size_t i = 0; i < exact->names.size(); ++i)
-        if (exact->names[i] == disk) busy_index = i;
-    series.emplace(series_view, ctl, pub.get(), workers, merger, disk, busy_index);
-  }
-  // --anatomy over a time-based window: its programs come off and back on in
-  // slices, for the IOPS they cost in this run (anatomy_slices.hpp). A run
-  // counted by --ios keeps them on: its end, and so its pairs, are unknown.
-  std::optional<AnatomySlicer> slicer;
-  if (ctl.anatomy && hooks.anatomy_slices && J == 1 && run.runtime && !run.ios && ctl.deadline != UINT64_MAX)
-    slicer.emplace(ctl.measure_start, ctl.deadline, kAnatomySliceNs);
-  auto completed_now = [&] {
-    uint64_t n = 0;
-    for (unsigned i = 0; i < T; ++i) n += pub[i].completed.load(std::memory_order_relaxed);
-    return n;
-  };
-  ctl.go.store(true, std::memory_order_release);
-
-  // Supervise: progress once a second, stop on a signal, kick a worker
-  // whose wait has gone on for kMaxWaitNs (kick.hpp).
-  ProgressMeter meter(J == 1 ? run.ios : std::nullopt, ctl, pub.get(), T, t0);
-  std::vector<pthread_t> handles(threads.size());
-  std::transform(threads.begin(), threads.end(), handles.begin(), [](std::thread& th) { return th.native_handle(); });
-  StallKicker kicker(pub.get(), std::move(handles), t0);
-  Nanos next_tick = t0 + 1'000'000'000ull;
-  for (;;) {
-    bool all_done = true;
-    for (unsigned i = 0; i < T; ++i) all_done &= pub[i].done.load(std::memory_order_acquire);
-    if (all_done) break;
-    Nanos t = now_ns();
-    // Wake often enough to drain the in-flight logs long before they fill
-    // (16k events each: 80 ms at 200k batches/s), and no more: this thread's
-    // CPU is part of the process's.
-    Nanos wake_at = series ? std::min(next_tick, series->next_due()) : next_tick;
-    if (slicer) wake_at = std::min(wake_at, slicer->next_due());
-    // Near the end, wake at the deadline and then every millisecond for a
-    // while (the drain), so a short run is not kept waiting for the next
-    // wake-up after its last I/O.
-    if (ctl.deadline != UINT64_MAX && t < ctl.deadline + kMaxWaitNs)
-      wake_at = std::min(wake_at, std::max(ctl.deadline, t + 1'000'000));
-    const int wait_ms = static_cast<int>(std::clamp<int64_t>((static_cast<int64_t>(wake_at) - static_cast<int64_t>(t)) / 1'000'000, 1,
-                                                             logs.empty() ? 50 : 20));
-    // Once every window is closed its end is known, and the drain after it
-    // is not merged into the window's figures.
-    if (!logs.empty())
-      merger.poll(logs, [&] {
-        return ctl.windows_open.load(std::memory_order_acquire) == 0 ? ctl.window_end.load() : UINT64_MAX;
-      });
-    if (series) {
-      series->tick(now_ns());
-      series->collect(false);
-    }
-    if (hooks.wait_stop_signal && hooks.wait_stop_signal(wait_ms) && !interrupted) {
-      interrupted = true;
-      int expected = kRunning;  // a stop for errors came first and stays the reason
-      ctl.stop.compare_exchange_strong(expected, kInterrupted);
-    }
-    const Nanos now = now_ns();
-    if (slicer) slicer->step(now, completed_now(), *ctl.anatomy);
-    kicker.poll(now, kMaxWaitNs);
-    if (now >= next_tick) {
-      if (hooks.on_progress) hooks.on_progress(meter.take(now));  // else just sleep on
-      next_tick = now + 1'000'000'000ull;
-    }
-  }
-  join_all();
-  if (slicer) slicer->finish(*ctl.anatomy);
-
-  result.merge_threads();
-  if (!logs.empty() && ctl.window_opened && result.total.window_start_ns)
-    result.inflight = merger.finish(logs, result.total.window_start_ns + result.window_ns);
-  if (series) {
-    series->collect(true);
-    result.series = std::move(series->series);
-  }
-  if (ctl.window_opened && result.total.window_start_ns && ctl.cpu_a.valid && ctl.cpu_b.valid) {
-    result.cpu = cpu_delta(ctl.cpu_a, ctl.cpu_b);
-    if (ctl.sample_system) {
-      std::vector<int> tids;
-      for (const auto& t : result.threads) tids.push_back(t.tid);
-      result.accounting = account(ctl.sys_a, ctl.sys_b, tids, devices.targets);
-      if (exact) {
-        result.accounting->exact_unavailable = exact->attach.unavailable;
-        add_exact_busy(*result.accounting, exact->names, exact_samples(ctl.busy_a), exact_samples(ctl.busy_b));
-      }
-      if (ctl.tracker) {
-        result.accounting->exact_source = ctl.tracker->source();
-        for (int k = 0; k < BusyCounters::kDepthBuckets; ++k) result.accounting->exact_depth_low.push_back(busy_depth_low(k));
-      }
-      for (auto& jr : result.jobs) {
-        std::vector<int> job_tids;
-        for (unsigned i = 0; i < jr.threads; ++i) job_tids.push_back(result.threads[jr.first_thread + i].tid);
-        jr.cpu = job_cpu(ctl.sys_a, ctl.sys_b, job_tids);
-      }
-    }
-  }
-  if (run.anatomy) {
-    result.anatomy = anatomy.tracer ? anatomy.tracer->result() : AnatomyResult{};
-    result.anatomy->flavor = anatomy_opt.flavor;
-    result.anatomy->block_link = anatomy_opt.block_link;
-    result.anatomy->unavailable = anatomy.unavailable;
-    if (slicer) result.anatomy->iops_ratio = slice_ratio(slicer->slices(), slicer->slice_s());
-    using Unmeasured = AnatomyResult::Unmeasured;
-    if (!result.anatomy->iops_ratio) {
-      result.anatomy->iops_ratio_unmeasured = !hooks.anatomy_slices ? Unmeasured::Compare
-                                              : slicer              ? Unmeasured::FewPairs
-                                                                    : Unmeasured::CountedByIos;
-      if (slicer) result.anatomy->unmeasured_slice_s = slicer->slice_s();
-    }
-  }
-  result.first_error = ctl.first_error;
-  const int stop = ctl.stop.load();
-  result.interrupted = stop == kInterrupted;
-  if (run.verify) verify_after(run, *targets.front(), tables, workers, hooks, result);
-  result.stop_reason = stop_reason(stop, jobs, result);
-  return result;
+  RunSession session(jobs, targets, hooks, shared);
+  return session.run();
 }
 
 }  // namespace ioacct
