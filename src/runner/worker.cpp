@@ -73,6 +73,16 @@ unsigned Worker::prepare_fixed(unsigned n, Nanos t) noexcept {
   return n;
 }
 
+// --fsync/--fdatasync N: after every N writes, a sync of the file last
+// written is due (the next request prepare_mixed or prepare_verified makes).
+[[gnu::always_inline]] inline void Worker::count_write(uint32_t file) noexcept {
+  last_write_file_ = file;
+  if (++writes_since_sync_ == sync_every_) {
+    writes_since_sync_ = 0;
+    sync_due_ = true;
+  }
+}
+
 // Mixed ops, trims, and syncs after every N writes.
 unsigned Worker::prepare_mixed(unsigned n, Nanos t) noexcept {
   const uint32_t bs = static_cast<uint32_t>(job_.bs);
@@ -96,13 +106,7 @@ unsigned Worker::prepare_mixed(unsigned n, Nanos t) noexcept {
       s.op = fixed_op_ ? *fixed_op_ : op_for_next();
       s.len = bs;
       s.left = s.op == IoOp::Trim ? 0 : bs;  // a trim completes with 0 when done
-      if (sync_every_ && s.op == IoOp::Write) {
-        last_write_file_ = s.file;
-        if (++writes_since_sync_ == sync_every_) {
-          writes_since_sync_ = 0;
-          sync_due_ = true;
-        }
-      }
+      if (sync_every_ && s.op == IoOp::Write) count_write(s.file);
     }
     reqs_[nreq_++] = request(s, idx);
   }
@@ -145,13 +149,7 @@ unsigned Worker::prepare_verified(unsigned n, Nanos t) noexcept {
     if (s.op == IoOp::Write) {
       s.gen = ++generation_;
       format_block(s.buf, bs, off, s.gen, job_.seed, plan_.index);
-      if (sync_every_) {
-        last_write_file_ = s.file;
-        if (++writes_since_sync_ == sync_every_) {
-          writes_since_sync_ = 0;
-          sync_due_ = true;
-        }
-      }
+      if (sync_every_) count_write(s.file);
     }
     reqs_[nreq_++] = request(s, idx);
   }
@@ -237,157 +235,180 @@ const char* Worker::error_hint(int key, IoOp op) {
 }
 
 
-void Worker::loop() noexcept {
-  const unsigned depth = plan_.depth;
-  const unsigned sb = std::min(job_.submit_batch_eff(), depth);
-  const unsigned cb = std::min(job_.complete_batch_eff(), depth);
-  const double rate = job_.rate_per_thread();
-  const uint64_t quota = plan_.quota;
-  Histogram& lat = *out_.latency;
-  AnatomyThread* anat = ctl_.anatomy ? &ctl_.anatomy->thread(plan_.index) : nullptr;
-
-  Nanos now = now_ns();
+// The batch loop's state between its steps. The steps are inlined into
+// loop(), so it compiles to the one function it was (bench/sol.sh prices it).
+struct Worker::LoopState {
+  LoopState(unsigned depth_, unsigned sb_, unsigned cb_, uint64_t quota_, AnatomyThread* anat_, Nanos now_)
+      : depth(depth_), sb(sb_), cb(cb_), quota(quota_), anat(anat_), now(now_) {}
+  const unsigned depth, sb, cb;  // the depth, submit and complete batches
+  const uint64_t quota;          // this thread's share of --ios
+  AnatomyThread* const anat;
+  Nanos now;
   // Paced by a schedule (workload/pace.hpp): only I/Os due before the
   // window's end are issued, and a backlog is dropped, never burst.
   std::optional<PaceSchedule> pace;
-  if (rate > 0) pace.emplace(rate, now, deadline_);
-  unsigned inflight = 0;  // prepared or submitted, not yet finished
+  unsigned inflight = 0;         // prepared or submitted, not yet finished
   unsigned inflight_logged = 0;  // last count sent to the in-flight log
-  if (now >= measure_start_) open_window();  // no ramp: the first I/O counts
-  if (quota == 0) {  // this thread's share of --ios is nothing
-    close_window(now);
-    return;
-  }
   uint64_t completed = 0, bytes_all = 0;
   bool stopping = false;
+  // This batch's.
+  bool starved = false;  // --verify: the blocks picked were all in flight
+  Nanos t_prep = 0;      // the submission stamp of this batch
+  unsigned fresh = 0;    // new requests in it
+};
+
+// 1. New requests: fill the free depth, a submit batch at a time.
+[[gnu::always_inline]] inline void Worker::refill(LoopState& s) noexcept {
+  unsigned n = std::min(s.depth - s.inflight, s.sb);
+  if (counting_ && s.quota != UINT64_MAX)
+    n = static_cast<unsigned>(std::min<uint64_t>(n, s.quota > out_.ios + s.inflight ? s.quota - out_.ios - s.inflight : 0));
+  if (n && s.pace) {
+    const Nanos t = now_ns();
+    const unsigned due = s.pace->take(n, t);
+    n = due ? prepare(due, t) : 0;
+    s.starved = n < due;
+    s.t_prep = t;
+  } else if (n) {
+    const unsigned asked = n;
+    s.t_prep = now_ns();
+    n = prepare(n, s.t_prep);
+    s.starved = n < asked;
+  }
+  s.inflight += n;
+  s.fresh = n;
+  // Published after the refill: after the reap it would read 0 whenever
+  // a whole batch had just completed.
+  pub_.inflight.store(s.inflight, std::memory_order_relaxed);
+  if (n && log_) {
+    log_->push(s.t_prep, s.inflight);
+    s.inflight_logged = s.inflight;
+  }
+}
+
+// Nothing in flight on a pace: idle until the next slot or, once the
+// schedule is over, the window's end: the window is the runtime asked for,
+// never stretched to a slot past it.
+[[gnu::always_inline]] inline void Worker::idle_paced(LoopState& s) noexcept {
+  sleep_until_ns(std::min(s.pace->done() ? deadline_ : s.pace->next_due(), now_ns() + kMaxWaitNs));
+  s.now = now_ns();
+  if (s.now >= deadline_) {
+    if (!counting_ && !window_closed_) open_window();  // a window no completion fell in
+    close_window(s.now);
+    s.stopping = true;
+  }
+  if (check_stop(s.now)) s.stopping = true;
+}
+
+// 2. Wait: only when no more can be issued now (depth full, quota or pace
+// reached, or stopping); then for a complete batch. `q` of the batch's
+// requests went to the ring. Returns the enter's result.
+[[gnu::always_inline]] inline int Worker::enter_batch(LoopState& s, unsigned q) noexcept {
+  const bool quota_full = counting_ && s.quota != UINT64_MAX && out_.ios + s.inflight >= s.quota;
+  const bool can_issue = !s.stopping && !s.starved && s.inflight < s.depth && !quota_full &&
+                         !(s.pace && s.pace->next_due() > now_ns());
+  unsigned wait_nr = can_issue ? 0 : std::min(s.cb, s.inflight);
+  // --split-submit: an enter that submits does not also wait, so that
+  // every submission ends on its own (one more syscall per batch).
+  if (q && job_.split_submit) wait_nr = 0;
+  // The pace bounds the wait only when the pace is what holds the next
+  // request back. With the depth full (an I/O slower than the interval,
+  // such as a durable write) only a completion can free a slot: bounding
+  // that wait by an instant already past made every enter return at once,
+  // a spin of ~30 reaps per I/O that was counted in the CPU per I/O.
+  Nanos timeout = wait_bound_;
+  if (s.pace && !s.stopping && !s.starved && !quota_full && s.inflight < s.depth) {
+    const Nanos t = now_ns();
+    timeout = s.pace->next_due() > t ? std::min(s.pace->next_due() - t, kMaxWaitNs) : 1000;
+  }
+  const int got = engine_->enter(wait_nr, {comps_.data(), comps_.size()}, timeout);
+  s.now = now_ns();
+  if (got < 0) return got;
+  if (split_lat_ && q && wait_nr == 0) {
+    // slat ends when the enter that submitted the batch returns, unless
+    // that enter also waited for completions: then the submission has no
+    // end of its own, t_issued stays 0 and its I/Os count as unsplit.
+    for (unsigned i = 0; i < q; ++i) slots_[reqs_[i].tag].t_issued = s.now;
+    if (s.fresh && q == nreq_ && counting_) out_.slat->record_n(s.now - s.t_prep, s.fresh);
+  }
+  if (q) {
+    if (q < nreq_) std::memmove(reqs_.data(), reqs_.data() + q, (nreq_ - q) * sizeof(IoRequest));
+    nreq_ -= q;
+  }
+  return got;
+}
+
+// 3. Completions, all stamped `now`: the reaping time.
+[[gnu::always_inline]] inline void Worker::reap_batch(LoopState& s, int got) noexcept {
+  if (!counting_ && !window_closed_ && s.now >= measure_start_) open_window();
+  const Reaped r = acct_latency_ ? (split_lat_ ? reap<true, true>(got, s.now, s.quota, s.anat)
+                                              : reap<true, false>(got, s.now, s.quota, s.anat))
+                                 : reap<false, false>(got, s.now, s.quota, s.anat);
+  s.inflight -= r.freed;
+  s.completed += r.completed;
+  s.bytes_all += r.bytes;
+  if (log_) {
+    if (s.inflight != s.inflight_logged) log_->push(s.now, s.inflight);
+    log_->watermark(s.now);
+    s.inflight_logged = s.inflight;
+  }
+  publish(s.completed, s.bytes_all);
+}
+
+void Worker::loop() noexcept {
+  const unsigned depth = plan_.depth;
+  LoopState s(depth, std::min(job_.submit_batch_eff(), depth), std::min(job_.complete_batch_eff(), depth), plan_.quota,
+              ctl_.anatomy ? &ctl_.anatomy->thread(plan_.index) : nullptr, now_ns());
+  const double rate = job_.rate_per_thread();
+  if (rate > 0) s.pace.emplace(rate, s.now, deadline_);
+  if (s.now >= measure_start_) open_window();  // no ramp: the first I/O counts
+  if (s.quota == 0) {  // this thread's share of --ios is nothing
+    close_window(s.now);
+    return;
+  }
 
   for (;;) {
-    // 1. New requests: fill the free depth, a submit batch at a time.
-    bool starved = false;  // --verify: the blocks picked were all in flight
-    Nanos t_prep = 0;      // the submission stamp of this batch
-    unsigned fresh = 0;    // new requests in it
-    if (!stopping) {
-      unsigned n = std::min(depth - inflight, sb);
-      if (counting_ && quota != UINT64_MAX)
-        n = static_cast<unsigned>(std::min<uint64_t>(n, quota > out_.ios + inflight ? quota - out_.ios - inflight : 0));
-      if (n && pace) {
-        const Nanos t = now_ns();
-        const unsigned due = pace->take(n, t);
-        n = due ? prepare(due, t) : 0;
-        starved = n < due;
-        t_prep = t;
-      } else if (n) {
-        const unsigned asked = n;
-        t_prep = now_ns();
-        n = prepare(n, t_prep);
-        starved = n < asked;
-      }
-      inflight += n;
-      fresh = n;
-      // Published after the refill: after the reap it would read 0 whenever
-      // a whole batch had just completed.
-      pub_.inflight.store(inflight, std::memory_order_relaxed);
-      if (n && log_) {
-        log_->push(t_prep, inflight);
-        inflight_logged = inflight;
-      }
-    }
+    s.starved = false;
+    s.t_prep = 0;
+    s.fresh = 0;
+    if (!s.stopping) refill(s);
     // The requests this enter submits stay at the front of reqs_ until it
     // has returned, so that their submission can be stamped (slat).
     const unsigned q = nreq_ ? engine_->queue({reqs_.data(), nreq_}) : 0;
-    const bool whole = q == nreq_;  // every new one of this batch went
-    if (whole && fresh && fused_may_run(inflight, stopping)) {
+    if (q == nreq_ && s.fresh && fused_may_run(s.inflight, s.stopping)) {
       // The steady state, one pass per I/O. It hands back with every slot
       // in flight and the last completions unreaped, which the next
       // iteration's enter collects without a syscall; only a refill of the
       // batch path (`fresh`) enters it again, so whatever made it hand back
       // (an error, the window's end) is seen there first.
       nreq_ = 0;
-      run_fused(now, completed, bytes_all);
+      run_fused(s.now, s.completed, s.bytes_all);
       continue;
     }
-
-    // 2. Wait: only when no more can be issued now (depth full, quota or
-    // pace reached, or stopping); then for a complete batch.
-    if (inflight == 0) {
-      if (stopping || (counting_ && out_.ios >= quota)) break;
-      if (pace) {
-        // Idle until the next slot or, once the schedule is over, the
-        // window's end: the window is the runtime asked for, never
-        // stretched to a slot past it.
-        sleep_until_ns(std::min(pace->done() ? deadline_ : pace->next_due(), now_ns() + kMaxWaitNs));
-        now = now_ns();
-        if (now >= deadline_) {
-          if (!counting_ && !window_closed_) open_window();  // a window no completion fell in
-          close_window(now);
-          stopping = true;
-        }
-        if (check_stop(now)) stopping = true;
+    if (s.inflight == 0) {
+      if (s.stopping || (counting_ && out_.ios >= s.quota)) break;
+      if (s.pace) {
+        idle_paced(s);
         continue;
       }
     }
-    const bool quota_full = counting_ && quota != UINT64_MAX && out_.ios + inflight >= quota;
-    const bool can_issue = !stopping && !starved && inflight < depth && !quota_full &&
-                           !(pace && pace->next_due() > now_ns());
-    unsigned wait_nr = can_issue ? 0 : std::min(cb, inflight);
-    // --split-submit: an enter that submits does not also wait, so that
-    // every submission ends on its own (one more syscall per batch).
-    if (q && job_.split_submit) wait_nr = 0;
-    // The pace bounds the wait only when the pace is what holds the next
-    // request back. With the depth full (an I/O slower than the interval,
-    // such as a durable write) only a completion can free a slot: bounding
-    // that wait by an instant already past made every enter return at once,
-    // a spin of ~30 reaps per I/O that was counted in the CPU per I/O.
-    Nanos timeout = wait_bound_;
-    if (pace && !stopping && !starved && !quota_full && inflight < depth) {
-      const Nanos t = now_ns();
-      timeout = pace->next_due() > t ? std::min(pace->next_due() - t, kMaxWaitNs) : 1000;
-    }
-    const int got = engine_->enter(wait_nr, {comps_.data(), comps_.size()}, timeout);
-    now = now_ns();
+    const int got = enter_batch(s, q);
     if (got < 0) {
       fatal(fmt::format("io_uring_enter failed: {}", errno_text(got)));
       break;
     }
-    if (split_lat_ && q && wait_nr == 0) {
-      // slat ends when the enter that submitted the batch returns, unless
-      // that enter also waited for completions: then the submission has no
-      // end of its own, t_issued stays 0 and its I/Os count as unsplit.
-      for (unsigned i = 0; i < q; ++i) slots_[reqs_[i].tag].t_issued = now;
-      if (fresh && whole && counting_) out_.slat->record_n(now - t_prep, fresh);
-    }
-    if (q) {
-      if (q < nreq_) std::memmove(reqs_.data(), reqs_.data() + q, (nreq_ - q) * sizeof(IoRequest));
-      nreq_ -= q;
-    }
-
-    // 3. Completions, all stamped `now`: the reaping time.
-    if (!counting_ && !window_closed_ && now >= measure_start_) open_window();
-    const Reaped r = acct_latency_ ? (split_lat_ ? reap<true, true>(got, now, quota, anat)
-                                                : reap<true, false>(got, now, quota, anat))
-                                   : reap<false, false>(got, now, quota, anat);
-    inflight -= r.freed;
-    completed += r.completed;
-    bytes_all += r.bytes;
-    if (log_) {
-      if (inflight != inflight_logged) log_->push(now, inflight);
-      log_->watermark(now);
-      inflight_logged = inflight;
-    }
-    publish(completed, bytes_all);
-
+    reap_batch(s, got);
     // 4. The window closes at the deadline, at the quota, or on a stop.
-    if (counting_ && (now >= deadline_ || out_.ios >= quota)) {
-      close_window(now, inflight == 0);
-      stopping = true;
+    if (counting_ && (s.now >= deadline_ || out_.ios >= s.quota)) {
+      close_window(s.now, s.inflight == 0);
+      s.stopping = true;
     }
-    if (!stopping && check_stop(now)) stopping = true;
-    if (stopping && inflight == 0) break;
+    if (!s.stopping && check_stop(s.now)) s.stopping = true;
+    if (s.stopping && s.inflight == 0) break;
   }
   // Every counted read and write has a lat; those with a t_issued a clat too,
   // or were complete when the enter that submitted them returned.
-  if (split_lat_) out_.slat_unsplit = lat.count() - out_.clat->count() - out_.clat_at_submit;
-  if (anat) anat->flush();  // the stages of the last I/Os
+  if (split_lat_) out_.slat_unsplit = out_.latency->count() - out_.clat->count() - out_.clat_at_submit;
+  if (s.anat) s.anat->flush();  // the stages of the last I/Os
 }
 
 void Worker::publish(uint64_t completed, uint64_t bytes_all) noexcept {

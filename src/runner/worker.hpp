@@ -83,6 +83,7 @@ class Worker {
   unsigned prepare_fixed(unsigned n, Nanos t) noexcept;
   unsigned prepare_verified(unsigned n, Nanos t) noexcept;
   unsigned prepare_mixed(unsigned n, Nanos t) noexcept;
+  void count_write(uint32_t file) noexcept;
   void finish_verified(const Slot& s, bool ok);
   IoOp op_for_next() noexcept;
   IoOp next_op() noexcept;
@@ -126,7 +127,13 @@ class Worker {
   // `drained`: nothing of this thread is in flight (a quota reached).
   void close_window(Nanos now, bool drained = false);
   void settle_disks(SystemSample& s) const;
+  // The batch loop and its steps (worker.cpp), over the state they share.
+  struct LoopState;
   void loop() noexcept;
+  void refill(LoopState& s) noexcept;
+  void idle_paced(LoopState& s) noexcept;
+  int enter_batch(LoopState& s, unsigned q) noexcept;
+  void reap_batch(LoopState& s, int got) noexcept;
   // The fused path (worker_fused.cpp): the steady state of a run of reads or
   // writes, each completion refilling its own slot in place.
   bool fused_may_run(unsigned inflight, bool stopping) const noexcept;
