@@ -15,12 +15,27 @@ std::optional<double> busy_pct(const RunResult& r) {
   return std::nullopt;
 }
 
-RunMetrics measure(const RunResult& r) {
+namespace {
+
+// What a run's or a job's thread total gives either: counts, rates, latency.
+RunMetrics measure_total(const ThreadResult& t, uint64_t window_ns) {
   RunMetrics m;
-  const ThreadResult& t = r.total;
   m.ios = t.ios;
-  m.iops = per_s(t.ios, r.window_ns);
-  m.bytes_per_s = per_s(t.bytes_read + t.bytes_written, r.window_ns);
+  m.iops = per_s(t.ios, window_ns);
+  m.bytes_per_s = per_s(t.bytes_read + t.bytes_written, window_ns);
+  if (t.latency && t.latency->count()) {
+    m.p50_ns = static_cast<double>(t.latency->quantile(0.5));
+    m.p99_ns = static_cast<double>(t.latency->quantile(0.99));
+    m.latency = t.latency;
+  }
+  return m;
+}
+
+}  // namespace
+
+RunMetrics measure(const RunResult& r) {
+  const ThreadResult& t = r.total;
+  RunMetrics m = measure_total(t, r.window_ns);
   if (r.accounting && t.ios) {
     const auto& c = r.accounting->cpu;
     const double n = static_cast<double>(t.ios);
@@ -45,11 +60,6 @@ RunMetrics measure(const RunResult& r) {
         break;
       }
   }
-  if (t.latency && t.latency->count()) {
-    m.p50_ns = static_cast<double>(t.latency->quantile(0.5));
-    m.p99_ns = static_cast<double>(t.latency->quantile(0.99));
-    m.latency = t.latency;
-  }
   m.busy_pct = busy_pct(r);
   if (r.anatomy) {
     const AnatomyResult& a = *r.anatomy;
@@ -68,22 +78,14 @@ RunMetrics measure(const RunResult& r) {
 }
 
 RunMetrics measure(const JobResult& j) {
-  RunMetrics m;
   const ThreadResult& t = j.total;
-  m.ios = t.ios;
-  m.iops = per_s(t.ios, j.window_ns);
-  m.bytes_per_s = per_s(t.bytes_read + t.bytes_written, j.window_ns);
+  RunMetrics m = measure_total(t, j.window_ns);
   if (j.cpu && t.ios) {
     const double n = static_cast<double>(t.ios);
     m.cpu_per_io_ns = j.cpu->total_s * 1e9 / n;
     m.cpu_submit_ns = j.cpu->submitters_s * 1e9 / n;
     m.cpu_sq_ns = j.cpu->sq_threads_s * 1e9 / n;
     m.cpu_iowq_ns = j.cpu->iowq_s * 1e9 / n;
-  }
-  if (t.latency && t.latency->count()) {
-    m.p50_ns = static_cast<double>(t.latency->quantile(0.5));
-    m.p99_ns = static_cast<double>(t.latency->quantile(0.99));
-    m.latency = t.latency;
   }
   return m;
 }
