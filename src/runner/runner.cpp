@@ -238,6 +238,7 @@ class RunSession {
   RunTracker own_;
   const RunTracker* exact_ = nullptr;
   Nanos t0_ = 0;
+  JobSpec series_view_;  // the run as the time series sees it (it keeps a reference): SQ threads if any job has them
   std::optional<SeriesCollector> series_;
   std::optional<AnatomySlicer> slicer_;
 };
@@ -390,15 +391,15 @@ void RunSession::open() {
   if (G_ > 1) ctl_.deadline = UINT64_MAX;      // a later group's end is not known yet
   if (interrupted_) ctl_.stop = kInterrupted;  // a signal while the rings were set up
   merger_->start_at(ctl_.measure_start);
-  JobSpec series_view = run_;  // the run as the time series sees it: SQ threads if any job has them
-  series_view.uring.sqpoll = ctl_.any_sqpoll;
+  series_view_ = run_;
+  series_view_.uring.sqpoll = ctl_.any_sqpoll;
   if (!logs_.empty() && run_.log_interval.count()) {
     const std::string disk = devices_.targets.empty() ? std::string() : devices_.targets[0];
     std::optional<size_t> busy_index;  // the disk's place in the tracker's reads, when traced
     if (ctl_.tracker && exact_)
       for (size_t i = 0; i < exact_->names.size(); ++i)
         if (exact_->names[i] == disk) busy_index = i;
-    series_.emplace(series_view, ctl_, pub_.get(), workers_, *merger_, disk, busy_index);
+    series_.emplace(series_view_, ctl_, pub_.get(), workers_, *merger_, disk, busy_index);
   }
   // --anatomy over a time-based window: its programs come off and back on in
   // slices, for the IOPS they cost in this run (anatomy_slices.hpp). A run
