@@ -80,8 +80,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_flag("--split-submit", a.split_submit, "Submit and wait in separate io_uring_enter calls, so every I/O's slat is timed (one more syscall per batch)");
   b->add_option("-n,--threads", a.threads, "Threads, each with its own ring (default 1)")->type_name("N");
   b->add_option("--cpus", a.cpus, "Pin thread i to the i-th CPU of this list, e.g. 0,2-3")->type_name("LIST");
-  b->add_option("--engine", a.engine,
-                "uring (io_uring), psync (pread/pwrite, depth 1 per thread), nop (IORING_OP_NOP) or libaio (Linux AIO)")->type_name("ENGINE");
+  b->add_option("--engine", a.engine, "uring (io_uring), psync (pread/pwrite, depth 1 per thread; sync, pvsync, pvsync2 as fio's), nop (IORING_OP_NOP) or libaio (Linux AIO)")->type_name("ENGINE");
+  b->add_flag("--hipri", a.hipri, "RWF_HIPRI with --engine pvsync2: poll for each completion (devices with poll queues)");
   b->add_option("--rate-iops", a.rate_iops, "Pace each thread to N I/Os per second, on a schedule")->type_name("N");
   b->add_option("--rate", a.rate, "Pace each thread to this bandwidth, e.g. 50m (= 50 MiB/s)")->type_name("BW");
   b->add_option("--seed", a.seed, "Seed for offsets and data (default fixed: runs repeat)")->type_name("N");
@@ -108,7 +108,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_flag("--no-sqarray", a.no_sqarray, "Demand IORING_SETUP_NO_SQARRAY (needs liburing 2.5+)");
   b->add_option("--wait", a.wait, "sleep (in io_uring_enter), spin (poll the CQ) or hybrid:DURATION (spin, then sleep)")->type_name("MODE");
   b->add_flag("--no-iowait", a.no_iowait, "Waiting is not iowait (IORING_ENTER_NO_IOWAIT, 6.15+)");
-  b->add_flag("--nowait", a.nowait, "RWF_NOWAIT: fail instead of blocking inline");
+  b->add_flag("--nowait", a.nowait, "RWF_NOWAIT: fail instead of blocking inline (io_uring, pvsync2)");
   b->add_flag("--force-async", a.force_async, "IOSQE_ASYNC: always through the io-wq workers");
   b->add_flag("--anatomy", a.anatomy, "Split each I/O's latency into stages at the kernel's tracepoints (eBPF)");
   b->add_option("--log-interval", a.log_interval, "Time series interval, in the JSON (default 1s; 0s: none)")->type_name("DURATION");
@@ -193,11 +193,20 @@ void parse_shape(const BenchArgs& a, JobSpec& j) {
 
 // The engine, the pace, the seed, and what errors it may take.
 void parse_engine_and_pace(const BenchArgs& a, JobSpec& j) {
+  constexpr std::pair<const char*, SyncCall> sync_family[] = {
+      {"psync", SyncCall::Pread}, {"sync", SyncCall::Read}, {"pvsync", SyncCall::Preadv}, {"pvsync2", SyncCall::Preadv2}};
   if (a.engine == "uring") j.engine = EngineKind::Uring;
-  else if (a.engine == "psync") j.engine = EngineKind::Psync;
   else if (a.engine == "nop") j.engine = EngineKind::Nop;
   else if (a.engine == "libaio") j.engine = EngineKind::Libaio;
-  else throw UsageError(fmt::format("--engine: '{}' is not one of uring, psync, nop, libaio", a.engine));
+  for (const auto& [name, call] : sync_family)
+    if (a.engine == name) {
+      j.engine = EngineKind::Psync;
+      j.sync.call = call;
+    }
+  if (a.engine != "uring" && a.engine != "nop" && a.engine != "libaio" && j.engine != EngineKind::Psync)
+    throw UsageError(fmt::format("--engine: '{}' is not one of uring, psync, sync, pvsync, pvsync2, nop, libaio",
+                                 a.engine));
+  j.sync.hipri = a.hipri;
   if (!a.rate_iops.empty()) {
     j.rate_iops = parse_count("--rate-iops", a.rate_iops);
     if (!j.rate_iops) throw UsageError("--rate-iops: must be at least 1 (leave it out for no pacing)");
@@ -233,7 +242,9 @@ void parse_uring(const BenchArgs& a, JobSpec& j) {
   j.sq_shared = a.sq_shared;
   u.iopoll = a.iopoll;
   u.vectored = a.vectored;
-  u.nowait = a.nowait;
+  // RWF_NOWAIT is io_uring's mode, and a per-call flag of pvsync2's preadv2.
+  if (j.engine == EngineKind::Psync && j.sync.call == SyncCall::Preadv2) j.sync.nowait = a.nowait;
+  else u.nowait = a.nowait;
   u.force_async = a.force_async;
   u.no_iowait = a.no_iowait;
   auto wish = [](bool on, bool off, const char* flag) {

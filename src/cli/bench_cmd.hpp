@@ -22,6 +22,7 @@ struct BenchArgs {
   bool verify = false, verify_during = false, stonewall = false, split_submit = false, anatomy = false;
   bool sqpoll = false, sq_shared = false, iopoll = false, fixed_files = false, fixed_bufs = false;
   bool register_ring = false, vectored = false, nowait = false, force_async = false, no_iowait = false;
+  bool hipri = false;  // pvsync2: RWF_HIPRI
   bool single_issuer = false, no_single_issuer = false, defer_taskrun = false, no_defer_taskrun = false;
   bool coop_taskrun = false, no_coop_taskrun = false, no_sqarray = false;
   bool no_fixed_files = false, no_fixed_bufs = false, no_register_ring = false;

@@ -14,7 +14,7 @@ namespace ioacct {
 
 std::string describe_job(const JobSpec& j) {
   std::string d = fmt::format("{} {} {}, {}, depth {}", rw_name(j.rw), format_size(j.bs), j.direct ? "O_DIRECT" : "buffered",
-                              engine_name(j.engine), j.depth_per_thread() * j.threads);
+                              engine_name(j.engine, j.sync.call), j.depth_per_thread() * j.threads);
   if (j.dsync) d += ", O_DSYNC";
   if (j.uring.sqpoll && j.engine != EngineKind::Psync) d += ", SQPOLL";
   if (j.rate_per_thread() > 0) d += fmt::format(", paced at {} IOPS", format_count(j.rate_per_thread() * j.threads));

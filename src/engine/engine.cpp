@@ -13,10 +13,17 @@ EngineTraits engine_traits(EngineKind kind) noexcept {
   return {.moves_data = true, .checks_fd = true, .fused = kind == EngineKind::Uring};
 }
 
-const char* engine_name(EngineKind kind) noexcept {
+const char* engine_name(EngineKind kind, SyncCall call) noexcept {
   switch (kind) {
     case EngineKind::Uring: return "uring";
-    case EngineKind::Psync: return "psync";
+    case EngineKind::Psync:
+      switch (call) {
+        case SyncCall::Pread: return "psync";
+        case SyncCall::Read: return "sync";
+        case SyncCall::Preadv: return "pvsync";
+        case SyncCall::Preadv2: return "pvsync2";
+      }
+      return "psync";
     case EngineKind::Nop: return "nop";
     case EngineKind::Libaio: return "libaio";
   }

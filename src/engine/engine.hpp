@@ -52,11 +52,12 @@ struct EngineOptions {
   bool force_blkdiscard = false;  // tests only: io_uring discards with BLKDISCARD, as before 6.12
   std::vector<iovec> buffers;  // one per tag, for registered buffers; not owned
   UringOptions uring;
+  SyncOptions sync;  // the psync engine's syscall and flags
 };
 
 // Counted by the engine itself: exact, no clock, no syscall of their own.
 struct EngineCounters {
-  uint64_t syscalls = 0;         // io_uring_enter, pread or pwrite calls
+  uint64_t syscalls = 0;         // io_uring_enter calls; psync's pread, pwrite (sync: lseek and read or write) ...
   uint64_t submit_syscalls = 0;  // of those, calls that submitted I/O
   uint64_t reap_syscalls = 0;    // of those, calls that waited for completions
   uint64_t submitted = 0;        // I/Os handed to the kernel
@@ -103,7 +104,9 @@ struct EngineTraits {
   bool fused;       // offers the fused path in its default mode (the io_uring engines)
 };
 EngineTraits engine_traits(EngineKind kind) noexcept;
-const char* engine_name(EngineKind kind) noexcept;
+// The engine's name as --engine takes it: the psync family by its syscall
+// ("psync", "sync", "pvsync", "pvsync2", fio's names).
+const char* engine_name(EngineKind kind, SyncCall call = SyncCall::Pread) noexcept;
 
 // Creates an engine. Call it on the thread that will use the engine: the
 // io_uring engine asks for SINGLE_ISSUER, which binds the ring to its creator.

@@ -74,11 +74,14 @@ class PsyncEngine final : public Engine {
 
  private:
   int32_t run(const IoRequest& r) noexcept;
+  ssize_t move(int fd, const IoRequest& r, off_t off) noexcept;
 
   std::vector<int> fds_;
   std::vector<uint8_t> is_block_;
   std::vector<IoRequest> queue_;
   size_t queued_ = 0;
+  SyncOptions sync_;
+  int rwf_ = 0;  // pvsync2's per-call flags (RWF_HIPRI, RWF_NOWAIT)
   EngineCounters counters_;
 };
 

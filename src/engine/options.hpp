@@ -10,6 +10,18 @@ namespace ioacct {
 
 enum class EngineKind { Uring, Psync, Nop, Libaio };
 
+// The psync family, named as fio names its engines: which syscall moves the
+// data, one I/O per call. psync: pread/pwrite; sync: lseek, then read/write;
+// pvsync: preadv/pwritev; pvsync2: preadv2/pwritev2, with RWF_HIPRI
+// (`hipri`: poll for the completion where the device has poll queues) and
+// RWF_NOWAIT (`nowait`: EAGAIN instead of blocking) as per-call flags.
+enum class SyncCall { Pread, Read, Preadv, Preadv2 };
+struct SyncOptions {
+  SyncCall call = SyncCall::Pread;
+  bool hipri = false;   // pvsync2 only
+  bool nowait = false;  // pvsync2 only
+};
+
 // How a ring is waited on: sleep in io_uring_enter, busy-poll the CQ, or
 // busy-poll for a while and then sleep.
 enum class WaitMode { Sleep, Spin, Hybrid };

@@ -304,7 +304,7 @@ std::string job_line(const JobSpec& job, const ThreadResult& t, uint64_t window_
                       job.rwmix_trim ? fmt::format(", {}% trims", job.rwmix_trim) : std::string());
   return fmt::format("{}{}{} {} {}, {}, depth {}, {} measured", rw_name(job.rw), mix,
                      job.distribution.kind != DistKind::Uniform ? " " + distribution_name(job.distribution) : "",
-                     format_size(job.bs), job.direct ? "O_DIRECT" : "buffered", engine_name(job.engine), t.depth,
+                     format_size(job.bs), job.direct ? "O_DIRECT" : "buffered", engine_name(job.engine, job.sync.call), t.depth,
                      format_duration_ns(static_cast<double>(window_ns)));
 }
 

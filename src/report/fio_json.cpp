@@ -158,7 +158,7 @@ json job_options(const JobSpec& job) {
             {"rw", rw_name(job.rw)},
             {"bs", std::to_string(job.bs)},
             {"iodepth", std::to_string(job.depth_per_thread())},
-            {"ioengine", job.engine == EngineKind::Uring ? "io_uring" : engine_name(job.engine)},
+            {"ioengine", job.engine == EngineKind::Uring ? "io_uring" : engine_name(job.engine, job.sync.call)},
             {"direct", job.direct ? "1" : "0"},
             {"numjobs", std::to_string(job.threads)}};
   if (!job.targets.empty()) {

@@ -101,7 +101,7 @@ std::string cpu_table(const RunResult& r) {
 
 std::string describe(const JobSpec& job, const RunResult& r) {
   return fmt::format("{} {} {}, {}, depth {}, {} measured{}", rw_name(job.rw), format_size(job.bs),
-                     job.direct ? "O_DIRECT" : "buffered", engine_name(job.engine), r.total.depth,
+                     job.direct ? "O_DIRECT" : "buffered", engine_name(job.engine, job.sync.call), r.total.depth,
                      format_duration_ns(static_cast<double>(r.window_ns)), r.interrupted ? " (interrupted: partial results)" : "");
 }
 
@@ -117,7 +117,7 @@ std::string jobs_table(const std::vector<JobSpec>& jobs, const RunResult& r) {
     const JobSpec& s = jobs[i];
     rows.push_back({"job " + j.name,
                     fmt::format("{} {} {}, {}, depth {}", rw_name(s.rw), format_size(s.bs), s.direct ? "O_DIRECT" : "buffered",
-                                engine_name(s.engine), s.depth_per_thread() * s.threads),
+                                engine_name(s.engine, s.sync.call), s.depth_per_thread() * s.threads),
                     format_count(per_s(j.total.ios, j.window_ns)), lat(j.total, 0.5), lat(j.total, 0.99),
                     j.cpu && j.total.ios ? format_duration_ns(j.cpu->total_s * 1e9 / static_cast<double>(j.total.ios)) : "-",
                     format_duration_ns(static_cast<double>(j.window_ns))});

@@ -1,6 +1,7 @@
 #include "runner/runner.hpp"
 
 #include <fmt/format.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <tuple>
+#include <utility>
 
 #include "acct/accounting.hpp"
 #include "acct/clock.hpp"
@@ -162,6 +165,18 @@ AnatomyBlockLink anatomy_block_link(const JobSpec& run) {
   if (run.depth_per_thread() == 1) return AnatomyBlockLink::Order;
   if (run.engine == EngineKind::Uring && run.direct) return AnatomyBlockLink::Submission;
   return AnatomyBlockLink::None;
+}
+
+// The syscalls that move the data, for --anatomy's syscall flavour: the
+// psync family's member (sync's lseek is not one).
+std::pair<uint32_t, uint32_t> anatomy_syscalls(SyncCall call) {
+  switch (call) {
+    case SyncCall::Pread: break;
+    case SyncCall::Read: return {SYS_read, SYS_write};
+    case SyncCall::Preadv: return {SYS_preadv, SYS_pwritev};
+    case SyncCall::Preadv2: return {SYS_preadv2, SYS_pwritev2};
+  }
+  return {SYS_pread64, SYS_pwrite64};
 }
 
 // One run, in the order it happens: plan the threads, start the workers
@@ -334,6 +349,7 @@ void RunSession::attach_instruments() {
                   .stride = run_.depth_per_thread(),
                   .flavor = run_.engine == EngineKind::Psync ? AnatomyFlavor::Syscall : AnatomyFlavor::Uring,
                   .block_link = anatomy_block_link(run_)};
+  std::tie(anatomy_opt_.sys_read, anatomy_opt_.sys_write) = anatomy_syscalls(run_.sync.call);
   if (run_.anatomy) {
     std::vector<int> tids;
     for (const auto& t : result_.threads) tids.push_back(t.tid);

@@ -91,6 +91,7 @@ void Worker::setup() {
   EngineOptions eo;
   eo.depth = plan_.depth;
   eo.uring = job_.uring;
+  eo.sync = job_.sync;
   for (const auto& t : targets_.list) {
     eo.fds.push_back(t.fd);
     eo.is_block.push_back(t.is_block ? 1 : 0);

@@ -148,8 +148,8 @@ std::unique_ptr<AnatomyTracer> AnatomyTracer::attach(const AnatomyOptions& o) {
   const unsigned threads = std::max(1u, o.threads), stride = std::max(1u, o.stride);
   skel->rodata->tgid = static_cast<uint32_t>(o.tgid);
   skel->rodata->stride = stride;
-  skel->rodata->sys_read = SYS_pread64;
-  skel->rodata->sys_write = SYS_pwrite64;
+  skel->rodata->sys_read = o.sys_read;
+  skel->rodata->sys_write = o.sys_write;
   const uint32_t tid_slots = std::bit_ceil(std::max(16u, 4 * threads));
   skel->rodata->tid_mask = tid_slots - 1;
   bpf_map__set_max_entries(skel->maps.tids, tid_slots);

@@ -4,6 +4,8 @@
 // when asked for. The programs stamp each I/O's slot; the bench thread that
 // reaps the I/O reads the slot from mapped memory (no syscall) and splits it
 // (anatomy_split.hpp). docs/design.md ("Anatomy of an I/O").
+#include <sys/syscall.h>
+
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -27,6 +29,10 @@ struct AnatomyOptions {
   unsigned stride = 1;    // slots per thread: the largest depth of a thread (tags are below it)
   AnatomyFlavor flavor = AnatomyFlavor::Uring;
   AnatomyBlockLink block_link = AnatomyBlockLink::None;
+  // AnatomyFlavor::Syscall: the syscall numbers that move a read's and a
+  // write's data (pread64 and pwrite64 for psync; the runner names its
+  // engine's: read is 0 on x86-64, so no value stands for "unset").
+  uint32_t sys_read = SYS_pread64, sys_write = SYS_pwrite64;
 };
 
 // What one thread (or, merged, the run) measured. Plain data.

@@ -113,9 +113,9 @@ void decode_numjobs(FioValues& v, const FioSetting& s, FioSpec& j) {
 void decode_engine(FioValues& v, const FioSetting& s, FioSpec& j) {
   const std::string& x = s.opt->value;
   if (x == "io_uring") j.engine = "uring";
-  else if (x == "psync" || x == "sync" || x == "pvsync" || x == "pvsync2") j.engine = "psync";
+  else if (x == "psync" || x == "sync" || x == "pvsync" || x == "pvsync2") j.engine = x;  // the same names
   else if (x == "libaio") j.engine = "libaio";
-  else v.bad(*s.opt, fmt::format("'{}' is not an engine ioacct has (io_uring, libaio, psync, pvsync2, sync)", x));
+  else v.bad(*s.opt, fmt::format("'{}' is not an engine ioacct has (io_uring, libaio, psync, sync, pvsync, pvsync2)", x));
 }
 
 void decode_direct(FioValues& v, const FioSetting& s, FioSpec& j) {
@@ -287,6 +287,14 @@ void decode_nonvectored(FioValues& v, const FioSetting& s, FioSpec& j) {
   j.vectored = n && *n == 0;
 }
 
+void decode_hipri(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (v.boolean(*s.opt).value_or(false)) j.hipri_at = s.opt;
+}
+
+void decode_nowait(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (v.boolean(*s.opt).value_or(false)) j.nowait_at = s.opt;
+}
+
 void decode_gtod_reduce(FioValues& v, const FioSetting& s, FioSpec& j) {
   if (v.boolean(*s.opt).value_or(false)) j.gtod_reduce_at = s.opt;
 }
@@ -295,200 +303,210 @@ void decode_gtod_reduce(FioValues& v, const FioSetting& s, FioSpec& j) {
 
 // ---------------------------------------------------------------- table
 
-const std::vector<FioOptionRow>& fio_options() {
-  static const std::vector<FioOptionRow> rows = {
-      {{{"kb_base"}},
-       "how sizes read: `1024` (fio's default), `k` = 1024 and `ki` = 1000 (fio's \"compatibility mode\"); `1000`: "
-       "the other way round",
-       "any other value is an error",
-       decode_kb_base},
-      {{{"name"}}, "the job's name", "", decode_name},
-      {{{"rw"}, {"readwrite"}},
-       "`--rw`: `read`, `write`, `randread`, `randwrite`, `rw`/`readwrite`, `randrw`, `trim`, `randtrim`",
-       "the offset modifier (`randread:8`) and `trimwrite`/`randtrimwrite` are errors (ioacct mixes trims with "
-       "`--rwmix-trim`, which fio has no option for). Trims on a regular file punch holes (fio trims block devices "
-       "only)",
-       decode_rw},
-      {{{"rwmixread"}, {"rwmixwrite", true}}, "`--rwmix-read` (`rwmixwrite=N` is `100-N` reads)", "", decode_rwmix},
-      {{{"bs"}, {"blocksize"}},
-       "`--bs`",
-       "one size; different sizes for reads, writes and trims (`4k,8k`) are an error; the same size repeated "
-       "(`4k,4k`) is fine",
-       decode_bs},
-      {{{"bsrange"}, {"blocksize_range"}},
-       "`--bs` when both ends are equal",
-       "mixed sizes are an error",
-       decode_bsrange},
-      {{{"bssplit"}},
-       "`--bs` when it is one size (`4k` or `4k/100`)",
-       "mixed sizes are an error",
-       decode_bssplit},
-      {{{"iodepth"}},
-       "the job's depth per thread: `--iodepth` = `iodepth` × `numjobs` (ioacct's depth is over all of a job's "
-       "threads), for io_uring and libaio jobs",
-       "not given to psync jobs (one I/O at a time, as in fio)",
-       decode_iodepth},
-      {{{"iodepth_batch_submit"}, {"iodepth_batch"}},
-       "not given or 1 (fio's default: each I/O submitted as soon as fio has it): `--submit-policy each` for "
-       "io_uring, `--submit-batch 1` for libaio (one `io_submit` per I/O, reaping from one completion up to all "
-       "there are, as fio's libaio); 0 (fio's \"the iodepth\"): `--submit-policy pass` (io_uring) or ioacct's "
-       "default (libaio: every free slot in one `io_submit`); any other N: `--submit-batch N` (lockstep)",
-       "a mapped job runs fio's batching, not ioacct's measured `auto` (docs/cli.md, \"Depth and batching\")",
-       decode_batch_submit},
-      {{{"iodepth_batch_complete_min"}, {"iodepth_batch_complete"}},
-       "1 (fio's default): reap from one completion up to all there are, as refilled as reaped does; N > 1: "
-       "`--complete-batch N` (lockstep)",
-       "0 (reap without waiting) is an error",
-       decode_batch_complete_min},
-      {{{"iodepth_batch_complete_max"}},
-       "accepted when at least `iodepth`: ioacct reaps every completion there is",
-       "a smaller cap is an error",
-       decode_batch_complete_max},
-      {{{"numjobs"}},
-       "`--threads`: each of fio's clones is one of the job's threads, with its own ring",
-       "fio reports clones as jobs unless `group_reporting`; ioacct reports the job, and each thread on its own line",
-       decode_numjobs},
-      {{{"ioengine"}},
-       "`io_uring` → `uring`; `libaio` → `libaio` (Linux AIO: `io_submit`/`io_getevents`); `psync`, `pvsync`, "
-       "`pvsync2`, `sync` → `psync` (`pread`/`pwrite`)",
-       "`sync` uses `read`/`write` after `lseek` and `pvsync2` `preadv2`/`pwritev2` in fio: the same I/O at the "
-       "device, one syscall fewer (sync) in ioacct. With `libaio`, as in fio, only `direct=1` is asynchronous: the "
-       "kernel runs buffered AIO inside `io_submit`, and ioacct warns. fio's libaio option `userspace_reap` is not "
-       "mapped (an error). Every other engine: an error",
-       decode_engine},
-      {{{"direct"}, {"buffered", true}},
-       "`--direct` / `--buffered`",
-       "fio's default is buffered, and so is the mapped job's",
-       decode_direct},
-      {{{"size"}},
-       "`--size` (the range of each target from `offset`; the temporary file's size). Without `time_based`, also "
-       "`--ios` = `numjobs` × `size`/`bs`: one pass, as fio does",
-       "fio without `filename` lays out one file per job (`name.N.M`); ioacct makes one **temporary file** (never "
-       "named, removed on exit) shared by the jobs without a target, as large as the largest `size`. `size` is "
-       "needed without `filename`",
-       decode_size},
-      {{{"offset"}}, "`--offset`", "percentages are an error", decode_offset},
-      {{{"filename"}},
-       "the job's targets (`:` separates files, `\\:` is a colon)",
-       "the file must exist: ioacct does not lay out files (it refuses a missing target)",
-       decode_filename},
-      {{{"directory"}},
-       "prefixed to relative `filename`s; without `filename`, `--dir` (where the temporary file goes)",
-       "several directories (`a:b`) are an error",
-       decode_directory},
-      {{{"runtime"}, {"timeout"}}, "the job's `--runtime`", "", decode_runtime},
-      {{{"time_based"}},
-       "the job runs for `runtime`; without it, the job ends after one pass (`size`, or the whole target: "
-       "`--passes 1`) or at `runtime`, whichever comes first",
-       "`time_based` without `runtime` is an error (fio would run until stopped)",
-       decode_time_based},
-      {{{"loops"}},
-       "the job's passes: without `time_based`, `--ios` is `loops` times one pass (`--passes` without `size`)",
-       "",
-       decode_loops},
-      {{{"number_ios"}},
-       "a cap on each clone's I/Os: `--ios` = `numjobs` × `number_ios` when that is fewer (also with `time_based`, "
-       "whichever ends first)",
-       "0 is fio's no cap",
-       decode_number_ios},
-      {{{"io_size"}, {"io_limit"}},
-       "the bytes each clone moves in a pass, in place of `size`: `--ios` = `numjobs` × `io_size`/`bs` × `loops` "
-       "(within the range that `size` sets, as in fio)",
-       "percentages are an error",
-       decode_io_size},
-      {{{"ramp_time"}},
-       "the run's `--ramp`",
-       "one for the whole run: jobs that differ are an error (put it in `[global]`)",
-       decode_ramp},
-      {{{"write_bw_log"}},
-       "after the run, `PREFIX_bw.1.log` in fio's log format: `msec, KiB/s, direction, 0, 0` per interval",
-       "a file of one job only, doing reads or writes (not both: ioacct's time series is the run's); without "
-       "`log_avg_msec` fio logs every I/O, ioacct the average per interval (1 s; stderr says so)",
-       decode_log<&FioLogs::bw>},
-      {{{"write_iops_log"}},
-       "after the run, `PREFIX_iops.1.log`: `msec, IOPS, direction, 0, 0` per interval",
-       "as `write_bw_log`",
-       decode_log<&FioLogs::iops>},
-      {{{"write_lat_log"}},
-       "after the run, `PREFIX_lat.1.log`: `msec, mean lat (ns), direction, 0, 0` per interval",
-       "as `write_bw_log`; fio writes `_clat` and `_slat` logs beside it, ioacct the `_lat` one only",
-       decode_log<&FioLogs::lat>},
-      {{{"log_avg_msec"}},
-       "the run's `--log-interval` (the time series' interval, which the logs average over)",
-       "one for the whole run; below 10 ms is an error",
-       decode_log_avg},
-      {{{"startdelay"}}, "the job's `--startdelay`", "a range (`1-5`) is an error", decode_startdelay},
-      {{{"stonewall"}, {"wait_for_previous"}},
-       "`--stonewall`: the job starts when every job before it has ended",
-       "",
-       decode_stonewall},
-      {{{"rate_iops"}},
-       "`--rate-iops`, per thread (as fio's is per clone)",
-       "one rate; with a mixed `rw` an error (fio paces reads and writes each, ioacct the job as a whole)",
-       decode_rate_iops},
-      {{{"rate"}}, "`--rate` (bytes per second, fio's units), per thread", "as `rate_iops`", decode_rate},
-      {{{"random_distribution"}},
-       "`--random-distribution`: `random`, `zipf:θ`, `pareto:h`, `normal:σ` (`gauss:σ`), `zoned:A/R:…`, "
-       "`zoned_abs:A/SIZE:…`",
-       "zones for each direction apart (`zoned:60/10:40/90,50/50:50/50`) and a centre (`zipf:1.2:0.5`) are errors; a "
-       "zone's offsets are uniform inside it, as in fio. `normal`: ioacct draws a true normal of "
-       "standard deviation σ% of the range around its middle; fio averages 12 uniform draws (σ ≈ 8.3% of the range "
-       "whatever σ says) and adds a uniform spread of σ%. zipf and pareto mean what they mean in fio; ioacct's zipf "
-       "is exact (fio's uses Gray's approximation)",
-       decode_distribution},
-      {{{"norandommap"}},
-       "accepted (`1`): ioacct keeps no random map, it draws every offset afresh",
-       "`norandommap=0` is an error. Without the option fio visits every block once per pass; ioacct does not, so a "
-       "fio job that counts on that (a one-pass random fill) differs",
-       decode_norandommap},
-      {{{"randrepeat"}},
-       "`1` (fio's default): ioacct's fixed default seed. `0`: a fresh seed per run",
-       "the sequences differ from fio's (different generators)",
-       decode_randrepeat},
-      {{{"randseed"}, {"seed"}}, "`--seed`", "", decode_randseed},
-      {{{"fsync"}},
-       "`--fsync N`",
-       "a sync takes a slot of the depth; not a barrier, as in fio's io_uring engine",
-       decode_fsync},
-      {{{"fdatasync"}}, "`--fdatasync N`", "", decode_fdatasync},
-      {{{"sqthread_poll"}}, "`--sqpoll`", "io_uring only", decode_sqpoll},
-      {{{"sqthread_poll_cpu"}}, "`--sq-cpu`", "needs `sqthread_poll=1`", decode_sq_cpu},
-      {{{"hipri"}}, "`--iopoll`", "io_uring only", uring_flag<kFlagIopoll>},
-      {{{"fixedbufs"}}, "`--fixed-bufs`", "io_uring only", uring_flag<kFlagFixedBufs>},
-      {{{"registerfiles"}}, "`--fixed-files`", "io_uring only", uring_flag<kFlagFixedFiles>},
-      {{{"nonvectored"}}, "`0` → `--vectored`; `-1`, `1`: ioacct's default (non-vectored)", "", decode_nonvectored},
-      {{{"gtod_reduce"}},
-       "`1` → the run's `--acct basic` (no per-I/O latency)",
-       "one for the whole run",
-       decode_gtod_reduce},
-      {{{"verify"}},
-       "a check type (`md5`, `crc32c`, `xxhash`, `sha256`, `meta`, ...) on a job that writes: `--verify` (every "
-       "block the job wrote is read back and checked after the run), `--verify-during` for `rw`/`randrw` (its "
-       "reads of blocks it wrote are checked as they complete, too); `null`: no check",
-       "ioacct writes its own header and XXH64 whatever the type (fio's on-disk layout is not reproduced, so a job "
-       "cannot check blocks fio wrote). A job that only reads or trims is an error (fio would check blocks an "
-       "earlier fio job wrote); `pattern` is an error (`verify_pattern` is not mapped); so is a check in a file of "
-       "several jobs (ioacct checks one job's writes: run that job alone). With `loops`, fio checks after each pass "
-       "and ioacct once, after the last (the blocks as they last were written)",
-       decode_verify},
-      {{{"do_verify"}}, "`0`: the blocks carry their check, and no check is run (fio's meaning)", "", decode_do_verify},
-      {{{"verify_fatal"}},
-       "accepted",
-       "ioacct checks every block and lists every mismatch either way, then exits 1 (fio with `1` stops at the first)",
-       decode_verify_fatal},
-      {{{"verify_backlog"}},
-       "accepted",
-       "fio checks each N written blocks while it writes; ioacct checks the same blocks after the run",
-       decode_verify_backlog},
-      {{{"new_group"}},
-       "accepted, no effect",
-       "ioacct reports every job and the whole run; groups change nothing"},
-      {{{"description"}}, "accepted, not shown", ""},
-      {{{"thread"}}, "accepted: ioacct always runs jobs as threads", ""},
-      {{{"group_reporting"}}, "accepted: ioacct always reports each job, and the whole run", ""},
-  };
-  return rows;
-}
+namespace {
+
+// The rows are data at namespace scope, not a function's body: read only
+// at run time (the mapper, the docs generator), after static initialisation.
+// Building them allocates; that failing at start-up ends the process either way.
+const std::vector<FioOptionRow> kRows = {  // NOLINT(cert-err58-cpp)
+  {{{"kb_base"}},
+   "how sizes read: `1024` (fio's default), `k` = 1024 and `ki` = 1000 (fio's \"compatibility mode\"); `1000`: "
+   "the other way round",
+   "any other value is an error",
+   decode_kb_base},
+  {{{"name"}}, "the job's name", "", decode_name},
+  {{{"rw"}, {"readwrite"}},
+   "`--rw`: `read`, `write`, `randread`, `randwrite`, `rw`/`readwrite`, `randrw`, `trim`, `randtrim`",
+   "the offset modifier (`randread:8`) and `trimwrite`/`randtrimwrite` are errors (ioacct mixes trims with "
+   "`--rwmix-trim`, which fio has no option for). Trims on a regular file punch holes (fio trims block devices "
+   "only)",
+   decode_rw},
+  {{{"rwmixread"}, {"rwmixwrite", true}}, "`--rwmix-read` (`rwmixwrite=N` is `100-N` reads)", "", decode_rwmix},
+  {{{"bs"}, {"blocksize"}},
+   "`--bs`",
+   "one size; different sizes for reads, writes and trims (`4k,8k`) are an error; the same size repeated "
+   "(`4k,4k`) is fine",
+   decode_bs},
+  {{{"bsrange"}, {"blocksize_range"}},
+   "`--bs` when both ends are equal",
+   "mixed sizes are an error",
+   decode_bsrange},
+  {{{"bssplit"}},
+   "`--bs` when it is one size (`4k` or `4k/100`)",
+   "mixed sizes are an error",
+   decode_bssplit},
+  {{{"iodepth"}},
+   "the job's depth per thread: `--iodepth` = `iodepth` × `numjobs` (ioacct's depth is over all of a job's "
+   "threads), for io_uring and libaio jobs",
+   "not given to psync jobs (one I/O at a time, as in fio)",
+   decode_iodepth},
+  {{{"iodepth_batch_submit"}, {"iodepth_batch"}},
+   "not given or 1 (fio's default: each I/O submitted as soon as fio has it): `--submit-policy each` for "
+   "io_uring, `--submit-batch 1` for libaio (one `io_submit` per I/O, reaping from one completion up to all "
+   "there are, as fio's libaio); 0 (fio's \"the iodepth\"): `--submit-policy pass` (io_uring) or ioacct's "
+   "default (libaio: every free slot in one `io_submit`); any other N: `--submit-batch N` (lockstep)",
+   "a mapped job runs fio's batching, not ioacct's measured `auto` (docs/cli.md, \"Depth and batching\")",
+   decode_batch_submit},
+  {{{"iodepth_batch_complete_min"}, {"iodepth_batch_complete"}},
+   "1 (fio's default): reap from one completion up to all there are, as refilled as reaped does; N > 1: "
+   "`--complete-batch N` (lockstep)",
+   "0 (reap without waiting) is an error",
+   decode_batch_complete_min},
+  {{{"iodepth_batch_complete_max"}},
+   "accepted when at least `iodepth`: ioacct reaps every completion there is",
+   "a smaller cap is an error",
+   decode_batch_complete_max},
+  {{{"numjobs"}},
+   "`--threads`: each of fio's clones is one of the job's threads, with its own ring",
+   "fio reports clones as jobs unless `group_reporting`; ioacct reports the job, and each thread on its own line",
+   decode_numjobs},
+  {{{"ioengine"}},
+   "`io_uring` → `uring`; `libaio` → `libaio` (Linux AIO: `io_submit`/`io_getevents`); `psync` (`pread`/`pwrite`), "
+   "`sync` (`lseek`, then `read`/`write`), `pvsync` (`preadv`/`pwritev`), `pvsync2` (`preadv2`/`pwritev2`): the "
+   "same names, the same syscalls",
+   "With `libaio`, as in fio, only `direct=1` is asynchronous: the "
+   "kernel runs buffered AIO inside `io_submit`, and ioacct warns. fio's libaio option `userspace_reap` is not "
+   "mapped (an error). Every other engine: an error",
+   decode_engine},
+  {{{"direct"}, {"buffered", true}},
+   "`--direct` / `--buffered`",
+   "fio's default is buffered, and so is the mapped job's",
+   decode_direct},
+  {{{"size"}},
+   "`--size` (the range of each target from `offset`; the temporary file's size). Without `time_based`, also "
+   "`--ios` = `numjobs` × `size`/`bs`: one pass, as fio does",
+   "fio without `filename` lays out one file per job (`name.N.M`); ioacct makes one **temporary file** (never "
+   "named, removed on exit) shared by the jobs without a target, as large as the largest `size`. `size` is "
+   "needed without `filename`",
+   decode_size},
+  {{{"offset"}}, "`--offset`", "percentages are an error", decode_offset},
+  {{{"filename"}},
+   "the job's targets (`:` separates files, `\\:` is a colon)",
+   "the file must exist: ioacct does not lay out files (it refuses a missing target)",
+   decode_filename},
+  {{{"directory"}},
+   "prefixed to relative `filename`s; without `filename`, `--dir` (where the temporary file goes)",
+   "several directories (`a:b`) are an error",
+   decode_directory},
+  {{{"runtime"}, {"timeout"}}, "the job's `--runtime`", "", decode_runtime},
+  {{{"time_based"}},
+   "the job runs for `runtime`; without it, the job ends after one pass (`size`, or the whole target: "
+   "`--passes 1`) or at `runtime`, whichever comes first",
+   "`time_based` without `runtime` is an error (fio would run until stopped)",
+   decode_time_based},
+  {{{"loops"}},
+   "the job's passes: without `time_based`, `--ios` is `loops` times one pass (`--passes` without `size`)",
+   "",
+   decode_loops},
+  {{{"number_ios"}},
+   "a cap on each clone's I/Os: `--ios` = `numjobs` × `number_ios` when that is fewer (also with `time_based`, "
+   "whichever ends first)",
+   "0 is fio's no cap",
+   decode_number_ios},
+  {{{"io_size"}, {"io_limit"}},
+   "the bytes each clone moves in a pass, in place of `size`: `--ios` = `numjobs` × `io_size`/`bs` × `loops` "
+   "(within the range that `size` sets, as in fio)",
+   "percentages are an error",
+   decode_io_size},
+  {{{"ramp_time"}},
+   "the run's `--ramp`",
+   "one for the whole run: jobs that differ are an error (put it in `[global]`)",
+   decode_ramp},
+  {{{"write_bw_log"}},
+   "after the run, `PREFIX_bw.1.log` in fio's log format: `msec, KiB/s, direction, 0, 0` per interval",
+   "a file of one job only, doing reads or writes (not both: ioacct's time series is the run's); without "
+   "`log_avg_msec` fio logs every I/O, ioacct the average per interval (1 s; stderr says so)",
+   decode_log<&FioLogs::bw>},
+  {{{"write_iops_log"}},
+   "after the run, `PREFIX_iops.1.log`: `msec, IOPS, direction, 0, 0` per interval",
+   "as `write_bw_log`",
+   decode_log<&FioLogs::iops>},
+  {{{"write_lat_log"}},
+   "after the run, `PREFIX_lat.1.log`: `msec, mean lat (ns), direction, 0, 0` per interval",
+   "as `write_bw_log`; fio writes `_clat` and `_slat` logs beside it, ioacct the `_lat` one only",
+   decode_log<&FioLogs::lat>},
+  {{{"log_avg_msec"}},
+   "the run's `--log-interval` (the time series' interval, which the logs average over)",
+   "one for the whole run; below 10 ms is an error",
+   decode_log_avg},
+  {{{"startdelay"}}, "the job's `--startdelay`", "a range (`1-5`) is an error", decode_startdelay},
+  {{{"stonewall"}, {"wait_for_previous"}},
+   "`--stonewall`: the job starts when every job before it has ended",
+   "",
+   decode_stonewall},
+  {{{"rate_iops"}},
+   "`--rate-iops`, per thread (as fio's is per clone)",
+   "one rate; with a mixed `rw` an error (fio paces reads and writes each, ioacct the job as a whole)",
+   decode_rate_iops},
+  {{{"rate"}}, "`--rate` (bytes per second, fio's units), per thread", "as `rate_iops`", decode_rate},
+  {{{"random_distribution"}},
+   "`--random-distribution`: `random`, `zipf:θ`, `pareto:h`, `normal:σ` (`gauss:σ`), `zoned:A/R:…`, "
+   "`zoned_abs:A/SIZE:…`",
+   "zones for each direction apart (`zoned:60/10:40/90,50/50:50/50`) and a centre (`zipf:1.2:0.5`) are errors; a "
+   "zone's offsets are uniform inside it, as in fio. `normal`: ioacct draws a true normal of "
+   "standard deviation σ% of the range around its middle; fio averages 12 uniform draws (σ ≈ 8.3% of the range "
+   "whatever σ says) and adds a uniform spread of σ%. zipf and pareto mean what they mean in fio; ioacct's zipf "
+   "is exact (fio's uses Gray's approximation)",
+   decode_distribution},
+  {{{"norandommap"}},
+   "accepted (`1`): ioacct keeps no random map, it draws every offset afresh",
+   "`norandommap=0` is an error. Without the option fio visits every block once per pass; ioacct does not, so a "
+   "fio job that counts on that (a one-pass random fill) differs",
+   decode_norandommap},
+  {{{"randrepeat"}},
+   "`1` (fio's default): ioacct's fixed default seed. `0`: a fresh seed per run",
+   "the sequences differ from fio's (different generators)",
+   decode_randrepeat},
+  {{{"randseed"}, {"seed"}}, "`--seed`", "", decode_randseed},
+  {{{"fsync"}},
+   "`--fsync N`",
+   "a sync takes a slot of the depth; not a barrier, as in fio's io_uring engine",
+   decode_fsync},
+  {{{"fdatasync"}}, "`--fdatasync N`", "", decode_fdatasync},
+  {{{"sqthread_poll"}}, "`--sqpoll`", "io_uring only", decode_sqpoll},
+  {{{"sqthread_poll_cpu"}}, "`--sq-cpu`", "needs `sqthread_poll=1`", decode_sq_cpu},
+  {{{"hipri"}},
+   "`--iopoll` (io_uring); `--hipri` (pvsync2: `RWF_HIPRI` on each call)",
+   "other engines: an error (`hipri_percentage` is not mapped)",
+   decode_hipri},
+  {{{"nowait"}}, "`--nowait` (`RWF_NOWAIT`: io_uring, pvsync2)", "libaio's is not mapped (an error)", decode_nowait},
+  {{{"fixedbufs"}}, "`--fixed-bufs`", "io_uring only", uring_flag<kFlagFixedBufs>},
+  {{{"registerfiles"}}, "`--fixed-files`", "io_uring only", uring_flag<kFlagFixedFiles>},
+  {{{"nonvectored"}}, "`0` → `--vectored`; `-1`, `1`: ioacct's default (non-vectored)", "", decode_nonvectored},
+  {{{"gtod_reduce"}},
+   "`1` → the run's `--acct basic` (no per-I/O latency)",
+   "one for the whole run",
+   decode_gtod_reduce},
+  {{{"verify"}},
+   "a check type (`md5`, `crc32c`, `xxhash`, `sha256`, `meta`, ...) on a job that writes: `--verify` (every "
+   "block the job wrote is read back and checked after the run), `--verify-during` for `rw`/`randrw` (its "
+   "reads of blocks it wrote are checked as they complete, too); `null`: no check",
+   "ioacct writes its own header and XXH64 whatever the type (fio's on-disk layout is not reproduced, so a job "
+   "cannot check blocks fio wrote). A job that only reads or trims is an error (fio would check blocks an "
+   "earlier fio job wrote); `pattern` is an error (`verify_pattern` is not mapped); so is a check in a file of "
+   "several jobs (ioacct checks one job's writes: run that job alone). With `loops`, fio checks after each pass "
+   "and ioacct once, after the last (the blocks as they last were written)",
+   decode_verify},
+  {{{"do_verify"}}, "`0`: the blocks carry their check, and no check is run (fio's meaning)", "", decode_do_verify},
+  {{{"verify_fatal"}},
+   "accepted",
+   "ioacct checks every block and lists every mismatch either way, then exits 1 (fio with `1` stops at the first)",
+   decode_verify_fatal},
+  {{{"verify_backlog"}},
+   "accepted",
+   "fio checks each N written blocks while it writes; ioacct checks the same blocks after the run",
+   decode_verify_backlog},
+  {{{"new_group"}},
+   "accepted, no effect",
+   "ioacct reports every job and the whole run; groups change nothing"},
+  {{{"description"}}, "accepted, not shown", ""},
+  {{{"thread"}}, "accepted: ioacct always runs jobs as threads", ""},
+  {{{"group_reporting"}}, "accepted: ioacct always reports each job, and the whole run", ""},
+};
+
+}  // namespace
+
+const std::vector<FioOptionRow>& fio_options() { return kRows; }
 
 const FioOptionRow* fio_option(std::string_view name, bool& inverted) {
   for (const FioOptionRow& r : fio_options())

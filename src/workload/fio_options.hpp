@@ -65,7 +65,7 @@ struct FioSpec {
   std::optional<uint64_t> rwmix_read;
   uint64_t bs = 4096;
   uint64_t numjobs = 1;
-  std::string engine = "psync";  // ioacct's name: uring, libaio, psync
+  std::string engine = "psync";  // ioacct's name: uring, libaio, psync, sync, pvsync, pvsync2
   std::optional<uint64_t> iodepth;
   std::optional<uint64_t> batch_submit, batch_complete_min, batch_complete_max;
   const FioOption* batch_complete_max_at = nullptr;
@@ -94,6 +94,8 @@ struct FioSpec {
   bool sqpoll = false;
   const FioOption* sq_cpu_at = nullptr;
   bool vectored = false;  // nonvectored=0
+  const FioOption* hipri_at = nullptr;   // hipri=1: io_uring's --iopoll, pvsync2's --hipri
+  const FioOption* nowait_at = nullptr;  // nowait=1: --nowait (io_uring, pvsync2)
   const FioOption* gtod_reduce_at = nullptr;  // set, and true
   const FioOption* verify_at = nullptr;       // a check type (not verify=null)
   bool do_verify = true;

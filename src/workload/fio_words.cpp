@@ -31,7 +31,8 @@ void put_what(Words& put, const FioSpec& s) {
   put("--threads", std::to_string(s.numjobs));
   put("--engine", s.engine);
   // fio's iodepth (default 1) is per job; ioacct's over all its threads.
-  if (s.engine != "psync") put("--iodepth", std::to_string(s.iodepth.value_or(1) * s.numjobs));
+  // The psync family runs one I/O at a time per thread, in fio as here.
+  if (s.engine == "uring" || s.engine == "libaio") put("--iodepth", std::to_string(s.iodepth.value_or(1) * s.numjobs));
 }
 
 // fio submits each I/O as soon as it has it (iodepth_batch_submit=1, its
@@ -134,6 +135,15 @@ void put_modes(Words& put, const FioSpec& s, FioValues& v) {
     else if (const auto cpu = v.integer(*s.sq_cpu_at, 0, 65535)) put("--sq-cpu", std::to_string(*cpu));
   }
   if (s.vectored && s.engine == "uring") put("--vectored");
+  if (s.hipri_at) {
+    if (s.engine == "uring") put("--iopoll");
+    else if (s.engine == "pvsync2") put("--hipri");
+    else v.bad(*s.hipri_at, "is an io_uring and pvsync2 option; this job's ioengine is neither");
+  }
+  if (s.nowait_at) {
+    if (s.engine == "uring" || s.engine == "pvsync2") put("--nowait");
+    else v.bad(*s.nowait_at, "is mapped for io_uring and pvsync2 only; this job's ioengine is neither");
+  }
   if (s.verify_at && s.do_verify) {
     if (s.rw == "read" || s.rw == "randread")
       v.bad(*s.verify_at, "a job that only reads would check blocks an earlier fio job wrote, in fio's layout; ioacct "

@@ -7,6 +7,7 @@
 
 #include "common/errors.hpp"
 #include "common/units.hpp"
+#include "engine/engine.hpp"
 
 namespace ioacct {
 
@@ -201,14 +202,21 @@ void validate_engine_modes(const JobSpec& job) {
         {u.no_sqarray != FlagWish::Default, "--no-sqarray"}};
     for (const auto& [on, flag] : ring_only)
       if (on)
-        throw UsageError(fmt::format("{}: is an io_uring mode; --engine {} has {} (use --engine uring)", flag,
-                                     aio ? "libaio" : "psync", aio ? "none of io_uring's modes" : "no ring"));
+        throw UsageError(fmt::format("{}: is an io_uring mode; --engine {} has {} (use --engine uring{})", flag,
+                                     engine_name(job.engine, job.sync.call),
+                                     aio ? "none of io_uring's modes" : "no ring",
+                                     std::string_view(flag) == "--nowait" && !aio ? ", or pvsync2" : ""));
     // The anatomy's stamps are io_uring's tracepoints or one syscall per
     // I/O; AIO has no tracepoint of its own, and one io_submit carries many.
     if (aio && job.anatomy)
       throw UsageError("--anatomy: libaio I/Os pass no tracepoint that marks their submission or completion (AIO has "
                        "none, and one io_submit carries many I/Os); use --engine uring or psync");
   }
+  if (job.sync.hipri && !(job.engine == EngineKind::Psync && job.sync.call == SyncCall::Preadv2))
+    throw UsageError(fmt::format("--hipri: RWF_HIPRI is a flag of preadv2/pwritev2 (--engine pvsync2); --engine {} {}",
+                                 engine_name(job.engine, job.sync.call),
+                                 job.engine == EngineKind::Uring || job.engine == EngineKind::Nop
+                                     ? "polls with --iopoll" : "has no such flag"));
   if (!u.sqpoll) {
     if (u.sq_cpu >= 0) throw UsageError("--sq-cpu: only applies with --sqpoll");
     if (u.sq_idle_ms) throw UsageError("--sq-idle: only applies with --sqpoll");

@@ -91,6 +91,7 @@ struct JobSpec {
   std::chrono::nanoseconds verify_delay{0};  // wait before the final pass
   FaultSpec faults;                     // test-only: --inject-faults
   UringOptions uring;                   // io_uring modes (--sqpoll, --fixed-bufs, --wait ...)
+  SyncOptions sync;                     // the psync family: its syscall (--engine sync ...), --hipri, --nowait
   AcctLevel acct = AcctLevel::Latency;  // the default level: chosen here only
   std::chrono::nanoseconds log_interval{1'000'000'000};  // the time series' interval; 0: none
   std::string dump_intervals;           // test-only: write every counted I/O's (submit, reap) stamps here

@@ -122,7 +122,7 @@ TEST(BenchLibaio, WhatItCannotDoIsOneUsageErrorNamingTheFlag) {
   }
   auto o = run_ioacct({"bench", "--engine", "aio"});
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_EQ(o.err, "error: --engine: 'aio' is not one of uring, psync, nop, libaio\n");
+  EXPECT_EQ(o.err, "error: --engine: 'aio' is not one of uring, psync, sync, pvsync, pvsync2, nop, libaio\n");
 }
 
 }  // namespace

@@ -347,7 +347,7 @@ TEST(Compare, UsageErrorsNameTheFlagOrVariantBeforeAnythingRuns) {
       {{"--config", "a=--bs 4k", "--config", "a=--bs 8k"}, "error: --config: the name 'a' is given twice\n"},
       {{"--iodepth", "1,32", "--baseline", "qd9"},
        "error: --baseline: 'qd9' is not a variant; the variants are 'iodepth=1', 'iodepth=32'\n"},
-      {{"--engine", "psync,urin"}, "error: variant 'engine=urin': --engine: 'urin' is not one of uring, psync, nop, libaio\n"},
+      {{"--engine", "psync,urin"}, "error: variant 'engine=urin': --engine: 'urin' is not one of uring, psync, sync, pvsync, pvsync2, nop, libaio\n"},
       {{"--iodepth", "1,,2"}, "error: --iodepth: '1,,2' has an empty item in its comma list\n"},
       {{"--config", "r=--rw randread --dsync"}, "error: variant 'r': --dsync: --rw randread does not write"},
       {{"--format", "xml"}, "error: --format: 'xml' is not one of console, json, csv, markdown\n"},

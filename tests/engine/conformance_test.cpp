@@ -127,9 +127,11 @@ void run_fused(Engine& e, FusedRing& ring, uint8_t* buf, unsigned depth, uint64_
   }
 }
 
-template <EngineKind K>
+// An engine, and for the psync family the syscall its member moves data with.
+template <EngineKind K, SyncCall C = SyncCall::Pread>
 struct Kind {
   static constexpr EngineKind value = K;
+  static constexpr SyncCall call = C;
 };
 
 template <typename T>
@@ -141,16 +143,21 @@ class EngineConformance : public ::testing::Test {
     EngineOptions o;
     o.depth = depth;
     o.fds = std::move(fds);
+    return make_with(o);
+  }
+  std::unique_ptr<Engine> make_with(EngineOptions o) {
+    o.sync.call = T::call;
     return make_engine(kKind, o);
   }
 };
 
-using Kinds =
-    ::testing::Types<Kind<EngineKind::Uring>, Kind<EngineKind::Psync>, Kind<EngineKind::Nop>, Kind<EngineKind::Libaio>>;
+using Kinds = ::testing::Types<Kind<EngineKind::Uring>, Kind<EngineKind::Psync>, Kind<EngineKind::Psync, SyncCall::Read>,
+                               Kind<EngineKind::Psync, SyncCall::Preadv>, Kind<EngineKind::Psync, SyncCall::Preadv2>,
+                               Kind<EngineKind::Nop>, Kind<EngineKind::Libaio>>;
 class KindNames {
  public:
   template <typename T>
-  static std::string GetName(int) { return engine_name(T::value); }
+  static std::string GetName(int) { return engine_name(T::value, T::call); }
 };
 TYPED_TEST_SUITE(EngineConformance, Kinds, KindNames);
 
@@ -316,9 +323,10 @@ TYPED_TEST(EngineConformance, NoCompletionLostAtFullDepth) {
   EXPECT_EQ(e->counters().submitted, total);
   EXPECT_EQ(e->counters().reaped, total);
   // Batching: io_uring and libaio (an io_submit and an io_getevents per
-  // batch) need far fewer syscalls than I/Os; psync needs one each.
+  // batch) need far fewer syscalls than I/Os; psync needs one each, and
+  // sync two (lseek, then read or write).
   if (this->kKind == EngineKind::Psync)
-    EXPECT_EQ(e->counters().syscalls, total);
+    EXPECT_EQ(e->counters().syscalls, (TypeParam::call == SyncCall::Read ? 2 : 1) * total);
   else
     EXPECT_LT(e->counters().syscalls, total / 2);
 }
@@ -336,7 +344,7 @@ TYPED_TEST(EngineConformance, FusedPathRefillsInPlaceAndLosesNothing) {
       ASSERT_GE(fd, 0);
       const unsigned depth = 16;
       AlignedBuf buf(kBlock * depth);
-      auto e = make_engine(this->kKind, options_with_buffers(fd, buf.p, depth));
+      auto e = this->make_with(options_with_buffers(fd, buf.p, depth));
       FusedRing* ring = e->fused();
       if (!this->traits().fused) {
         EXPECT_EQ(ring, nullptr);

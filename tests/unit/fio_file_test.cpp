@@ -329,7 +329,7 @@ TEST(FioMap, EveryUnsupportedOptionIsOneLine) {
   EXPECT_EQ(e,
             "j.fio:2: verify_pattern: not an option ioacct maps (docs/fio.md lists those it does); remove it, or run this job "
             "with fio\nerror: j.fio:5: ioengine: 'posixaio' is not an engine ioacct has (io_uring, libaio, psync, "
-            "pvsync2, sync)\nerror: j.fio:8: bs: cannot read '4x' as a size (fio's units: 4k, 1m, 2g; "
+            "sync, pvsync, pvsync2)\nerror: j.fio:8: bs: cannot read '4x' as a size (fio's units: 4k, 1m, 2g; "
             "kb_base=1024)\nerror: j.fio:9: nrfiles: not an option ioacct maps (docs/fio.md lists those it does); "
             "remove it, or run this job with fio");
 }

@@ -22,7 +22,7 @@ char LICENSE[] SEC("license") = "GPL"; /* tp_btf needs it */
 /* Set before load. */
 const volatile __u32 tgid = 0;      /* the bench process */
 const volatile __u32 stride = 1;    /* slots per thread: its depth */
-const volatile __u32 sys_read = 0;  /* psync's syscalls (pread64, pwrite64) */
+const volatile __u32 sys_read = 0;  /* the psync family's syscalls (pread64, pwrite64; read, write; ...) */
 const volatile __u32 sys_write = 0;
 
 /* Block requests of the bench started by a thread that is not a bench thread
