@@ -383,6 +383,16 @@ void cost_families(const ExportSample& s, std::vector<MetricFamily>& out) {
   add(done, {}, static_cast<double>(s.cost->completions));
   out.push_back(std::move(cpu));
   out.push_back(std::move(done));
+  // Records the programs' logs had no room for (the reader fell behind):
+  // their requests' time is in the unsure seconds, and nowhere else.
+  if (s.busy && !s.busy->empty()) {
+    auto dropped = family("ioacct_tracker_records_dropped_total",
+                          "Records the BPF programs' logs had no room for (all watched devices; the reader fell "
+                          "behind): a completion among them is in no other count, and its time is in "
+                          "ioacct_device_busy_unsure_seconds_total", MetricType::Counter);
+    add(dropped, {}, static_cast<double>(s.busy->front().dropped));
+    out.push_back(std::move(dropped));
+  }
 }
 
 // The rings walk (every ring and SQ thread) and how old and long the walks

@@ -97,25 +97,30 @@ TEST(Export, CountersMoveByTheIoDoneOnALoopDeviceBetweenTwoScrapes) {
   // program for its completion, found lost afterwards (no latency to give);
   // or, when it ran none at either end (a completion in a softirq on top of
   // this sandbox's agent), counted invisible from diskstats. The three add up
-  // to n exactly (docs/design.md, "Lost events"). CI saw 220 of 20,000
-  // invisible while its own output kept the agent busy.
+  // to n, less the completions whose record the logs had no room for (a
+  // record dropped is in no count but its own: docs/design.md, "Lost
+  // events"). Beside a spinner, 2 runs in 24 dropped 216 and 351 records
+  // (two per read with --dev): 1 in 20 had failed the exact sum before.
   const double lost = d(s1, s2, "ioacct_device_lost_completions_total{" + dev + "}");
   const double invisible = d(s1, s2, "ioacct_device_invisible_completions_total{" + dev + "}");
-  EXPECT_EQ(d(s1, s2, "ioacct_device_request_latency_seconds_count{" + dev + "}") + lost + invisible, n);
-  EXPECT_EQ(d(s1, s2, "ioacct_device_request_latency_seconds_bucket{" + dev + ",le=\"+Inf\"}") + lost + invisible, n);
+  const double dropped = d(s1, s2, "ioacct_tracker_records_dropped_total");
+  const double seen = d(s1, s2, "ioacct_device_seen_completions_total{" + dev + "}");
+  EXPECT_EQ(d(s1, s2, "ioacct_device_request_latency_seconds_count{" + dev + "}") + lost, seen);
+  EXPECT_EQ(d(s1, s2, "ioacct_device_request_latency_seconds_bucket{" + dev + ",le=\"+Inf\"}") + lost, seen);
   EXPECT_LE(lost, n / 100) << "lost completions are rare";
-  EXPECT_EQ(d(s1, s2, "ioacct_device_seen_completions_total{" + dev + "}") + invisible, n)
-      << "every read was seen ending, found lost or counted invisible: the window's bound holds";
-  if (invisible > 0) {
+  EXPECT_LE(seen + invisible, n);
+  EXPECT_GE(seen + invisible + dropped, n)
+      << "every read was seen ending, found lost, counted invisible or dropped: the window's bound holds";
+  if (invisible + dropped > 0) {
     EXPECT_GT(d(s1, s2, "ioacct_device_busy_unsure_seconds_total{" + dev + "}"), 0)
         << "the time an invisible completion may have taken is unsure";
   }
-  std::printf("%d reads: %.0f lost, %.0f invisible\n", n, lost, invisible);
+  std::printf("%d reads: %.0f lost, %.0f invisible, %.0f records dropped\n", n, lost, invisible, dropped);
   EXPECT_GT(d(s1, s2, "ioacct_device_request_latency_seconds_sum{" + dev + "}"), 0);
   const double user_cpu = d(s1, s2, "ioacct_tracker_cpu_seconds_total{part=\"user\"}");
   EXPECT_GT(user_cpu, 0) << "the tracker's own CPU is in the open";
   EXPECT_LT(user_cpu, wall_s);
-  EXPECT_GE(d(s1, s2, "ioacct_tracker_completions_total"), n - lost - invisible);
+  EXPECT_GE(d(s1, s2, "ioacct_tracker_completions_total") + dropped, n - lost - invisible);
   promtool_accepts(s2);
 
   // An SQPOLL bench: its SQ thread's counters move, its ring is there with its sizes.
