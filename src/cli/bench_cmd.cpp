@@ -193,19 +193,18 @@ void parse_shape(const BenchArgs& a, JobSpec& j) {
 
 // The engine, the pace, the seed, and what errors it may take.
 void parse_engine_and_pace(const BenchArgs& a, JobSpec& j) {
-  constexpr std::pair<const char*, SyncCall> sync_family[] = {
-      {"psync", SyncCall::Pread}, {"sync", SyncCall::Read}, {"pvsync", SyncCall::Preadv}, {"pvsync2", SyncCall::Preadv2}};
-  if (a.engine == "uring") j.engine = EngineKind::Uring;
-  else if (a.engine == "nop") j.engine = EngineKind::Nop;
-  else if (a.engine == "libaio") j.engine = EngineKind::Libaio;
-  for (const auto& [name, call] : sync_family)
-    if (a.engine == name) {
-      j.engine = EngineKind::Psync;
-      j.sync.call = call;
-    }
-  if (a.engine != "uring" && a.engine != "nop" && a.engine != "libaio" && j.engine != EngineKind::Psync)
+  // The names are engine_name()'s: each engine, and each member of the psync family.
+  constexpr std::pair<EngineKind, SyncCall> engines[] = {
+      {EngineKind::Uring, SyncCall::Pread},  {EngineKind::Psync, SyncCall::Pread},   {EngineKind::Psync, SyncCall::Read},
+      {EngineKind::Psync, SyncCall::Preadv}, {EngineKind::Psync, SyncCall::Preadv2}, {EngineKind::Nop, SyncCall::Pread},
+      {EngineKind::Libaio, SyncCall::Pread}};
+  const auto* e = std::find_if(std::begin(engines), std::end(engines),
+                               [&](const auto& k) { return a.engine == engine_name(k.first, k.second); });
+  if (e == std::end(engines))
     throw UsageError(fmt::format("--engine: '{}' is not one of uring, psync, sync, pvsync, pvsync2, nop, libaio",
                                  a.engine));
+  j.engine = e->first;
+  j.sync.call = e->second;
   j.sync.hipri = a.hipri;
   if (!a.rate_iops.empty()) {
     j.rate_iops = parse_count("--rate-iops", a.rate_iops);
