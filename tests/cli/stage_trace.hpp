@@ -25,7 +25,8 @@ namespace ioacct::test {
 class StageTrace {
  public:
   // The kinds in the order they happen for one I/O (ties in a microsecond
-  // sort in this order).
+  // sort in this order; a reader that follows I/Os one after another orders
+  // ties across I/Os itself).
   enum Kind { kSubmit, kIoStart, kRqIssue, kRqComplete, kPost };
   struct Event {
     uint64_t t_ns;  // tracefs prints microseconds
