@@ -71,7 +71,11 @@ class BlockTrace {
       const uint64_t sec = std::stoull(ts.substr(0, dot)), usec = std::stoull(ts.substr(dot + 1));
       out.push_back({sec * 1'000'000'000ull + usec * 1000ull, start});
     }
-    std::stable_sort(out.begin(), out.end(), [](const Event& a, const Event& b) { return a.t_ns < b.t_ns; });
+    // The clock prints whole microseconds: a start and a done in one sort
+    // the start first, so a request that starts and ends within one (on
+    // two CPUs, read back in either order) is never a done with no start.
+    std::stable_sort(out.begin(), out.end(),
+                     [](const Event& a, const Event& b) { return a.t_ns != b.t_ns ? a.t_ns < b.t_ns : a.start > b.start; });
     return out;
   }
 
