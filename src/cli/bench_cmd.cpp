@@ -55,6 +55,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--fsync", a.fsync, "An fsync of the file after every N writes (IORING_OP_FSYNC; psync: fsync(2))")->type_name("N");
   b->add_option("--fdatasync", a.fdatasync, "An fdatasync of the file after every N writes")->type_name("N");
   b->add_option("--bs", a.bs, "Block size of each I/O (default 4k)")->type_name("SIZE");
+  b->add_option("--bssplit", a.bssplit, "Each I/O's size drawn from SIZE/WEIGHT shares, e.g. 4k/80:64k/20 "
+                "(fio's bssplit; offsets on the smallest size's grid)")->type_name("SPLIT");
   b->add_option("-d,--iodepth", a.iodepth, "I/Os in flight, total over all threads (default 32)")->type_name("N");
   b->add_option("--submit-batch", a.submit_batch, "I/Os submitted per syscall (default min(depth per thread, 32))")->type_name("N");
   b->add_option("--complete-batch", a.complete_batch, "Completions waited for per syscall (default min(depth per thread, 32))")->type_name("N");
@@ -170,6 +172,13 @@ void parse_workload(const BenchArgs& a, JobSpec& j) {
 // direct or buffered, the size and offset, how long, the threads and CPUs.
 void parse_shape(const BenchArgs& a, JobSpec& j) {
   j.bs = parse_size("--bs", a.bs);
+  if (!a.bssplit.empty()) {
+    if (std::find(a.given.begin(), a.given.end(), "--bs") != a.given.end())
+      throw UsageError("--bssplit: cannot be combined with --bs (a size of one share is a --bs)");
+    j.bs_split = parse_bssplit("--bssplit", a.bssplit);
+    j.bs = 0;
+    for (const BsShare& s : j.bs_split) j.bs = std::max<uint64_t>(j.bs, s.size);
+  }
   j.iodepth = parse_small("--iodepth", a.iodepth, 1, kMaxDepth);
   if (!a.submit_batch.empty()) j.submit_batch = parse_small("--submit-batch", a.submit_batch, 1, kMaxDepth);
   if (!a.complete_batch.empty()) j.complete_batch = parse_small("--complete-batch", a.complete_batch, 1, kMaxDepth);
@@ -325,8 +334,9 @@ namespace {
 // a --ios given too (fio's number_ios) stops it sooner.
 void resolve_passes(JobSpec& job, const Targets& targets) {
   if (!job.passes) return;
-  uint64_t blocks = 0;
-  for (const auto& t : targets.list) blocks += t.range / job.bs;
+  uint64_t bytes = 0;
+  for (const auto& t : targets.list) bytes += t.range;
+  const auto blocks = static_cast<uint64_t>(static_cast<double>(bytes) / job.bs_mean());  // a pass ends at its bytes
   const uint64_t ios = std::max<uint64_t>(1, blocks) * job.passes * job.threads;
   job.ios = job.ios ? std::min(*job.ios, ios) : ios;
 }

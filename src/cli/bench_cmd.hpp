@@ -16,7 +16,7 @@ struct BenchArgs {
   std::string threads = "1", cpus, engine = "uring", rate_iops, rate, seed, max_errors = "0";
   std::string dir, format = "console", output, report, verify_delay, inject_faults;
   std::string sq_cpu, sq_idle, wait = "sleep", acct, dump_intervals, log_interval = "1s";
-  std::string rwmix_trim, random_distribution, fsync, fdatasync, startdelay, fio;
+  std::string rwmix_trim, random_distribution, fsync, fdatasync, startdelay, fio, bssplit;
   std::vector<std::string> jobs;  // --job NAME:OPTIONS, in order
   bool direct = false, buffered = false, progress = false, destroy_data = false, dsync = false;
   bool verify = false, verify_during = false, stonewall = false, split_submit = false, anatomy = false;

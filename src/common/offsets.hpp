@@ -39,6 +39,12 @@ class OffsetGen {
     return off;
   }
   uint64_t blocks() const noexcept { return blocks_; }
+  // Sequential, with I/Os longer than one block (--bssplit): past `blocks`
+  // more blocks, or back to the first.
+  void skip(uint64_t blocks) noexcept {
+    if (blocks_) next_ = (next_ + blocks) % blocks_;
+  }
+  void rewind() noexcept { next_ = 0; }
 
  private:
   uint64_t base_, step_, blocks_;

@@ -13,7 +13,8 @@
 namespace ioacct {
 
 std::string describe_job(const JobSpec& j) {
-  std::string d = fmt::format("{} {} {}, {}, depth {}", rw_name(j.rw), format_size(j.bs), j.direct ? "O_DIRECT" : "buffered",
+  const std::string sizes = j.bs_split.empty() ? format_size(j.bs) : "sizes " + bssplit_text(j.bs_split);
+  std::string d = fmt::format("{} {} {}, {}, depth {}", rw_name(j.rw), sizes, j.direct ? "O_DIRECT" : "buffered",
                               engine_name(j.engine, j.sync.call), j.depth_per_thread() * j.threads);
   if (j.dsync) d += ", O_DSYNC";
   if (j.uring.sqpoll && j.engine != EngineKind::Psync) d += ", SQPOLL";

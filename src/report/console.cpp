@@ -256,7 +256,7 @@ std::string job_setup(const JobSpec& job, const std::string& engine_desc) {
       job.lockstep() ? fmt::format("lockstep batches: submit {} / complete {}", job.submit_batch_eff(), job.complete_batch_eff())
                      : "refilled as reaped" + refill_how(job);
   return fmt::format("{} {} {}, engine {}, depth {} ({} per thread x {} thread{}), {}{}{}",
-                     mix, format_size(job.bs), job.direct ? "O_DIRECT" : "buffered", engine_desc,
+                     mix, job.bs_split.empty() ? format_size(job.bs) : "sizes " + bssplit_text(job.bs_split), job.direct ? "O_DIRECT" : "buffered", engine_desc,
                      job.depth_per_thread() * job.threads, job.depth_per_thread(), job.threads,
                      job.threads == 1 ? "" : "s", batches, pace, extra);
 }

@@ -156,11 +156,12 @@ json zero_levels(std::initializer_list<const char*> keys) {
 json job_options(const JobSpec& job) {
   json o = {{"name", job.name.empty() ? "bench" : job.name},
             {"rw", rw_name(job.rw)},
-            {"bs", std::to_string(job.bs)},
             {"iodepth", std::to_string(job.depth_per_thread())},
             {"ioengine", job.engine == EngineKind::Uring ? "io_uring" : engine_name(job.engine, job.sync.call)},
             {"direct", job.direct ? "1" : "0"},
             {"numjobs", std::to_string(job.threads)}};
+  if (job.bs_split.empty()) o["bs"] = std::to_string(job.bs);
+  else o["bssplit"] = bssplit_text(job.bs_split);  // as fio's job options show what was given
   if (!job.targets.empty()) {
     std::string files;
     for (const auto& t : job.targets) files += (files.empty() ? "" : ":") + t;

@@ -112,6 +112,14 @@ json setup_flags_json(uint32_t flags) {
   return a;
 }
 
+// --bssplit's sizes and weights; null when every I/O is bs.
+json bssplit_json(const std::vector<BsShare>& split) {
+  if (split.empty()) return nullptr;
+  json a = json::array();
+  for (const BsShare& s : split) a.push_back({{"size", s.size}, {"weight", s.weight}});
+  return a;
+}
+
 }  // namespace
 
 json job_options_json(const JobSpec& job) {
@@ -120,6 +128,7 @@ json job_options_json(const JobSpec& job) {
       {"rw", rw_name(job.rw)},
       {"rwmix_read", job.rwmix_read},
       {"bs", job.bs},
+      {"bssplit", bssplit_json(job.bs_split)},
       {"iodepth", job.depth_per_thread() * job.threads},
       {"iodepth_per_thread", job.depth_per_thread()},
       {"submit_batch", job.submit_batch_eff()},

@@ -26,7 +26,7 @@ std::vector<Plan> make_plans(const JobSpec& job, const std::vector<Target>& targ
       const size_t j = i % nt;
       const unsigned sharers = static_cast<unsigned>(T / nt + (j < T % nt ? 1 : 0));
       const unsigned k = static_cast<unsigned>(i / nt);
-      const uint64_t blocks = targets[j].range / job.bs;
+      const uint64_t blocks = targets[j].range / job.bs_align();  // OffsetGen's blocks
       p.files.push_back(static_cast<uint32_t>(j));
       if (job.verify) {
         // Disjoint slices (every sharers-th block): no two threads ever

@@ -31,7 +31,7 @@ IoRequest Worker::request(const Slot& s, uint32_t tag, bool may_block) const noe
 // with --verify, when the blocks picked are busy).
 unsigned Worker::prepare(unsigned n, Nanos t) noexcept {
   if (tables_) return prepare_verified(n, t);
-  if (sync_every_ || !fixed_op_ || !io_moves_data(*fixed_op_)) [[unlikely]] return prepare_mixed(n, t);
+  if (mixed_) [[unlikely]] return prepare_mixed(n, t);
   // Only reads or only writes: what every benchmark runs. Whether offsets
   // are drawn (nop draws none) and from how many files are fixed for the
   // run, so each combination gets a loop of its own.
@@ -83,7 +83,30 @@ unsigned Worker::prepare_fixed(unsigned n, Nanos t) noexcept {
   }
 }
 
-// Mixed ops, trims, and syncs after every N writes.
+// --bssplit: the size of the request at `off` in file k, drawn by weight;
+// moves `off` where the I/O would pass the end. A sequential I/O longer than
+// one block of the grid moves the next past it, as fio's next I/O starts
+// where the last one ended.
+uint32_t Worker::place_split(size_t k, uint64_t& off) noexcept {
+  const uint64_t r = mix_.below(split_cum_.back());
+  const auto i = static_cast<size_t>(std::upper_bound(split_cum_.begin(), split_cum_.end(), r) - split_cum_.begin());
+  const uint32_t len = split_size_[i];
+  const Target& t = targets_.list[plan_.files[k]];
+  const uint64_t unit = job_.bs_align();
+  OffsetGen& g = gens_[k];
+  if (!rw_random(job_.rw)) {
+    if (off + len > t.base + t.range) {  // wraps to the first block, as a pass does
+      g.rewind();
+      off = g.next();
+    }
+    g.skip((len + unit - 1) / unit - 1);
+  } else if (off + len > t.base + t.range) {
+    off = t.base + (t.range - len) / unit * unit;
+  }
+  return len;
+}
+
+// Mixed ops, trims, syncs after every N writes, and mixed sizes.
 unsigned Worker::prepare_mixed(unsigned n, Nanos t) noexcept {
   const uint32_t bs = static_cast<uint32_t>(job_.bs);
   for (unsigned i = 0; i < n; ++i) {
@@ -101,11 +124,13 @@ unsigned Worker::prepare_mixed(unsigned n, Nanos t) noexcept {
       s.left = s.len = 0;
     } else {
       const size_t k = pick_file();
-      s.start = s.offset = moves_data_ ? gens_[k].next() : 0;
+      uint64_t off = moves_data_ ? gens_[k].next() : 0;
+      const uint32_t len = split_size_.empty() || !moves_data_ ? bs : place_split(k, off);
+      s.start = s.offset = off;
       s.file = plan_.files[k];
       s.op = fixed_op_ ? *fixed_op_ : op_for_next();
-      s.len = bs;
-      s.left = s.op == IoOp::Trim ? 0 : bs;  // a trim completes with 0 when done
+      s.len = len;
+      s.left = s.op == IoOp::Trim ? 0 : len;  // a trim completes with 0 when done
       if (sync_every_ && s.op == IoOp::Write) count_write(s.file);
     }
     reqs_[nreq_++] = request(s, idx);

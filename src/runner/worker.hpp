@@ -86,6 +86,7 @@ class Worker {
   void count_write(uint32_t file) noexcept;
   void finish_verified(const Slot& s, bool ok);
   IoOp op_for_next() noexcept;
+  uint32_t place_split(size_t k, uint64_t& off) noexcept;
   IoOp next_op() noexcept;
   size_t pick_file() noexcept;
   IoRequest request(const Slot& s, uint32_t tag, bool may_block = false) const noexcept;
@@ -164,6 +165,7 @@ class Worker {
   std::unique_ptr<Engine> engine_;
   FaultEngine* faults_ = nullptr;  // engine_ itself, when faults are injected
   std::optional<IoOp> fixed_op_;   // every request's op, unless --rw randrw mixes them
+  bool mixed_ = false;             // prepare_mixed's requests: several ops or sizes, trims, syncs
   bool moves_data_ = true;
   // --fsync / --fdatasync: a sync of the last file written after every N writes.
   uint64_t sync_every_ = 0, writes_since_sync_ = 0;
@@ -196,6 +198,9 @@ class Worker {
   // Where the next request goes.
   std::vector<OffsetGen> gens_;
   Rng mix_{0};
+  // --bssplit: each size's cumulative weight, and the sizes.
+  std::vector<uint64_t> split_cum_;
+  std::vector<uint32_t> split_size_;
   uint64_t rr_ = 0;
   // --verify.
   VerifyResult verify_;

@@ -130,6 +130,7 @@ void Worker::setup() {
   if (dump_) out_.intervals.reserve(1 << 20);
   if (!rw_mixed(job_.rw)) fixed_op_ = op_for_next();
   sync_every_ = job_.fsync_every ? job_.fsync_every : job_.fdatasync_every;
+  mixed_ = sync_every_ || !fixed_op_ || !io_moves_data(*fixed_op_) || !job_.bs_split.empty();
   sync_op_ = job_.fsync_every ? IoOp::Fsync : IoOp::Fdatasync;
   if (acct_latency_) {
     if (job_.engine != EngineKind::Psync) {
@@ -142,13 +143,13 @@ void Worker::setup() {
   }
 
   // The fused path takes the steady state of a plain run: only reads or
-  // only writes, refilled as they are reaped (no lockstep batches, no
-  // --split-submit), unpaced, without --verify or the test-only interval
+  // only writes of one size, refilled as they are reaped (no lockstep
+  // batches, no --split-submit), unpaced, without --verify or the test-only interval
   // dump (nor the anatomy, which is attached after set-up: loop() checks
   // it). Everything else, and every run's edges, take the batch path.
   if (FusedRing* f = engine_->fused(); f && f->nop() == !moves_data_ && !tables_ && !dump_ && job_.rate_per_thread() == 0 &&
                                        !sync_every_ && fixed_op_ && io_moves_data(*fixed_op_) && !job_.lockstep() &&
-                                       !job_.split_submit)
+                                       !job_.split_submit && job_.bs_split.empty())
     fused_ = f;
   // Only a device has a queue to keep fed: nop and the page cache complete
   // inside the enter.
@@ -160,11 +161,16 @@ void Worker::setup() {
   comps_.resize(plan_.depth);
   for (size_t k = 0; k < plan_.files.size(); ++k) {
     const Target& t = targets_.list[plan_.files[k]];
-    gens_.emplace_back(t.base, t.range, job_.bs, rw_random(job_.rw),
+    gens_.emplace_back(t.base, t.range, job_.bs_align(), rw_random(job_.rw),
                        seed_ + 0x9e3779b97f4a7c15ull * (plan_.index * 131 + k + 1), plan_.start_block[k],
                        plan_.stride[k], plan_.phase[k], job_.distribution);
   }
   mix_ = Rng(seed_ ^ (0x2545f4914f6cdd1dull * (plan_.index + 1)));
+  uint64_t cum = 0;
+  for (const BsShare& b : job_.bs_split) {
+    split_cum_.push_back(cum += b.weight);
+    split_size_.push_back(b.size);
+  }
   out_.index = plan_.index;
   out_.job = plan_.job;
   out_.tid = static_cast<int>(gettid());

@@ -69,24 +69,47 @@ void decode_bs(FioValues& v, const FioSetting& s, FioSpec& j) {
   if (const auto n = v.sizes(*s.opt, "block sizes")) set_bs(v, *s.opt, *n, j);
 }
 
+// fio draws a size from MIN to MAX on MIN's grid, every one as likely.
 void decode_bsrange(FioValues& v, const FioSetting& s, FioSpec& j) {
   const std::string& x = s.opt->value;
+  if (x.find(',') != std::string::npos)
+    return v.bad(*s.opt, fmt::format("'{}': ranges per direction (r,w) are not supported; give one range", x));
   const size_t dash = x.find_first_of("-:");
   const auto lo = dash == std::string::npos ? std::nullopt : fio_size(x.substr(0, dash), v.kb_base);
   const auto hi = dash == std::string::npos ? std::nullopt : fio_size(x.substr(dash + 1), v.kb_base);
-  if (!lo || !hi) v.bad(*s.opt, fmt::format("cannot read '{}' as MIN-MAX", x));
-  else if (*lo != *hi) v.bad(*s.opt, fmt::format("'{}': mixed block sizes are not supported; give one size", x));
-  else set_bs(v, *s.opt, *lo, j);
+  if (!lo || !hi || *lo > *hi) return v.bad(*s.opt, fmt::format("cannot read '{}' as MIN-MAX", x));
+  if (*lo == *hi || *lo == 0) return set_bs(v, *s.opt, *lo, j);
+  if (*hi / *lo > 4096) return v.bad(*s.opt, fmt::format("'{}': more than 4096 sizes from MIN to MAX", x));
+  j.bs_split.clear();
+  for (uint64_t size = *lo; size <= *hi; size += *lo) j.bs_split.push_back({static_cast<uint32_t>(size), 1});
 }
 
+// fio's SIZE/PERCENT:... list; a size with no percent shares what is left.
 void decode_bssplit(FioValues& v, const FioSetting& s, FioSpec& j) {
   const std::string& x = s.opt->value;
-  const size_t slash = x.find('/');
-  const auto size = fio_size(x.substr(0, slash), v.kb_base);
-  if (x.find_first_of(":,") != std::string::npos || !size ||
-      (slash != std::string::npos && x.substr(slash + 1) != "100"))
-    v.bad(*s.opt, fmt::format("'{}': mixed block sizes are not supported; give one size (bs=)", x));
-  else set_bs(v, *s.opt, *size, j);
+  if (x.find(',') != std::string::npos)
+    return v.bad(*s.opt, fmt::format("'{}': splits per direction (r,w) are not supported; give one list", x));
+  std::string bytes;  // the list with fio's sizes in bytes, as --bssplit reads it
+  for (size_t at = 0; at <= x.size();) {
+    const size_t end = std::min(x.find(':', at), x.size());
+    const std::string item = x.substr(at, end - at);
+    const size_t slash = item.find('/');
+    const auto size = fio_size(item.substr(0, slash), v.kb_base);
+    if (!size) return v.bad(*s.opt, fmt::format("cannot read '{}' as SIZE/PERCENT", item));
+    if (*size == 0) return set_bs(v, *s.opt, 0, j);  // the error every zero size gets
+    bytes += fmt::format("{}{}{}", bytes.empty() ? "" : ":", *size, slash == std::string::npos ? "" : item.substr(slash));
+    at = end + 1;
+  }
+  try {
+    auto split = parse_bssplit("bssplit", bytes);
+    if (split.size() == 1) return set_bs(v, *s.opt, split.front().size, j);
+    uint64_t sum = 0;
+    for (const BsShare& b : split) sum += b.weight;
+    if (sum != 100) return v.bad(*s.opt, fmt::format("'{}': the percentages add up to {}, not 100", x, sum));
+    j.bs_split = std::move(split);
+  } catch (const UsageError& e) {
+    v.bad(*s.opt, std::string(e.what()).substr(std::string_view("bssplit: ").size()));
+  }
 }
 
 void decode_iodepth(FioValues& v, const FioSetting& s, FioSpec& j) { j.iodepth = v.integer(*s.opt, 1, 65536); }
@@ -328,12 +351,14 @@ const std::vector<FioOptionRow> kRows = {  // NOLINT(cert-err58-cpp)
    "(`4k,4k`) is fine",
    decode_bs},
   {{{"bsrange"}, {"blocksize_range"}},
-   "`--bs` when both ends are equal",
-   "mixed sizes are an error",
+   "`--bssplit` with every multiple of MIN up to MAX as likely (fio's draw); `--bs` when both ends are equal",
+   "one range for every direction: ranges per direction (`4k-8k,16k-32k`) are an error",
    decode_bsrange},
   {{{"bssplit"}},
+   "`--bssplit`, the sizes in bytes and the percentages as given (a size without one shares what is left); "
    "`--bs` when it is one size (`4k` or `4k/100`)",
-   "mixed sizes are an error",
+   "one list for every direction: lists per direction (`4k/50:8k/50,16k/100`) are an error; the percentages add "
+   "up to 100",
    decode_bssplit},
   {{{"iodepth"}},
    "the job's depth per thread: `--iodepth` = `iodepth` × `numjobs` (ioacct's depth is over all of a job's "

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "workload/fio_file.hpp"
+#include "workload/job.hpp"
 
 namespace ioacct {
 
@@ -64,6 +65,7 @@ struct FioSpec {
   std::string rw = "read";
   std::optional<uint64_t> rwmix_read;
   uint64_t bs = 4096;
+  std::vector<BsShare> bs_split;  // bssplit or bsrange with several sizes (bs is then unused)
   uint64_t numjobs = 1;
   std::string engine = "psync";  // ioacct's name: uring, libaio, psync, sync, pvsync, pvsync2
   std::optional<uint64_t> iodepth;

@@ -27,7 +27,8 @@ bool mixed(const FioSpec& s) { return s.rw == "rw" || s.rw == "randrw"; }
 void put_what(Words& put, const FioSpec& s) {
   put("--rw", s.rw);
   if (s.rwmix_read) put("--rwmix-read", std::to_string(*s.rwmix_read));
-  put("--bs", std::to_string(s.bs));
+  if (s.bs_split.empty()) put("--bs", std::to_string(s.bs));
+  else put("--bssplit", bssplit_text(s.bs_split));
   put("--threads", std::to_string(s.numjobs));
   put("--engine", s.engine);
   // fio's iodepth (default 1) is per job; ioacct's over all its threads.
@@ -93,7 +94,9 @@ void put_when(Words& put, const FioSpec& s, FioValues& v, const std::vector<std:
   if (!s.time_based_at) {
     const std::optional<uint64_t> pass = s.io_size ? s.io_size : s.size;
     if (pass) {
-      const uint64_t ios = std::max<uint64_t>(1, *pass / s.bs) * s.loops;
+      // A pass ends when its bytes are done: with mixed sizes, at the mean size.
+      const double per_io = mean_bs(s.bs, s.bs_split);
+      const uint64_t ios = std::max<uint64_t>(1, static_cast<uint64_t>(static_cast<double>(*pass) / per_io)) * s.loops;
       put("--ios", std::to_string(s.numjobs * std::min(ios, s.number_ios.value_or(ios))));
     } else if (!files.empty()) {
       put("--passes", std::to_string(s.loops));

@@ -53,8 +53,73 @@ unsigned JobSpec::complete_batch_eff() const {
 
 double JobSpec::rate_per_thread() const {
   if (rate_iops) return static_cast<double>(rate_iops);
-  if (rate_bw) return static_cast<double>(rate_bw) / static_cast<double>(bs);
+  if (rate_bw) return static_cast<double>(rate_bw) / bs_mean();
   return 0;
+}
+
+uint64_t JobSpec::bs_align() const {
+  uint64_t a = bs;
+  for (const BsShare& s : bs_split) a = std::min<uint64_t>(a, s.size);
+  return a;
+}
+
+double JobSpec::bs_mean() const { return mean_bs(bs, bs_split); }
+
+double mean_bs(uint64_t bs, const std::vector<BsShare>& split) {
+  double sum = 0, weights = 0;
+  for (const BsShare& s : split) {
+    sum += static_cast<double>(s.size) * s.weight;
+    weights += s.weight;
+  }
+  return weights > 0 ? sum / weights : static_cast<double>(bs);
+}
+
+std::vector<BsShare> parse_bssplit(std::string_view flag, std::string_view text) {
+  std::vector<BsShare> out;
+  std::vector<size_t> blank;  // entries with no weight
+  uint64_t given = 0;
+  for (size_t at = 0; at <= text.size();) {
+    const size_t end = std::min(text.find(':', at), text.size());
+    const std::string_view item = text.substr(at, end - at);
+    const size_t slash = item.find('/');
+    const uint64_t size = parse_size(flag, item.substr(0, slash));
+    if (size == 0 || size > (1ull << 30))
+      throw UsageError(fmt::format("{}: '{}': a size must be 1 byte to 1 GiB", flag, item));
+    BsShare s{static_cast<uint32_t>(size), 0};
+    if (slash == std::string_view::npos || slash + 1 == item.size()) {
+      blank.push_back(out.size());
+    } else {
+      const uint64_t w = parse_count(flag, item.substr(slash + 1));
+      if (w == 0 || w > 1'000'000)
+        throw UsageError(fmt::format("{}: '{}': a weight must be 1 to 1000000 (leave the size out instead)", flag, item));
+      s.weight = static_cast<uint32_t>(w);
+      given += w;
+    }
+    out.push_back(s);
+    if (out.size() > 4096) throw UsageError(fmt::format("{}: more than 4096 sizes", flag));
+    at = end + 1;
+  }
+  if (!blank.empty()) {
+    if (given >= 100)
+      throw UsageError(fmt::format("{}: '{}': the weights given add up to {}, leaving nothing of 100 for the "
+                                   "sizes without one", flag, text, given));
+    const uint64_t each = (100 - given) / blank.size();
+    if (each == 0)
+      throw UsageError(fmt::format("{}: '{}': {} sizes without a weight share {} percent", flag, text, blank.size(),
+                                   100 - given));
+    for (size_t i : blank) out[i].weight = static_cast<uint32_t>(each);
+    out[blank.front()].weight += static_cast<uint32_t>((100 - given) % blank.size());
+  }
+  return out;
+}
+
+std::string bssplit_text(const std::vector<BsShare>& split) {
+  std::string out;
+  for (const BsShare& s : split) {
+    if (!out.empty()) out += ':';
+    out += s.size % 1024 == 0 ? fmt::format("{}k/{}", s.size / 1024, s.weight) : fmt::format("{}/{}", s.size, s.weight);
+  }
+  return out;
 }
 
 namespace {
@@ -68,6 +133,11 @@ void validate_sizes_and_depth(const JobSpec& job) {
     throw UsageError(fmt::format("--bs: {} bytes is not a multiple of 512, which O_DIRECT needs "
                                  "(use --buffered, or a multiple of the device's block size)",
                                  job.bs));
+  for (const BsShare& s : job.bs_split)
+    if (job.direct && s.size % 512 != 0)
+      throw UsageError(fmt::format("--bssplit: {} bytes is not a multiple of 512, which O_DIRECT needs "
+                                   "(use --buffered, or multiples of the device's block size)",
+                                   s.size));
   if (job.threads == 0 || job.threads > 1024)
     throw UsageError(fmt::format("--threads: {} is out of range (1 to 1024)", job.threads));
   if (job.iodepth == 0 || job.iodepth > kMaxDepth)
@@ -241,6 +311,8 @@ void validate_verify(JobSpec& job) {
                                  "(use write, randwrite or randrw)", rw_name(job.rw)));
   if (job.verify && job.engine == EngineKind::Nop)
     throw UsageError("--verify: the nop engine writes nothing to check");
+  if (job.verify && !job.bs_split.empty())
+    throw UsageError("--verify: checks blocks of one size; it cannot be combined with --bssplit (give --bs)");
   if (job.verify && (job.bs % 512 || job.bs > (64u << 20)))
     throw UsageError(fmt::format("--bs: {} bytes with --verify must be a multiple of 512 (a checked "
                                  "block is made of 512-byte sectors) and at most 64 MiB", job.bs));

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/distribution.hpp"
@@ -47,6 +48,14 @@ inline bool rw_random(RwMode rw) {
   return rw == RwMode::RandRead || rw == RwMode::RandWrite || rw == RwMode::RandRw || rw == RwMode::RandTrim;
 }
 
+// One size of a --bssplit job and its weight (fio's bssplit: the share of
+// I/Os that are this size).
+struct BsShare {
+  uint32_t size = 0;
+  uint32_t weight = 0;
+  bool operator==(const BsShare&) const = default;
+};
+
 struct JobSpec {
   std::string name;          // --job NAME, a fio section; "" for the one job of a plain run
   RwMode rw = RwMode::RandRead;
@@ -56,7 +65,8 @@ struct JobSpec {
   uint64_t fsync_every = 0;      // an fsync after every N writes issued (0: none)
   uint64_t fdatasync_every = 0;  // an fdatasync after every N writes issued (0: none)
   bool split_submit = false;     // submit and wait in separate io_uring_enter calls: slat for every batch
-  uint64_t bs = 4096;
+  uint64_t bs = 4096;            // with bs_split: the largest size (each slot's buffer holds one)
+  std::vector<BsShare> bs_split;  // --bssplit: each I/O's size drawn from these (empty: every I/O is bs)
   unsigned iodepth = 32;       // total across threads; each gets an equal share
   // Batching. Neither given: refill as reaped (every free slot refilled at
   // once, wait for one completion, reap all that are there), so depth N is
@@ -107,7 +117,21 @@ struct JobSpec {
   bool lockstep() const { return submit_batch || complete_batch; }
   // I/Os per second per thread from --rate-iops / --rate, 0 if unpaced.
   double rate_per_thread() const;
+  // The grid offsets are drawn on: the smallest size of a --bssplit (fio's
+  // default blockalign), else bs.
+  uint64_t bs_align() const;
+  double bs_mean() const;  // bytes per I/O on average
 };
+
+// Bytes per I/O on average: bs, or the split's sizes by their weights.
+double mean_bs(uint64_t bs, const std::vector<BsShare>& split);
+
+// --bssplit SIZE/WEIGHT[:SIZE/WEIGHT...] (fio's bssplit, one list for every
+// direction): a size with no weight shares what the others leave of 100
+// equally, as in fio. Throws UsageError naming `flag`.
+std::vector<BsShare> parse_bssplit(std::string_view flag, std::string_view text);
+// "4k/50:64k/50", as parse_bssplit reads it.
+std::string bssplit_text(const std::vector<BsShare>& split);
 
 inline constexpr unsigned kMaxDepth = 65536;      // --iodepth, over all threads
 inline constexpr unsigned kMaxRingDepth = 32768;  // IORING_MAX_ENTRIES: one ring's most

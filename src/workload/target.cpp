@@ -31,6 +31,17 @@
 namespace ioacct {
 namespace {
 
+// The first I/O size of the job (bs, or each of --bssplit's) that is not a
+// multiple of `align`; 0 when all are.
+uint64_t misaligned_size(const JobSpec& job, uint32_t align) {
+  if (job.bs_split.empty()) return job.bs % align ? job.bs : 0;
+  for (const BsShare& b : job.bs_split)
+    if (b.size % align) return b.size;
+  return 0;
+}
+
+const char* size_flag(const JobSpec& job) { return job.bs_split.empty() ? "--bs" : "--bssplit"; }
+
 uint32_t logical_block_size_of(const std::string& dev) {
   std::ifstream f("/sys/class/block/" + dev + "/queue/logical_block_size");
   uint32_t v = 0;
@@ -210,10 +221,10 @@ Target open_temp(const JobSpec& job, const std::function<bool()>& should_stop) {
   fstat(t.fd, &st);
   describe_device(t, st);
   t.dio_align = job.direct ? dio_alignment(t.fd, t.device) : 1;
-  if (job.bs % t.dio_align) {
+  if (const uint64_t bad = misaligned_size(job, t.dio_align)) {
     ::close(t.fd);
-    throw UsageError(fmt::format("--bs: {} bytes with --direct must be a multiple of {}'s O_DIRECT "
-                                 "alignment, {} bytes (or use --buffered)", job.bs, dir, t.dio_align));
+    throw UsageError(fmt::format("{}: {} bytes with --direct must be a multiple of {}'s O_DIRECT "
+                                 "alignment, {} bytes (or use --buffered)", size_flag(job), bad, dir, t.dio_align));
   }
   t.range = job.temp_size / job.bs * job.bs;
   if (job.engine == EngineKind::Nop) {
@@ -405,9 +416,9 @@ Target open_named(const JobSpec& job, const Named& n, const std::string& ours) {
 // Decides the byte range of `t` that the run uses, and checks the sizes.
 void set_range(const JobSpec& job, Target& t) {
   t.base = job.offset;
-  if (job.direct && job.bs % t.dio_align)
-    throw UsageError(fmt::format("--bs: {} bytes with --direct must be a multiple of {}'s O_DIRECT "
-                                 "alignment, {} bytes (or use --buffered)", job.bs, t.path, t.dio_align));
+  if (const uint64_t bad = job.direct ? misaligned_size(job, t.dio_align) : 0)
+    throw UsageError(fmt::format("{}: {} bytes with --direct must be a multiple of {}'s O_DIRECT "
+                                 "alignment, {} bytes (or use --buffered)", size_flag(job), bad, t.path, t.dio_align));
   if (job.direct && job.offset % t.dio_align)
     throw UsageError(fmt::format("--offset: {} with --direct must be a multiple of {}'s O_DIRECT "
                                  "alignment, {} bytes (or use --buffered)", job.offset, t.path, t.dio_align));

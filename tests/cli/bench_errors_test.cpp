@@ -12,14 +12,14 @@
 namespace ioacct::test {
 namespace {
 
-struct Case {
+struct ErrorCase {
   std::vector<std::string> args;
   std::string names;
 };
 
 TEST(BenchErrors, UsageErrorsNameTheFlagAndExit2) {
   TempDir dir;
-  const std::vector<Case> cases = {
+  const std::vector<ErrorCase> cases = {
       {{"--frobnicate"}, "--frobnicate"},
       {{"--bs", "4q"}, "--bs"},
       {{"--bs", "4KB"}, "--bs"},
@@ -50,6 +50,10 @@ TEST(BenchErrors, UsageErrorsNameTheFlagAndExit2) {
       {{"--verify-delay", "1s", "--rw", "write"}, "--verify-delay"},
       {{"--verify", "--rw", "write", "--bs", "4000", "--buffered"}, "--bs"},
       {{"--iodepth", "65536"}, "--iodepth"},             // more than one ring holds
+      {{"--bssplit", "4k/0"}, "--bssplit"},
+      {{"--bssplit", "4k/50:8k/50", "--bs", "8k"}, "--bssplit"},
+      {{"--bssplit", "4k/50:1000/50"}, "--bssplit"},       // not a multiple of 512 with O_DIRECT
+      {{"--bssplit", "4k/50:8k/50", "--verify", "--rw", "write"}, "--verify"},
   };
   for (const auto& c : cases) {
     auto args = c.args;

@@ -257,6 +257,33 @@ TEST(FioMap, LibaioMapsWithItsDepth) {
             "j.fio:4: sqthread_poll: is an io_uring option; this job's ioengine is not io_uring");
 }
 
+// fio's mixed sizes: bssplit as given, a size without a percent sharing
+// what is left; bsrange as every multiple of MIN up to MAX, equally likely.
+// A pass is its bytes, at the mean size.
+TEST(FioMap, MixedBlockSizesMapToBssplit) {
+  const auto split = map_text("[j]\nrw=randread\nsize=1m\nbs=8k\nbssplit=4k/50:64k:16k\n").jobs[0].words;
+  EXPECT_EQ(word_after(split, "--bssplit"), "4k/50:64k/25:16k/25");
+  EXPECT_FALSE(has(split, "--bs")) << "bssplit takes the place of bs, as in fio";
+  EXPECT_EQ(word_after(split, "--ios"), "46");  // 1 MiB / (0.5 x 4 KiB + 0.25 x 64 KiB + 0.25 x 16 KiB) = 46.5
+  const auto range = map_text("[j]\nrw=read\nsize=1m\nbsrange=4k-16k\n").jobs[0].words;
+  EXPECT_EQ(word_after(range, "--bssplit"), "4k/1:8k/1:12k/1:16k/1");
+  EXPECT_EQ(word_after(map_text("[j]\nsize=1m\nbssplit=8k/100\n").jobs[0].words, "--bs"), "8192");
+  EXPECT_EQ(word_after(map_text("[j]\nsize=1m\nbsrange=8k-8k\n").jobs[0].words, "--bs"), "8192");
+}
+
+TEST(Bssplit, ReadsFiosListAndSharesWhatIsLeft) {
+  EXPECT_EQ(parse_bssplit("--x", "4k/80:64k/20"), (std::vector<BsShare>{{4096, 80}, {65536, 20}}));
+  EXPECT_EQ(parse_bssplit("--x", "4k/50:8k:16k/"), (std::vector<BsShare>{{4096, 50}, {8192, 25}, {16384, 25}}));
+  EXPECT_EQ(parse_bssplit("--x", "4k:8k:16k"), (std::vector<BsShare>{{4096, 34}, {8192, 33}, {16384, 33}}));
+  EXPECT_EQ(parse_bssplit("--x", "512/3:1m/1"), (std::vector<BsShare>{{512, 3}, {1 << 20, 1}})) << "weights";
+  EXPECT_EQ(bssplit_text(parse_bssplit("--x", "4k/80:1536/20")), "4k/80:1536/20");
+  EXPECT_DOUBLE_EQ(mean_bs(0, parse_bssplit("--x", "4k/75:16k/25")), 7168.0);
+  for (const char* bad : {"", "4k/0", "4q/50", "0/100", "4k/50:", "4k/100:8k", "2g/100", "4k/x"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THAT(error_of([&] { parse_bssplit("--x", bad); }), HasSubstr("--x: "));
+  }
+}
+
 TEST(FioMap, SizeWithoutTimeBasedIsOnePassPerJob) {
   const auto run = map_text("[j]\nrw=randread\nsize=1m\nbs=4k\nnumjobs=3\nruntime=10\n");
   EXPECT_EQ(word_after(run.jobs[0].words, "--ios"), "768");  // 3 x 1 MiB / 4 KiB
@@ -338,7 +365,10 @@ TEST(FioMap, RefusesWhatItCannotMean) {
   auto err = [](const std::string& text) { return error_of([&] { map_text(text); }); };
   EXPECT_THAT(err("[j]\nrw=randread\n"), HasSubstr("j.fio:1: size: needed for a job without filename"));
   EXPECT_THAT(err("[j]\nsize=1m\nbs=4k,8k\n"), HasSubstr("j.fio:3: bs: '4k,8k': different block sizes"));
-  EXPECT_THAT(err("[j]\nsize=1m\nbsrange=4k-64k\n"), HasSubstr("mixed block sizes are not supported"));
+  EXPECT_THAT(err("[j]\nsize=1m\nbsrange=4k-64k,8k-16k\n"), HasSubstr("j.fio:3: bsrange: '4k-64k,8k-16k': ranges per direction"));
+  EXPECT_THAT(err("[j]\nsize=1m\nbssplit=4k/50:8k/50,16k/100\n"), HasSubstr("j.fio:3: bssplit: '4k/50:8k/50,16k/100': splits per direction"));
+  EXPECT_THAT(err("[j]\nsize=1m\nbssplit=4k/50:8k/40\n"), HasSubstr("the percentages add up to 90, not 100"));
+  EXPECT_THAT(err("[j]\nsize=1m\nbssplit=4k/60:8k/40:16k\n"), HasSubstr("leaving nothing of 100"));
   EXPECT_THAT(err("[j]\nsize=1m\nrw=randread:8\n"), HasSubstr("offset modifier"));
   EXPECT_THAT(err("[j]\nsize=1m\ntime_based\n"), HasSubstr("j.fio:3: time_based: needs runtime="));
   EXPECT_THAT(err("[j]\nsize=1m\nrandom_distribution=zoned:50/50\n"), HasSubstr("j.fio:3: random_distribution:"));

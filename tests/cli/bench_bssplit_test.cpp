@@ -1,0 +1,189 @@
+// bench --bssplit against the device: every request the block layer issues
+// for the run, read from the block_rq_issue tracepoint in a tracefs instance
+// of the test's own, is one of the split's sizes, in its share; sequential
+// requests follow each other; and the bytes the run reports are the bytes
+// the device was asked for.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/run_binary.hpp"
+
+namespace ioacct::test {
+namespace {
+
+using nlohmann::json;
+
+struct Issue {
+  uint64_t sector = 0, bytes = 0;
+};
+
+// The requests issued to one device while it is alive, in order.
+class IssueTrace {
+ public:
+  explicit IssueTrace(dev_t dev) {
+    sh("mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing");
+    sh("udevadm settle 2>/dev/null || true");  // udev's probe of a new loop device is not the run's
+    sh("rmdir " + dir_ + " 2>/dev/null; mkdir " + dir_);
+    const std::string ev = dir_ + "/events/block/block_rq_issue";
+    sh("echo 'dev == " + std::to_string((major(dev) << 20) | minor(dev)) + "' > " + ev + "/filter");
+    sh("echo 16384 > " + dir_ + "/buffer_size_kb && echo 1 > " + ev + "/enable && echo 1 > " + dir_ + "/tracing_on");
+  }
+  ~IssueTrace() { std::system(("echo 0 > " + dir_ + "/tracing_on; rmdir " + dir_ + " 2>/dev/null").c_str()); }
+  IssueTrace(const IssueTrace&) = delete;
+  IssueTrace& operator=(const IssueTrace&) = delete;
+
+  std::vector<Issue> stop() {
+    sh("echo 0 > " + dir_ + "/tracing_on");
+    EXPECT_EQ(sh("cat " + dir_ + "/per_cpu/cpu*/stats | awk '/^overrun:/ {s += $2} END {print s+0}'"), "0")
+        << "the trace buffer overflowed";
+    std::vector<Issue> out;
+    std::istringstream in(read_file(dir_ + "/trace"));
+    // "ioacct-123 [001] ..... 12.345678: block_rq_issue: 7,0 R 16384 () 2048 + 32 none,0,0 [ioacct]"
+    for (std::string line; std::getline(in, line);) {
+      const size_t at = line.find(": block_rq_issue: ");
+      if (at == std::string::npos) continue;
+      std::istringstream f(line.substr(at + 18));
+      std::string devno, rwbs, cmd;
+      Issue i;
+      f >> devno >> rwbs >> i.bytes >> cmd >> i.sector;
+      if (f) out.push_back(i);
+    }
+    return out;
+  }
+
+ private:
+  std::string dir_ = "/sys/kernel/tracing/instances/ioacct-bssplit-" + std::to_string(getpid());
+};
+
+dev_t rdev_of(const std::string& path) {
+  struct stat sb {};
+  EXPECT_EQ(::stat(path.c_str(), &sb), 0) << path;
+  return sb.st_rdev;
+}
+
+// Random reads of 4k and 64k, three in four small: the device sees those two
+// sizes only, each in its share (binomial: 6 sigma over 3,000 I/Os is 0.047),
+// and as many bytes as the run reports.
+TEST(BenchBssplit, EachSizeReachesTheDeviceInItsShare) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.random_data = true});
+  IssueTrace trace(rdev_of(loop.path()));
+  const auto o = run_ioacct({"bench", "--format", "json", "--rw", "randread", "--bssplit", "4k/75:64k/25",
+                             "--iodepth", "4", "--ios", "3000", "--acct", "basic", loop.path()});
+  const auto issued = trace.stop();
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json r = stdout_json(o);
+  EXPECT_EQ(r["context"]["options"]["bssplit"], json::parse(R"([{"size":4096,"weight":75},{"size":65536,"weight":25}])"));
+  EXPECT_EQ(r["context"]["options"]["bs"], 65536);
+  std::map<uint64_t, uint64_t> by_size;
+  uint64_t bytes = 0;
+  for (const Issue& i : issued) {
+    ++by_size[i.bytes];
+    bytes += i.bytes;
+    EXPECT_EQ(i.sector % 8, 0u) << "offsets on the 4k grid: sector " << i.sector;
+  }
+  EXPECT_THAT(by_size, testing::ElementsAre(testing::Key(4096u), testing::Key(65536u)));
+  const uint64_t n = issued.size();
+  ASSERT_GE(n, 3000u);
+  EXPECT_LE(n, 3000u + 3) << "at most the depth's other slots past --ios";
+  EXPECT_NEAR(static_cast<double>(by_size[4096]) / static_cast<double>(n), 0.75, 0.047);
+  const uint64_t ours = r["results"]["bytes_read"].get<uint64_t>();
+  EXPECT_EQ(r["results"]["ios"], 3000);
+  EXPECT_LE(ours, bytes);
+  EXPECT_GE(ours + 3 * 65536, bytes) << "the run's bytes are the device's, but for the I/Os past --ios";
+}
+
+// Sequential reads of 4k and 16k at depth 1: each request starts where the
+// one before it ended, so the device sees one unbroken stream.
+TEST(BenchBssplit, SequentialSizesFollowEachOther) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.random_data = true});
+  IssueTrace trace(rdev_of(loop.path()));
+  const auto o = run_ioacct({"bench", "--format", "json", "--rw", "read", "--bssplit", "4k/50:16k/50", "--iodepth",
+                             "1", "--ios", "2000", "--acct", "basic", loop.path()});
+  const auto issued = trace.stop();
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  ASSERT_EQ(issued.size(), 2000u);
+  EXPECT_EQ(issued.front().sector, 0u);
+  uint64_t breaks = 0, small = 0;
+  for (size_t i = 1; i < issued.size(); ++i) breaks += issued[i].sector != issued[i - 1].sector + issued[i - 1].bytes / 512;
+  for (const Issue& i : issued) small += i.bytes == 4096;
+  EXPECT_EQ(breaks, 0u) << "a request that does not start where the last one ended";
+  EXPECT_NEAR(static_cast<double>(small) / 2000.0, 0.5, 0.067);  // 6 sigma
+  EXPECT_EQ(stdout_json(o)["results"]["bytes_read"].get<uint64_t>(), issued.back().sector * 512 + issued.back().bytes);
+}
+
+// Sequential I/O wraps to the start of the range when the next one would
+// pass its end, never past it: 1 MiB of 4k and 64k reads, many passes.
+TEST(BenchBssplit, SequentialWrapsInsideTheRange) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.random_data = true});
+  IssueTrace trace(rdev_of(loop.path()));
+  const auto o = run_ioacct({"bench", "--format", "json", "--rw", "read", "--bssplit", "4k/50:64k/50", "--size",
+                             "1m", "--iodepth", "1", "--ios", "1000", "--acct", "basic", loop.path()});
+  const auto issued = trace.stop();
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  ASSERT_EQ(issued.size(), 1000u);
+  uint64_t wraps = 0;
+  for (size_t i = 0; i < issued.size(); ++i) {
+    EXPECT_LE(issued[i].sector * 512 + issued[i].bytes, 1u << 20) << "request " << i << " passes the range's end";
+    if (i && issued[i].sector != issued[i - 1].sector + issued[i - 1].bytes / 512) {
+      ++wraps;
+      EXPECT_EQ(issued[i].sector, 0u) << "a break in the stream is a wrap to the start";
+    }
+  }
+  EXPECT_GE(wraps, 10u) << "1000 I/Os of 34k on average make ~32 passes of 1 MiB";
+}
+
+// The corpus's mixed-size files in fio and in ioacct, on the same file: the
+// mean size of an I/O (bytes over I/Os) is the split's in both. bssplit.fio:
+// 0.7 x 4k + 0.2 x 16k + 0.1 x 64k = 12,697.6 bytes, sd 18.3k, so 6 sigma over
+// its 2,000 reads is 2.5k; bsrange.fio: 4k to 32k, every 4k step as likely,
+// 18,432 bytes, sd 9.4k, 6 sigma over ~1,800 writes of one 32 MiB pass is 1.4k.
+TEST(BenchBssplit, TheCorpusFilesHaveFiosMeanSizeInBothTools) {
+  TempDir dir;
+  const std::string data = dir.path() + "/data";
+  sh("dd if=/dev/urandom of=" + data + " bs=1M count=64 status=none");
+  struct SplitCase {
+    const char* file;
+    const char* dir;  // "read" or "write"
+    double mean, tol;
+  };
+  for (const SplitCase& c : {SplitCase{"bssplit.fio", "read", 12697.6, 2500}, SplitCase{"bsrange.fio", "write", 18432, 1400}}) {
+    SCOPED_TRACE(c.file);
+    const std::string file = std::string(IOACCT_SOURCE_DIR) + "/tests/fio/" + c.file;
+    const std::string fio_out = sh("IOACCT_TARGET=" + data + " fio --output-format=json " + file + " 2>/dev/null");
+    const json fio = json::parse(fio_out.substr(fio_out.find('{')))["jobs"][0][c.dir];
+    const auto o = run_ioacct({"bench", "--fio", file, "--format", "fio-json"}, {.env = {"IOACCT_TARGET=" + data}});
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    const json ours = stdout_json(o)["jobs"][0][c.dir];
+    for (const json* side : {&fio, &ours}) {
+      ASSERT_GT((*side)["total_ios"].get<uint64_t>(), 1000u) << side->dump();
+      const double mean = (*side)["io_bytes"].get<double>() / (*side)["total_ios"].get<double>();
+      EXPECT_NEAR(mean, c.mean, c.tol) << (side == &fio ? "fio" : "ioacct");
+    }
+    if (c.dir == std::string("read")) {
+      EXPECT_EQ(ours["total_ios"], fio["total_ios"]) << "number_ios";
+    } else {
+      // One pass of 32 MiB: fio ends it at its bytes, ioacct at 32 MiB / the
+      // mean size in I/Os, whose bytes are 32 MiB within 6 sigma (2.4 MiB).
+      EXPECT_EQ(fio["io_bytes"], 32u << 20);
+      EXPECT_NEAR(ours["io_bytes"].get<double>(), 32 << 20, 2.4 * (1 << 20));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ioacct::test
