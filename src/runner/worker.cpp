@@ -83,10 +83,11 @@ unsigned Worker::prepare_fixed(unsigned n, Nanos t) noexcept {
   }
 }
 
-// --bssplit: the size of the request at `off` in file k, drawn by weight;
-// moves `off` where the I/O would pass the end. A sequential I/O longer than
-// one block of the grid moves the next past it, as fio's next I/O starts
-// where the last one ended.
+// --bssplit: the size of the request at `off` in file k, drawn by weight.
+// Random: fio's random map moves `off` to an unvisited block and cuts the
+// I/O short at a visited one or the range's end. Sequential: an I/O longer
+// than one block of the grid moves the next past it, as fio's next I/O
+// starts where the last one ended.
 uint32_t Worker::place_split(size_t k, uint64_t& off) noexcept {
   const uint64_t r = mix_.below(split_cum_.back());
   const auto i = static_cast<size_t>(std::upper_bound(split_cum_.begin(), split_cum_.end(), r) - split_cum_.begin());
@@ -100,10 +101,11 @@ uint32_t Worker::place_split(size_t k, uint64_t& off) noexcept {
       off = g.next();
     }
     g.skip((len + unit - 1) / unit - 1);
-  } else if (off + len > t.base + t.range) {
-    off = t.base + (t.range - len) / unit * unit;
+    return len;
   }
-  return len;
+  const auto [b, n] = maps_[k].take((off - t.base) / unit, (len + unit - 1) / unit);
+  off = t.base + b * unit;
+  return static_cast<uint32_t>(std::min<uint64_t>(len, n * unit));
 }
 
 // Mixed ops, trims, syncs after every N writes, and mixed sizes.

@@ -22,6 +22,7 @@
 #include "common/rng.hpp"
 #include "engine/engine.hpp"
 #include "engine/fault_engine.hpp"
+#include "common/random_map.hpp"
 #include "engine/fused_ring.hpp"
 #include "runner/control.hpp"
 #include "runner/plan.hpp"
@@ -87,6 +88,7 @@ class Worker {
   void finish_verified(const Slot& s, bool ok);
   IoOp op_for_next() noexcept;
   uint32_t place_split(size_t k, uint64_t& off) noexcept;
+  void setup_offsets();
   IoOp next_op() noexcept;
   size_t pick_file() noexcept;
   IoRequest request(const Slot& s, uint32_t tag, bool may_block = false) const noexcept;
@@ -198,9 +200,11 @@ class Worker {
   // Where the next request goes.
   std::vector<OffsetGen> gens_;
   Rng mix_{0};
-  // --bssplit: each size's cumulative weight, and the sizes.
+  // --bssplit: each size's cumulative weight, and the sizes; random I/O's
+  // map of each file's visited blocks (fio's random map).
   std::vector<uint64_t> split_cum_;
   std::vector<uint32_t> split_size_;
+  std::vector<RandomMap> maps_;
   uint64_t rr_ = 0;
   // --verify.
   VerifyResult verify_;

@@ -1,5 +1,5 @@
 // The fused path of the hot loop: the steady state of a run of only reads
-// or only writes, refilled as reaped. Each completion is read where the
+// or only writes (of one size, or of --bssplit's), refilled as reaped. Each completion is read where the
 // kernel put it (FusedRing::reap), counted, and its slot re-armed with the
 // next request, whose SQE is written at once: one pass per I/O where the
 // batch path (worker.cpp) makes four (completions into an array, the reap
@@ -62,6 +62,7 @@ bool Worker::fused_retry(Slot& s, uint32_t tag, int32_t res, FusedRing::Sq& sq) 
 template <bool kTimed, bool kSplit, bool kMoves, bool kOneFile>
 void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64_t& bytes_all) noexcept {
   const uint32_t bs = static_cast<uint32_t>(job_.bs);
+  const bool sized = !split_size_.empty();  // --bssplit: each request's size is drawn
   const bool read = *fixed_op_ == IoOp::Read;
   const uint32_t* files = plan_.files.data();
   OffsetGen* gens = gens_.data();
@@ -109,15 +110,18 @@ void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64
       // stored: nop has no offset, one file is always that file, and a
       // retried request's count is reset only where there was one.
       const size_t k = kOneFile ? 0 : pick_file();
-      const uint64_t off = kMoves ? gens[k].next() : 0;  // nop looks at no offset
+      uint64_t off = kMoves ? gens[k].next() : 0;  // nop looks at no offset
+      uint32_t len = bs;
+      if constexpr (kMoves)
+        if (sized) [[unlikely]] s.len = len = place_split(k, off);
       const uint32_t file = files[k];
       if constexpr (kMoves) s.start = s.offset = off;
-      s.left = bs;
+      s.left = len;
       if (s.eagains) [[unlikely]] s.eagains = 0;
       if constexpr (!kOneFile) s.file = file;
       s.t_submit = t;
       if constexpr (kSplit) s.t_issued = 0;
-      sq.refill<!kMoves>(read, file, off, s.buf, bs, tag);
+      sq.refill<!kMoves>(read, file, off, s.buf, len, tag);
     }, submit_early_, each);
     if (lat_run.n) record_lat(lat_run.value, lat_run.n);
     if (clat_run.n) record_clat(clat_run.value, clat_run.n);

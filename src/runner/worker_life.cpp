@@ -143,13 +143,13 @@ void Worker::setup() {
   }
 
   // The fused path takes the steady state of a plain run: only reads or
-  // only writes of one size, refilled as they are reaped (no lockstep
-  // batches, no --split-submit), unpaced, without --verify or the test-only interval
+  // only writes, refilled as they are reaped (no lockstep batches, no
+  // --split-submit), unpaced, without --verify or the test-only interval
   // dump (nor the anatomy, which is attached after set-up: loop() checks
   // it). Everything else, and every run's edges, take the batch path.
   if (FusedRing* f = engine_->fused(); f && f->nop() == !moves_data_ && !tables_ && !dump_ && job_.rate_per_thread() == 0 &&
                                        !sync_every_ && fixed_op_ && io_moves_data(*fixed_op_) && !job_.lockstep() &&
-                                       !job_.split_submit && job_.bs_split.empty())
+                                       !job_.split_submit)
     fused_ = f;
   // Only a device has a queue to keep fed: nop and the page cache complete
   // inside the enter.
@@ -159,8 +159,20 @@ void Worker::setup() {
 
   reqs_.resize(plan_.depth);
   comps_.resize(plan_.depth);
+  setup_offsets();
+  out_.index = plan_.index;
+  out_.job = plan_.job;
+  out_.tid = static_cast<int>(gettid());
+  out_.cpu = plan_.cpu;
+  out_.depth = plan_.depth;
+}
+
+// Where the requests go: each file's offsets, the op mix, and with
+// --bssplit the sizes' weights and, for random I/O, each file's random map.
+void Worker::setup_offsets() {
   for (size_t k = 0; k < plan_.files.size(); ++k) {
     const Target& t = targets_.list[plan_.files[k]];
+    if (!job_.bs_split.empty() && rw_random(job_.rw)) maps_.emplace_back(t.range / job_.bs_align());
     gens_.emplace_back(t.base, t.range, job_.bs_align(), rw_random(job_.rw),
                        seed_ + 0x9e3779b97f4a7c15ull * (plan_.index * 131 + k + 1), plan_.start_block[k],
                        plan_.stride[k], plan_.phase[k], job_.distribution);
@@ -171,11 +183,6 @@ void Worker::setup() {
     split_cum_.push_back(cum += b.weight);
     split_size_.push_back(b.size);
   }
-  out_.index = plan_.index;
-  out_.job = plan_.job;
-  out_.tid = static_cast<int>(gettid());
-  out_.cpu = plan_.cpu;
-  out_.depth = plan_.depth;
 }
 
 void Worker::allocate_buffers() {

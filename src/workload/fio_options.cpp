@@ -273,9 +273,12 @@ void decode_distribution(FioValues& v, const FioSetting& s, FioSpec& j) {
   }
 }
 
-void decode_norandommap(FioValues& v, const FioSetting& s, FioSpec&) {
-  if (!v.boolean(*s.opt).value_or(true))
-    v.bad(*s.opt, "0: ioacct keeps no random map (it draws every offset afresh, as fio does with norandommap=1)");
+// Whether ioacct keeps a map depends on the sizes (fio_words decides).
+void decode_norandommap(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (const auto b = v.boolean(*s.opt)) {
+    j.norandommap_at = s.opt;
+    j.norandommap = *b;
+  }
 }
 
 void decode_randrepeat(FioValues& v, const FioSetting& s, FioSpec& j) {
@@ -474,9 +477,12 @@ const std::vector<FioOptionRow> kRows = {  // NOLINT(cert-err58-cpp)
    "is exact (fio's uses Gray's approximation)",
    decode_distribution},
   {{{"norandommap"}},
-   "accepted (`1`): ioacct keeps no random map, it draws every offset afresh",
-   "`norandommap=0` is an error. Without the option fio visits every block once per pass; ioacct does not, so a "
-   "fio job that counts on that (a one-pass random fill) differs",
+   "accepted (`1`) for one block size: ioacct keeps no random map, it draws every offset afresh; with "
+   "`bssplit`/`bsrange` random I/O keeps fio's random map, as fio does without the option",
+   "`norandommap=0` with one block size is an error, and `norandommap=1` with mixed sizes. Without the option fio "
+   "visits every block once per pass; with one size ioacct does not, so a fio job that counts on that (a one-pass "
+   "random fill) differs. With mixed sizes the map is what sets the sizes moved: fio cuts an I/O short where it "
+   "would reach a visited block, and ioacct does the same",
    decode_norandommap},
   {{{"randrepeat"}},
    "`1` (fio's default): ioacct's fixed default seed. `0`: a fresh seed per run",

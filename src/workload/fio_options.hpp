@@ -88,6 +88,8 @@ struct FioSpec {
   const FioOption *rate_iops_at = nullptr, *rate_at = nullptr;
   std::string distribution;  // ioacct's spelling; "" for uniform
   bool fresh_seed = false;   // randrepeat=0
+  const FioOption* norandommap_at = nullptr;  // where norandommap was set
+  bool norandommap = false;                   // and to what
   bool seed_given = false;   // randseed set, read or not
   std::optional<uint64_t> seed;
   uint64_t fsync = 0, fdatasync = 0;

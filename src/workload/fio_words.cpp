@@ -24,11 +24,18 @@ bool mixed(const FioSpec& s) { return s.rw == "rw" || s.rw == "randrw"; }
 
 // What it does: the direction, the block size, the threads, the engine and
 // its depth.
-void put_what(Words& put, const FioSpec& s) {
+void put_what(Words& put, const FioSpec& s, FioValues& v) {
   put("--rw", s.rw);
   if (s.rwmix_read) put("--rwmix-read", std::to_string(*s.rwmix_read));
   if (s.bs_split.empty()) put("--bs", std::to_string(s.bs));
   else put("--bssplit", bssplit_text(s.bs_split));
+  // ioacct's random I/O keeps fio's random map with mixed sizes, and only then.
+  if (s.norandommap_at && s.bs_split.empty() && !s.norandommap)
+    v.bad(*s.norandommap_at, "0: ioacct keeps no random map for one block size (it draws every offset afresh, as "
+                             "fio does with norandommap=1)");
+  if (s.norandommap_at && !s.bs_split.empty() && s.norandommap && s.rw.starts_with("rand"))
+    v.bad(*s.norandommap_at, "1 with mixed sizes: ioacct's random I/O of several sizes keeps fio's random map (each "
+                             "block once per pass, an I/O cut short at a visited block); leave norandommap out");
   put("--threads", std::to_string(s.numjobs));
   put("--engine", s.engine);
   // fio's iodepth (default 1) is per job; ioacct's over all its threads.
@@ -161,7 +168,7 @@ void put_modes(Words& put, const FioSpec& s, FioValues& v) {
 
 std::vector<std::string> fio_words(const FioSpec& s, FioValues& v, uint64_t fresh_seed) {
   Words put;
-  put_what(put, s);
+  put_what(put, s, v);
   put_batching(put, s, v);
   std::vector<std::string> files = put_where(put, s, v);
   put_when(put, s, v, files);

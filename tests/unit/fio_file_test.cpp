@@ -268,6 +268,9 @@ TEST(FioMap, MixedBlockSizesMapToBssplit) {
   const auto range = map_text("[j]\nrw=read\nsize=1m\nbsrange=4k-16k\n").jobs[0].words;
   EXPECT_EQ(word_after(range, "--bssplit"), "4k/1:8k/1:12k/1:16k/1");
   EXPECT_EQ(word_after(map_text("[j]\nsize=1m\nbssplit=8k/100\n").jobs[0].words, "--bs"), "8192");
+  EXPECT_EQ(word_after(map_text("[j]\nsize=1m\nbssplit=4k/50:8k/50\nnorandommap=0\n").jobs[0].words, "--bssplit"),
+            "4k/50:8k/50")
+      << "mixed sizes keep fio's random map: norandommap=0 says what ioacct does";
   EXPECT_EQ(word_after(map_text("[j]\nsize=1m\nbsrange=8k-8k\n").jobs[0].words, "--bs"), "8192");
 }
 
@@ -369,6 +372,8 @@ TEST(FioMap, RefusesWhatItCannotMean) {
   EXPECT_THAT(err("[j]\nsize=1m\nbssplit=4k/50:8k/50,16k/100\n"), HasSubstr("j.fio:3: bssplit: '4k/50:8k/50,16k/100': splits per direction"));
   EXPECT_THAT(err("[j]\nsize=1m\nbssplit=4k/50:8k/40\n"), HasSubstr("the percentages add up to 90, not 100"));
   EXPECT_THAT(err("[j]\nsize=1m\nbssplit=4k/60:8k/40:16k\n"), HasSubstr("leaving nothing of 100"));
+  EXPECT_THAT(err("[j]\nsize=1m\nrw=randread\nbssplit=4k/60:8k/40\nnorandommap\n"),
+              HasSubstr("j.fio:5: norandommap: 1 with mixed sizes"));
   EXPECT_THAT(err("[j]\nsize=1m\nrw=randread:8\n"), HasSubstr("offset modifier"));
   EXPECT_THAT(err("[j]\nsize=1m\ntime_based\n"), HasSubstr("j.fio:3: time_based: needs runtime="));
   EXPECT_THAT(err("[j]\nsize=1m\nrandom_distribution=zoned:50/50\n"), HasSubstr("j.fio:3: random_distribution:"));

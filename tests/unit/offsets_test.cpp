@@ -1,6 +1,7 @@
 // Offset generators (src/workload/offsets.hpp): alignment, range, determinism,
 // uniformity of random offsets, and wrap-around of sequential ones.
 #include "common/offsets.hpp"
+#include "common/random_map.hpp"
 
 #include <gtest/gtest.h>
 
@@ -213,6 +214,32 @@ TEST(OffsetGenSequential, StartBlockBeyondTheRangeWrapsModuloBlocks) {
 TEST(OffsetGenSequential, OneBlockAlwaysYieldsBase) {
   OffsetGen g(4096, 4096, 4096, false, 1, 7);
   for (int i = 0; i < 10; ++i) EXPECT_EQ(g.next(), 4096u);
+}
+
+// fio's random map (--bssplit's random I/O): each block once per pass, a
+// visited block passed over to the next unvisited one, an I/O cut short at
+// a visited block or the end, and a new pass once all are visited.
+TEST(RandomMap, EachBlockOncePerPassAndIosCutShortAtVisitedBlocks) {
+  using Taken = std::pair<uint64_t, uint64_t>;
+  RandomMap m(130);  // three words, the last partly used
+  EXPECT_EQ(m.take(10, 4), (Taken{10, 4}));
+  EXPECT_EQ(m.take(8, 4), (Taken{8, 2})) << "cut short at block 10, visited";
+  EXPECT_EQ(m.take(11, 1), (Taken{14, 1})) << "the next unvisited block";
+  EXPECT_EQ(m.take(128, 16), (Taken{128, 2})) << "cut short at the end";
+  EXPECT_EQ(m.take(129, 1), (Taken{0, 1})) << "wraps to the first unvisited block";
+  EXPECT_EQ(m.used(), 10u);
+  std::vector<int> seen(130, 0);
+  for (uint64_t b : {10, 11, 12, 13, 8, 9, 14, 128, 129, 0}) seen[b] = 1;
+  Rng rng(7);
+  uint64_t total = 10;
+  while (total < 130) {
+    const auto [b, n] = m.take(rng.below(130), 1 + rng.below(8));
+    ASSERT_GE(n, 1u);
+    for (uint64_t i = b; i < b + n; ++i) EXPECT_EQ(seen[i]++, 0) << "block " << i << " twice in one pass";
+    total += n;
+  }
+  EXPECT_EQ(m.take(5, 3), (Taken{5, 3})) << "a new pass";
+  EXPECT_EQ(m.used(), 3u);
 }
 
 }  // namespace
