@@ -93,7 +93,7 @@ uint32_t Worker::place_split(size_t k, uint64_t& off) noexcept {
   const auto i = static_cast<size_t>(std::upper_bound(split_cum_.begin(), split_cum_.end(), r) - split_cum_.begin());
   const uint32_t len = split_size_[i];
   const Target& t = targets_.list[plan_.files[k]];
-  const uint64_t unit = job_.bs_align();
+  const uint64_t unit = split_unit_;
   OffsetGen& g = gens_[k];
   if (!rw_random(job_.rw)) {
     if (off + len > t.base + t.range) {  // wraps to the first block, as a pass does

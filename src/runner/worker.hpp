@@ -204,6 +204,7 @@ class Worker {
   // map of each file's visited blocks (fio's random map).
   std::vector<uint64_t> split_cum_;
   std::vector<uint32_t> split_size_;
+  uint64_t split_unit_ = 0;  // the grid: job_.bs_align(), taken once
   std::vector<RandomMap> maps_;
   uint64_t rr_ = 0;
   // --verify.

@@ -178,6 +178,7 @@ void Worker::setup_offsets() {
                        plan_.stride[k], plan_.phase[k], job_.distribution);
   }
   mix_ = Rng(seed_ ^ (0x2545f4914f6cdd1dull * (plan_.index + 1)));
+  split_unit_ = job_.bs_align();
   uint64_t cum = 0;
   for (const BsShare& b : job_.bs_split) {
     split_cum_.push_back(cum += b.weight);
