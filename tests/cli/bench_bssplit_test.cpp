@@ -177,8 +177,7 @@ TEST(BenchBssplit, TheCorpusFilesHaveFiosMeanSizeInBothTools) {
   for (const SplitCase& c : {SplitCase{"bssplit.fio", "read", 0, 3500}, SplitCase{"bsrange.fio", "write", 18432, 1400}}) {
     SCOPED_TRACE(c.file);
     const std::string file = std::string(IOACCT_SOURCE_DIR) + "/tests/fio/" + c.file;
-    const std::string fio_out = sh("IOACCT_TARGET=" + data + " fio --output-format=json " + file + " 2>/dev/null");
-    const json fio = json::parse(fio_out.substr(fio_out.find('{')))["jobs"][0][c.dir];
+    const json fio = run_fio(file, {"IOACCT_TARGET=" + data})["jobs"][0][c.dir];
     const auto o = run_ioacct({"bench", "--fio", file, "--format", "fio-json"}, {.env = {"IOACCT_TARGET=" + data}});
     ASSERT_EQ(o.exit_code, 0) << o.err;
     const json ours = stdout_json(o)["jobs"][0][c.dir];

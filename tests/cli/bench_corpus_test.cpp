@@ -68,12 +68,9 @@ TEST(FioCorpusRuns, EveryFileRunsInFioAndInIoacctAsTheSameJobs) {
     const bool device = name == "trim.fio";
     const std::vector<std::string> env = {"IOACCT_TARGET=" + (device ? loop.path() : data), "RUNTIME=100ms",
                                           "LOGDIR=" + logs, "TMPDIR=" + dir.path()};
-    std::string vars;
-    for (const auto& e : env) vars += e + " ";
     // fio lays out the files of a job without filename= in its working directory.
-    const std::string out = sh("cd " + dir.path() + " && " + vars + "fio --output-format=json " + file + " 2>&1");
-    ASSERT_NE(out.find('{'), std::string::npos) << "fio did not run it:\n" << out;
-    const json fio = json::parse(out.substr(out.find('{')));
+    const json fio = run_fio(file, env, dir.path());
+    ASSERT_FALSE(fio.is_null());
     std::vector<std::string> args = {"bench", "--fio", file, "--format", "json"};
     if (device) args.emplace_back("--destroy-data");
     const auto o = run_ioacct(args, {.env = env});

@@ -40,11 +40,6 @@ void same_shape(const json& fio, const json& ours, const std::string& path, std:
   }
 }
 
-json run_fio(const std::string& job_file) {
-  const std::string out = sh("fio --output-format=json " + job_file + " 2>/dev/null");
-  return json::parse(out.substr(out.find('{')));
-}
-
 void write_job_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 TEST(BenchFioJson, EveryKeyFioWritesIsThereWithFiosType) {

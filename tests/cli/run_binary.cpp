@@ -212,6 +212,26 @@ std::string sh(const std::string& cmd) {
   return out;
 }
 
+nlohmann::json run_fio(const std::string& job_file, const std::vector<std::string>& env, const std::string& cwd) {
+  TempDir d;
+  std::string cmd = cwd.empty() ? "" : "cd '" + cwd + "' && ";
+  for (const auto& e : env) cmd += e + " ";
+  cmd += "fio --output-format=json '" + job_file + "' 2>" + d.path() + "/err";
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  EXPECT_NE(p, nullptr);
+  char buf[4096];
+  size_t n;
+  while (p && (n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  const int rc = p ? pclose(p) : -1;
+  const size_t at = out.find('{');
+  if (rc != 0 || at == std::string::npos) {
+    ADD_FAILURE() << "fio did not run " << job_file << " (exit " << rc << "):\n" << out << slurp(d.path() + "/err");
+    return nullptr;
+  }
+  return nlohmann::json::parse(out.substr(at));
+}
+
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;

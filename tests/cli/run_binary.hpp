@@ -106,6 +106,14 @@ class Mount {
 // Runs a shell command, returns its stdout (trailing newline stripped); fails the test on non-zero exit.
 std::string sh(const std::string& cmd);
 
+// fio's JSON report of a job file (fio --output-format=json), fio run with
+// `env` ("NAME=value") in `cwd` (where fio lays out a job's files when it
+// names none; "" for here). fio's stderr is kept apart, so its notes never
+// break the JSON; it is in the failure when fio fails or prints no JSON (the
+// result is then null).
+nlohmann::json run_fio(const std::string& job_file, const std::vector<std::string>& env = {},
+                       const std::string& cwd = "");
+
 // The whole of a file, or "" when it cannot be read.
 std::string slurp(const std::string& path);
 
