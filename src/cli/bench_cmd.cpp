@@ -201,6 +201,44 @@ void parse_shape(const BenchArgs& a, JobSpec& j) {
 }
 
 // The engine, the pace, the seed, and what errors it may take.
+// --rate-iops / --rate: one pace for the thread, or with commas one per
+// direction (R,W,T as fio's rate=r,w,t: an empty field leaves that
+// direction unpaced, and a last value given goes on to the directions after
+// it, so "100,50" paces trims at 50 too).
+void parse_rates(const BenchArgs& a, JobSpec& j) {
+  const auto each = [](const std::string& flag, const std::string& text, auto parse) {
+    std::array<uint64_t, 3> r{};
+    size_t from = 0;
+    int d = 0;
+    for (; d < 3 && from <= text.size(); ++d) {
+      const size_t comma = std::min(text.find(',', from), text.size());
+      const std::string field = text.substr(from, comma - from);
+      if (!field.empty()) r[d] = parse(flag, field);
+      if (!field.empty() && !r[d]) throw UsageError(fmt::format("{}: '{}' must be more than 0 (leave a field empty for no pace)", flag, field));
+      from = comma + 1;
+      if (comma == text.size()) {  // the last field given goes on to the rest
+        for (int rest = d + 1; rest < 3; ++rest) r[rest] = r[d];
+        break;
+      }
+    }
+    if (from <= text.size()) throw UsageError(fmt::format("{}: '{}' has more than three fields (reads, writes, trims)", flag, text));
+    if (r == std::array<uint64_t, 3>{}) throw UsageError(fmt::format("{}: '{}' paces no direction", flag, text));
+    return r;
+  };
+  if (a.rate_iops.find(',') != std::string::npos) {
+    j.rate_iops_dir = each("--rate-iops", a.rate_iops, [](const std::string& f, const std::string& t) { return parse_count(f, t); });
+  } else if (!a.rate_iops.empty()) {
+    j.rate_iops = parse_count("--rate-iops", a.rate_iops);
+    if (!j.rate_iops) throw UsageError("--rate-iops: must be at least 1 (leave it out for no pacing)");
+  }
+  if (a.rate.find(',') != std::string::npos) {
+    j.rate_bw_dir = each("--rate", a.rate, [](const std::string& f, const std::string& t) { return parse_bandwidth(f, t); });
+  } else if (!a.rate.empty()) {
+    j.rate_bw = parse_bandwidth("--rate", a.rate);
+    if (!j.rate_bw) throw UsageError("--rate: must be more than 0 (leave it out for no pacing)");
+  }
+}
+
 void parse_engine_and_pace(const BenchArgs& a, JobSpec& j) {
   // The names are engine_name()'s: each engine, and each member of the psync family.
   constexpr std::pair<EngineKind, SyncCall> engines[] = {
@@ -215,14 +253,7 @@ void parse_engine_and_pace(const BenchArgs& a, JobSpec& j) {
   j.engine = e->first;
   j.sync.call = e->second;
   j.sync.hipri = a.hipri;
-  if (!a.rate_iops.empty()) {
-    j.rate_iops = parse_count("--rate-iops", a.rate_iops);
-    if (!j.rate_iops) throw UsageError("--rate-iops: must be at least 1 (leave it out for no pacing)");
-  }
-  if (!a.rate.empty()) {
-    j.rate_bw = parse_bandwidth("--rate", a.rate);
-    if (!j.rate_bw) throw UsageError("--rate: must be more than 0 (leave it out for no pacing)");
-  }
+  parse_rates(a, j);
   if (!a.seed.empty()) {
     j.seed = parse_count("--seed", a.seed);
     j.seed_given = true;

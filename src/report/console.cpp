@@ -244,6 +244,12 @@ std::string refill_how(const JobSpec& job) {
 std::string job_setup(const JobSpec& job, const std::string& engine_desc) {
   std::string pace;
   if (job.rate_per_thread() > 0) pace = fmt::format(", paced at {} IOPS per thread", format_count(job.rate_per_thread()));
+  if (job.paced_by_direction()) {
+    const std::array<double, 3> r = job.rate_by_direction();
+    const auto one = [](double v) { return v > 0 ? format_count(v) + " IOPS" : std::string("unpaced"); };
+    pace = fmt::format(", paced per thread: reads {}, writes {}", one(r[0]), one(r[1]));
+    if (job.rwmix_trim) pace += fmt::format(", trims {}", one(r[2]));
+  }
   std::string extra;
   if (job.distribution.kind != DistKind::Uniform) extra += ", " + distribution_name(job.distribution) + " access";
   if (job.fsync_every) extra += fmt::format(", fsync every {} writes", job.fsync_every);

@@ -16,6 +16,15 @@ json depth_json(const std::vector<double>& pct, const std::vector<uint64_t>& low
   return by;
 }
 
+// --rate-iops R,W,T: each direction's pace per thread (null: unpaced), or
+// null when the job is not paced by direction.
+json rate_by_direction_json(const JobSpec& job) {
+  if (!job.paced_by_direction()) return nullptr;
+  const std::array<double, 3> r = job.rate_by_direction();
+  const auto one = [](double v) { return v > 0 ? json(v) : json(nullptr); };
+  return {{"read", one(r[0])}, {"write", one(r[1])}, {"trim", one(r[2])}};
+}
+
 json uring_options_json(const JobSpec& job) {
   if (job.engine == EngineKind::Psync) return nullptr;
   const UringOptions& u = job.uring;
@@ -146,6 +155,7 @@ json job_options_json(const JobSpec& job) {
       {"cpus", job.cpus},
       {"engine", engine_name(job.engine, job.sync.call)},
       {"rate_iops_per_thread", job.rate_per_thread() > 0 ? json(job.rate_per_thread()) : json(nullptr)},
+      {"rate_iops_by_direction", rate_by_direction_json(job)},
       {"seed", job.seed},
       {"max_errors", job.max_errors},
       {"uring", uring_options_json(job)},

@@ -73,16 +73,6 @@ unsigned Worker::prepare_fixed(unsigned n, Nanos t) noexcept {
   return n;
 }
 
-// --fsync/--fdatasync N: after every N writes, a sync of the file last
-// written is due (the next request prepare_mixed or prepare_verified makes).
-[[gnu::always_inline]] inline void Worker::count_write(uint32_t file) noexcept {
-  last_write_file_ = file;
-  if (++writes_since_sync_ == sync_every_) {
-    writes_since_sync_ = 0;
-    sync_due_ = true;
-  }
-}
-
 // --bssplit: the size of the request at `off` in file k, drawn by weight.
 // Random: fio's random map moves `off` to an unvisited block and cuts the
 // I/O short at a visited one or the range's end. Sequential: an I/O longer
@@ -112,6 +102,8 @@ uint32_t Worker::place_split(size_t k, uint64_t& off) noexcept {
 unsigned Worker::prepare_mixed(unsigned n, Nanos t) noexcept {
   const uint32_t bs = static_cast<uint32_t>(job_.bs);
   for (unsigned i = 0; i < n; ++i) {
+    IoOp op = sync_op_;
+    if (!sync_due_ && !take_op(op, t)) return i;  // paced by direction: none is due
     const uint32_t idx = free_[--nfree_];
     Slot& s = slots_[idx];
     s.eagains = 0;
@@ -130,7 +122,7 @@ unsigned Worker::prepare_mixed(unsigned n, Nanos t) noexcept {
       const uint32_t len = split_size_.empty() || !moves_data_ ? bs : place_split(k, off);
       s.start = s.offset = off;
       s.file = plan_.files[k];
-      s.op = fixed_op_ ? *fixed_op_ : op_for_next();
+      s.op = op;
       s.len = len;
       s.left = s.op == IoOp::Trim ? 0 : len;  // a trim completes with 0 when done
       if (sync_every_ && s.op == IoOp::Write) count_write(s.file);
@@ -138,65 +130,6 @@ unsigned Worker::prepare_mixed(unsigned n, Nanos t) noexcept {
     reqs_[nreq_++] = request(s, idx);
   }
   return n;
-}
-
-// The --verify path: no two I/Os to one block in flight, every write
-// formatted as a checkable block.
-unsigned Worker::prepare_verified(unsigned n, Nanos t) noexcept {
-  const uint32_t bs = static_cast<uint32_t>(job_.bs);
-  for (unsigned i = 0; i < n; ++i) {
-    if (sync_due_) {
-      sync_due_ = false;
-      const uint32_t idx = free_[--nfree_];
-      Slot& s = slots_[idx];
-      s = Slot{slots_[idx].buf, 0, 0, 0, last_write_file_, sync_op_, 0, t, 0, 0, 0};
-      reqs_[nreq_++] = request(s, idx);
-      continue;
-    }
-    size_t k = 0;
-    uint64_t off = 0, block = 0;
-    bool found = false;
-    for (int attempt = 0; attempt < 8 && !found; ++attempt) {
-      k = pick_file();
-      off = gens_[k].next();
-      block = (off - targets_.list[plan_.files[k]].base) / bs;
-      found = !(*tables_)[plan_.files[k]].busy[block];
-    }
-    if (!found) return i;  // everything we tried is in flight; try again next batch
-    (*tables_)[plan_.files[k]].busy[block] = 1;
-    const uint32_t idx = free_[--nfree_];
-    Slot& s = slots_[idx];
-    s.start = s.offset = off;
-    s.left = s.len = bs;
-    s.eagains = 0;
-    s.file = plan_.files[k];
-    s.op = op_for_next();
-    s.t_submit = t;
-    s.t_issued = 0;
-    if (s.op == IoOp::Write) {
-      s.gen = ++generation_;
-      format_block(s.buf, bs, off, s.gen, job_.seed, plan_.index);
-      if (sync_every_) count_write(s.file);
-    }
-    reqs_[nreq_++] = request(s, idx);
-  }
-  return n;
-}
-
-// --verify bookkeeping when a request is done (ok = transferred whole).
-void Worker::finish_verified(const Slot& s, bool ok) {
-  if (!io_moves_data(s.op)) return;  // a sync touches no block
-  VerifyTable& vt = (*tables_)[s.file];
-  const uint64_t block = (s.start - targets_.list[s.file].base) / job_.bs;
-  vt.busy[block] = 0;
-  if (s.op == IoOp::Write) {
-    // A failed write leaves the block's content unknown: stop checking it.
-    vt.tag[block] = ok ? generation_tag(s.gen) : 0;
-  } else if (ok && job_.verify_during && vt.tag[block]) {
-    VerifyFinding f;
-    ++verify_.checked_during;
-    if (!check_block(s.buf, s.len, s.start, job_.seed, vt.tag[block], f)) verify_.add(std::move(f));
-  }
 }
 
 IoOp Worker::op_for_next() noexcept {
@@ -216,6 +149,26 @@ IoOp Worker::op_for_next() noexcept {
   return IoOp::Read;
 }
 
+// The next request's op: the job's one, or the mix's draw; paced by
+// direction, the one DirPace lets go now (false: none is due, and the draw
+// is held for the next refill, as fio sleeps on it).
+bool Worker::take_op(IoOp& op, Nanos t) noexcept {
+  if (fixed_op_) {
+    op = *fixed_op_;
+    return true;
+  }
+  if (!dir_pace_) {
+    op = op_for_next();
+    return true;
+  }
+  constexpr IoOp kOps[] = {IoOp::Read, IoOp::Write, IoOp::Trim};
+  const int wanted = held_dir_ >= 0 ? held_dir_ : static_cast<int>(std::find(kOps, kOps + 3, op_for_next()) - kOps);
+  const int d = dir_pace_->take(wanted, t);
+  held_dir_ = d < 0 ? wanted : -1;
+  if (d >= 0) op = kOps[d];
+  return d >= 0;
+}
+
 // A completed trim or sync inside the window: trims are I/Os (in IOPS, with
 // their own latency), syncs are counted apart.
 void Worker::count_other(const Slot& s, Nanos now) noexcept {
@@ -232,36 +185,6 @@ void Worker::count_other(const Slot& s, Nanos now) noexcept {
   }
 }
 
-void Worker::record_error(const Slot& s, int key) {
-  ++out_.errors[key];
-  if (ctl_.errors.fetch_add(1) + 1 > ctl_.max_errors) {
-    int expected = kRunning;
-    ctl_.stop.compare_exchange_strong(expected, kErrors);
-  }
-  std::lock_guard lk(ctl_.first_error_mu);
-  if (ctl_.first_error.empty())
-    ctl_.first_error = fmt::format("{} {} {}{}{}", key == kErrEof ? "unexpected end of file" : errno_text(key),
-                                   s.op == IoOp::Read ? "reading" : s.op == IoOp::Write ? "writing"
-                                   : s.op == IoOp::Trim ? "trimming" : "syncing",
-                                   targets_.list[s.file].path,
-                                   io_moves_data(s.op) || s.op == IoOp::Trim ? fmt::format(" at offset {}", s.start) : "",
-                                   error_hint(key, s.op));
-}
-
-// What a person can do about the common errors.
-const char* Worker::error_hint(int key, IoOp op) {
-  if (op == IoOp::Trim && (key == EOPNOTSUPP || key == EINVAL))
-    return " (the target cannot discard: a device without discard support, or a filesystem that cannot punch holes)";
-  switch (key) {
-    case kErrEof: return " (the target is shorter than when the run started: was it truncated?)";
-    case ENOSPC: return " (the filesystem is full: use a smaller --size, or free space)";
-    case EIO: return " (the device reported an I/O error: check 'dmesg')";
-    case EBADF: return " (the target's descriptor is no longer valid)";
-    default: return "";
-  }
-}
-
-
 // The batch loop's state between its steps. The steps are inlined into
 // loop(), so it compiles to the one function it was (bench/sol.sh prices it).
 struct Worker::LoopState {
@@ -272,8 +195,10 @@ struct Worker::LoopState {
   AnatomyThread* const anat;
   Nanos now;
   // Paced by a schedule (workload/pace.hpp): only I/Os due before the
-  // window's end are issued, and a backlog is dropped, never burst.
+  // window's end are issued, and a backlog is dropped, never burst. Paced
+  // by direction, the worker's dir_pace_ holds the schedules instead.
   std::optional<PaceSchedule> pace;
+  bool paced = false;  // either way
   unsigned inflight = 0;         // prepared or submitted, not yet finished
   unsigned inflight_logged = 0;  // last count sent to the in-flight log
   uint64_t completed = 0, bytes_all = 0;
@@ -283,6 +208,15 @@ struct Worker::LoopState {
   Nanos t_prep = 0;      // the submission stamp of this batch
   unsigned fresh = 0;    // new requests in it
 };
+
+// When the pace lets the next request go: 0 when it does now (or the run is
+// unpaced), UINT64_MAX when it has none left before the window's end. Paced
+// by direction, only a held draw waits (a refill that stopped for the depth
+// or the quota holds none).
+[[gnu::always_inline]] inline Nanos Worker::pace_due(const LoopState& s) const noexcept {
+  if (s.pace) return s.pace->next_due();
+  return dir_pace_ && held_dir_ >= 0 ? dir_pace_->next_due(held_dir_) : 0;
+}
 
 // 1. New requests: fill the free depth, a submit batch at a time.
 [[gnu::always_inline]] inline void Worker::refill(LoopState& s) noexcept {
@@ -295,6 +229,9 @@ struct Worker::LoopState {
     n = due ? prepare(due, t) : 0;
     s.starved = n < due;
     s.t_prep = t;
+  } else if (n && dir_pace_) {
+    s.t_prep = now_ns();
+    n = prepare(n, s.t_prep);  // as many as the paces let go (held_dir_)
   } else if (n) {
     const unsigned asked = n;
     s.t_prep = now_ns();
@@ -316,7 +253,8 @@ struct Worker::LoopState {
 // schedule is over, the window's end: the window is the runtime asked for,
 // never stretched to a slot past it.
 [[gnu::always_inline]] inline void Worker::idle_paced(LoopState& s) noexcept {
-  sleep_until_ns(std::min(s.pace->done() ? deadline_ : s.pace->next_due(), now_ns() + kMaxWaitNs));
+  const Nanos due = pace_due(s);
+  sleep_until_ns(std::min(due == UINT64_MAX ? deadline_ : due, now_ns() + kMaxWaitNs));
   s.now = now_ns();
   if (s.now >= deadline_) {
     if (!counting_ && !window_closed_) open_window();  // a window no completion fell in
@@ -332,7 +270,7 @@ struct Worker::LoopState {
 [[gnu::always_inline]] inline int Worker::enter_batch(LoopState& s, unsigned q) noexcept {
   const bool quota_full = counting_ && s.quota != UINT64_MAX && out_.ios + s.inflight >= s.quota;
   const bool can_issue = !s.stopping && !s.starved && s.inflight < s.depth && !quota_full &&
-                         !(s.pace && s.pace->next_due() > now_ns());
+                         !(s.paced && pace_due(s) > now_ns());
   unsigned wait_nr = can_issue ? 0 : std::min(s.cb, s.inflight);
   // --split-submit: an enter that submits does not also wait, so that
   // every submission ends on its own (one more syscall per batch).
@@ -343,9 +281,9 @@ struct Worker::LoopState {
   // that wait by an instant already past made every enter return at once,
   // a spin of ~30 reaps per I/O that was counted in the CPU per I/O.
   Nanos timeout = wait_bound_;
-  if (s.pace && !s.stopping && !s.starved && !quota_full && s.inflight < s.depth) {
-    const Nanos t = now_ns();
-    timeout = s.pace->next_due() > t ? std::min(s.pace->next_due() - t, kMaxWaitNs) : 1000;
+  if (s.paced && !s.stopping && !s.starved && !quota_full && s.inflight < s.depth) {
+    const Nanos t = now_ns(), due = pace_due(s);
+    timeout = due > t ? std::min(due - t, kMaxWaitNs) : 1000;
   }
   const int got = engine_->enter(wait_nr, {comps_.data(), comps_.size()}, timeout);
   s.now = now_ns();
@@ -387,6 +325,12 @@ void Worker::loop() noexcept {
               ctl_.anatomy ? &ctl_.anatomy->thread(plan_.index) : nullptr, now_ns());
   const double rate = job_.rate_per_thread();
   if (rate > 0) s.pace.emplace(rate, s.now, deadline_);
+  if (job_.paced_by_direction()) {
+    const unsigned writes = 100 - job_.rwmix_read - job_.rwmix_trim;
+    dir_pace_.emplace(job_.rate_by_direction(),
+                      std::array<bool, 3>{job_.rwmix_read > 0, writes > 0, job_.rwmix_trim > 0}, s.now, deadline_);
+  }
+  s.paced = s.pace || dir_pace_;
   if (s.now >= measure_start_) open_window();  // no ramp: the first I/O counts
   if (s.quota == 0) {  // this thread's share of --ios is nothing
     close_window(s.now);
@@ -413,7 +357,7 @@ void Worker::loop() noexcept {
     }
     if (s.inflight == 0) {
       if (s.stopping || (counting_ && out_.ios >= s.quota)) break;
-      if (s.pace) {
+      if (s.paced) {
         idle_paced(s);
         continue;
       }

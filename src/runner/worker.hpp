@@ -29,6 +29,7 @@
 #include "runner/refill_chooser.hpp"
 #include "runner/result.hpp"
 #include "workload/job.hpp"
+#include "workload/pace.hpp"
 #include "workload/target.hpp"
 #include "workload/verify.hpp"
 
@@ -89,7 +90,7 @@ class Worker {
   IoOp op_for_next() noexcept;
   uint32_t place_split(size_t k, uint64_t& off) noexcept;
   void setup_offsets();
-  IoOp next_op() noexcept;
+  bool take_op(IoOp& op, Nanos t) noexcept;
   size_t pick_file() noexcept;
   IoRequest request(const Slot& s, uint32_t tag, bool may_block = false) const noexcept;
   void count_other(const Slot& s, Nanos now) noexcept;
@@ -135,6 +136,7 @@ class Worker {
   void loop() noexcept;
   void refill(LoopState& s) noexcept;
   void idle_paced(LoopState& s) noexcept;
+  Nanos pace_due(const LoopState& s) const noexcept;
   int enter_batch(LoopState& s, unsigned q) noexcept;
   void reap_batch(LoopState& s, int got) noexcept;
   // The fused path (worker_fused.cpp): the steady state of a run of reads or
@@ -200,6 +202,10 @@ class Worker {
   // Where the next request goes.
   std::vector<OffsetGen> gens_;
   Rng mix_{0};
+  // --rate-iops R,W,T: each direction's pace, and the direction the mix drew
+  // that no pace let go yet (-1: none), which the next refill issues first.
+  std::optional<DirPace> dir_pace_;
+  int held_dir_ = -1;
   // --bssplit: each size's cumulative weight, and the sizes; random I/O's
   // map of each file's visited blocks (fio's random map).
   std::vector<uint64_t> split_cum_;
@@ -217,5 +223,15 @@ class Worker {
   std::unique_ptr<Histogram> ihist_[2];  // --log-interval with --acct latency or full
   uint32_t epoch_ = 0;
 };
+
+// --fsync/--fdatasync N: after every N writes, a sync of the file last
+// written is due (the next request prepare_mixed or prepare_verified makes).
+[[gnu::always_inline]] inline void Worker::count_write(uint32_t file) noexcept {
+  last_write_file_ = file;
+  if (++writes_since_sync_ == sync_every_) {
+    writes_since_sync_ = 0;
+    sync_due_ = true;
+  }
+}
 
 }  // namespace ioacct

@@ -254,13 +254,11 @@ void decode_stonewall(FioValues& v, const FioSetting& s, FioSpec& j) {
 }
 
 void decode_rate_iops(FioValues& v, const FioSetting& s, FioSpec& j) {
-  j.rate_iops = v.integers(*s.opt, "rates", 1, 1'000'000'000);
-  j.rate_iops_at = s.opt;
+  j.rate_iops = v.integers_each(*s.opt, 0, 1'000'000'000);
 }
 
 void decode_rate(FioValues& v, const FioSetting& s, FioSpec& j) {
-  j.rate = v.sizes(*s.opt, "rates");
-  j.rate_at = s.opt;
+  j.rate = v.sizes_each(*s.opt);
 }
 
 void decode_distribution(FioValues& v, const FioSetting& s, FioSpec& j) {
@@ -464,7 +462,8 @@ const std::vector<FioOptionRow> kRows = {  // NOLINT(cert-err58-cpp)
    decode_stonewall},
   {{{"rate_iops"}},
    "`--rate-iops`, per thread (as fio's is per clone)",
-   "one rate; with a mixed `rw` an error (fio paces reads and writes each, ioacct the job as a whole)",
+   "`r,w,t` as fio's: with a mixed `rw`, `--rate-iops R,W,T` (each direction on its own pace, as fio's "
+   "`rate_ddir`); otherwise the job's direction's value",
    decode_rate_iops},
   {{{"rate"}}, "`--rate` (bytes per second, fio's units), per thread", "as `rate_iops`", decode_rate},
   {{{"random_distribution"}},

@@ -9,6 +9,7 @@
 // alone into a FioSpec (its row's `decode`), then fio_words() turns the whole
 // spec into `ioacct bench` words and checks what depends on several options
 // (io_uring's flags on another engine, a rate with a mixed rw, ...).
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -45,12 +46,19 @@ class FioValues {
   // value, or all equal; an empty part keeps the one before it.
   std::optional<uint64_t> sizes(const FioOption& o, const char* what);
   std::optional<uint64_t> integers(const FioOption& o, const char* what, uint64_t lo, uint64_t hi);
+  // fio's list for reads, writes and trims, each direction its own (rate,
+  // rate_iops): "a" sets all three, "a,b" reads a and writes and trims b,
+  // "a," reads only, ",b" writes and trims; 0 where a direction is unset.
+  std::optional<std::array<uint64_t, 3>> sizes_each(const FioOption& o);
+  std::optional<std::array<uint64_t, 3>> integers_each(const FioOption& o, uint64_t lo, uint64_t hi);
 
   unsigned kb_base = 1024;
 
  private:
   template <typename F>
   std::optional<uint64_t> per_direction(const FioOption& o, const char* what, F&& read);
+  template <typename F>
+  std::optional<std::array<uint64_t, 3>> each_direction(const FioOption& o, F&& read);
   std::vector<FioProblem>& errors_;
 };
 
@@ -84,8 +92,7 @@ struct FioSpec {
   const FioOption* ramp_at = nullptr;
   uint64_t startdelay_ns = 0;
   bool stonewall = false;
-  std::optional<uint64_t> rate_iops, rate;
-  const FioOption *rate_iops_at = nullptr, *rate_at = nullptr;
+  std::optional<std::array<uint64_t, 3>> rate_iops, rate;  // reads, writes, trims; 0 = unpaced
   std::string distribution;  // ioacct's spelling; "" for uniform
   bool fresh_seed = false;   // randrepeat=0
   const FioOption* norandommap_at = nullptr;  // where norandommap was set

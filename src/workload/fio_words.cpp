@@ -116,17 +116,24 @@ void put_when(Words& put, const FioSpec& s, FioValues& v, const std::vector<std:
   if (s.stonewall) put("--stonewall");
 }
 
+// fio paces each direction on its own. A mixed job gets ioacct's pace per
+// direction (an empty field: unpaced); a job of one direction takes that
+// direction's value, so fio's "rate=,500k" leaves a read job unpaced.
+void put_rate(Words& put, const FioSpec& s, const char* flag, const std::array<uint64_t, 3>& r) {
+  if (mixed(s)) {
+    if (r == std::array<uint64_t, 3>{}) return;
+    const auto field = [](uint64_t x) { return x ? std::to_string(x) : std::string(); };
+    put(flag, fmt::format("{},{},{}", field(r[0]), field(r[1]), field(r[2])));
+    return;
+  }
+  const size_t d = s.rw.find("read") != std::string::npos ? 0 : s.rw.find("write") != std::string::npos ? 1 : 2;
+  if (r[d]) put(flag, std::to_string(r[d]));
+}
+
 // How fast, where on the target: the pace, the distribution, the seed, the syncs.
-void put_pace(Words& put, const FioSpec& s, FioValues& v, uint64_t fresh_seed) {
-  const char* kPaced = "with a mixed rw, fio paces reads and writes each; ioacct paces the job as a whole";
-  if (s.rate_iops) {
-    if (mixed(s)) v.bad(*s.rate_iops_at, kPaced);
-    else put("--rate-iops", std::to_string(*s.rate_iops));
-  }
-  if (s.rate) {
-    if (mixed(s)) v.bad(*s.rate_at, kPaced);
-    else if (*s.rate) put("--rate", std::to_string(*s.rate));
-  }
+void put_pace(Words& put, const FioSpec& s, uint64_t fresh_seed) {
+  if (s.rate_iops) put_rate(put, s, "--rate-iops", *s.rate_iops);
+  if (s.rate) put_rate(put, s, "--rate", *s.rate);
   if (!s.distribution.empty()) put("--random-distribution", s.distribution);
   if (s.fresh_seed && !s.seed_given) put("--seed", std::to_string(fresh_seed));
   if (s.seed) put("--seed", std::to_string(*s.seed));
@@ -172,7 +179,7 @@ std::vector<std::string> fio_words(const FioSpec& s, FioValues& v, uint64_t fres
   put_batching(put, s, v);
   std::vector<std::string> files = put_where(put, s, v);
   put_when(put, s, v, files);
-  put_pace(put, s, v, fresh_seed);
+  put_pace(put, s, fresh_seed);
   put_modes(put, s, v);
   for (auto& f : files) put.w.push_back(std::move(f));
   return put.w;

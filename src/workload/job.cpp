@@ -57,6 +57,20 @@ double JobSpec::rate_per_thread() const {
   return 0;
 }
 
+bool JobSpec::paced_by_direction() const {
+  for (int d = 0; d < 3; ++d)
+    if (rate_iops_dir[d] || rate_bw_dir[d]) return true;
+  return false;
+}
+
+std::array<double, 3> JobSpec::rate_by_direction() const {
+  std::array<double, 3> r{};
+  for (int d = 0; d < 3; ++d)
+    r[d] = rate_iops_dir[d] ? static_cast<double>(rate_iops_dir[d])
+                            : static_cast<double>(rate_bw_dir[d]) / bs_mean();
+  return r;
+}
+
 uint64_t JobSpec::bs_align() const {
   uint64_t a = bs;
   for (const BsShare& s : bs_split) a = std::min<uint64_t>(a, s.size);
@@ -148,12 +162,39 @@ void validate_submission(const JobSpec& job) {
     throw UsageError("--split-submit: psync has no submission to split (each I/O is one syscall)");
 }
 
+// --rate-iops R,W,T / --rate R,W,T: only where reads and writes mix, each
+// direction at least one I/O per window, as for one pace.
+void validate_direction_pace(const JobSpec& job) {
+  const char* flag = job.rate_bw_dir != std::array<uint64_t, 3>{} ? "--rate" : "--rate-iops";
+  if (job.rate_iops || job.rate_bw || (job.rate_bw_dir != std::array<uint64_t, 3>{} &&
+                                       job.rate_iops_dir != std::array<uint64_t, 3>{}))
+    throw UsageError("--rate: give --rate or --rate-iops, not both");
+  if (!rw_mixed(job.rw))
+    throw UsageError(fmt::format("{}: a pace per direction (R,W,T) is for the mixes (--rw randrw or rw), not --rw {}; "
+                                 "give one rate",
+                                 flag, rw_name(job.rw)));
+  const std::array<double, 3> rates = job.rate_by_direction();
+  for (int d = 0; d < 3; ++d) {
+    if (rates[d] > 1e9)
+      throw UsageError(fmt::format("{}: more than 10^9 I/Os per second per thread cannot be paced", flag));
+    if (job.rate_bw_dir[d] && job.rate_bw_dir[d] < job.bs)
+      throw UsageError(fmt::format("--rate: {} bytes/s is less than one --bs block per second", job.rate_bw_dir[d]));
+    if (rates[d] > 0 && job.runtime && static_cast<double>(job.runtime->count()) < 1e9 / rates[d])
+      throw UsageError(fmt::format("--runtime: {} is shorter than one period of the {} pace (one I/O every {}); "
+                                   "give a --runtime of at least {}, or --ios",
+                                   format_duration_ns(static_cast<double>(job.runtime->count())),
+                                   d == 0 ? "read" : d == 1 ? "write" : "trim", format_duration_ns(1e9 / rates[d]),
+                                   format_duration_ns(1e9 / rates[d])));
+  }
+}
+
 // How long it runs (10 s unless counted), how big, and at what pace.
 void validate_count_and_pace(JobSpec& job) {
   if (job.runtime && job.runtime->count() == 0) throw UsageError("--runtime: must be more than 0");
   if (job.ios && *job.ios == 0) throw UsageError("--ios: must be at least 1");
   if (!job.runtime && !job.ios && !job.passes) job.runtime = std::chrono::seconds(10);
   if (job.size && *job.size == 0) throw UsageError("--size: must be more than 0");
+  if (job.paced_by_direction()) return validate_direction_pace(job);
   if (job.rate_iops && job.rate_bw) throw UsageError("--rate: give --rate or --rate-iops, not both");
   if (job.rate_bw && job.rate_bw < job.bs)
     throw UsageError(fmt::format("--rate: {} bytes/s is less than one --bs block per second", job.rate_bw));

@@ -2,6 +2,7 @@
 // The job: what the user asked for, parsed and validated, before anything is
 // opened. Plain data; validate() is the only place that decides whether a
 // combination of options makes sense.
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -91,6 +92,10 @@ struct JobSpec {
   EngineKind engine = EngineKind::Uring;
   uint64_t rate_iops = 0;  // per thread; 0 = unpaced
   uint64_t rate_bw = 0;    // per thread, bytes/s; 0 = unpaced
+  // --rate-iops R,W[,T] / --rate R,W[,T] (fio's rate=r,w,t), a mixed --rw
+  // only: reads, writes and trims each on a pace of their own, per thread;
+  // 0 leaves that direction unpaced. Set, they replace rate_iops / rate_bw.
+  std::array<uint64_t, 3> rate_iops_dir{}, rate_bw_dir{};
   uint64_t seed = 0;
   bool seed_given = false;
   uint64_t max_errors = 0;
@@ -115,8 +120,13 @@ struct JobSpec {
   unsigned submit_batch_eff() const;
   unsigned complete_batch_eff() const;
   bool lockstep() const { return submit_batch || complete_batch; }
-  // I/Os per second per thread from --rate-iops / --rate, 0 if unpaced.
+  // I/Os per second per thread from --rate-iops / --rate, 0 if unpaced
+  // (or paced by direction).
   double rate_per_thread() const;
+  // Paced by direction: each one's I/Os per second per thread (reads,
+  // writes, trims; 0 = unpaced), else all 0.
+  bool paced_by_direction() const;
+  std::array<double, 3> rate_by_direction() const;
   // The grid offsets are drawn on: the smallest size of a --bssplit (fio's
   // default blockalign), else bs.
   uint64_t bs_align() const;

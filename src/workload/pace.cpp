@@ -24,4 +24,25 @@ unsigned PaceSchedule::take(unsigned want, uint64_t now) {
   return due;
 }
 
+DirPace::DirPace(std::array<double, 3> per_second, std::array<bool, 3> drawn, uint64_t start_ns,
+                 uint64_t deadline_ns)
+    : drawn_(drawn) {
+  for (int d = 0; d < 3; ++d)
+    if (per_second[d] > 0) s_[d].emplace(per_second[d], start_ns, deadline_ns);
+}
+
+int DirPace::take(int wanted, uint64_t now) {
+  for (const int d : {wanted, other(wanted)}) {
+    if (d < 0) continue;
+    if (!s_[d]) return d;
+    if (s_[d]->take(1, now)) return d;
+  }
+  return -1;
+}
+
+uint64_t DirPace::next_due(int wanted) const {
+  const int o = other(wanted);
+  return o < 0 ? due(wanted) : std::min(due(wanted), due(o));
+}
+
 }  // namespace ioacct

@@ -1,7 +1,9 @@
 #pragma once
 // A paced thread's schedule (--rate-iops, --rate). Pure: times are passed in
 // (CLOCK_MONOTONIC ns), so the schedule is unit-tested without a clock.
+#include <array>
 #include <cstdint>
+#include <optional>
 
 namespace ioacct {
 
@@ -33,6 +35,36 @@ class PaceSchedule {
   uint64_t start_, deadline_;
   uint64_t k_ = 0;     // I/Os handed out since start_
   uint64_t next_;      // due time of I/O k_
+};
+
+// A mixed job paced by direction (--rate-iops R,W,T; fio's rate=r,w,t):
+// reads, writes and trims each on a PaceSchedule of their own, an unpaced
+// direction always due. The mix draws each I/O's direction; when the one
+// drawn is ahead of its schedule and the other of read and write is due
+// (and the mix gives it a share), the I/O goes that way instead, and when
+// neither is due nothing is issued until the sooner of the two: fio's
+// rate_ddir(). So a direction whose pace holds it back gives its turn to the
+// other, and the mix's shares bend to the paces, as they do in fio.
+// Directions: 0 read, 1 write, 2 trim.
+class DirPace {
+ public:
+  // `per_second[d]`: 0 leaves d unpaced. `drawn[d]`: the mix gives d a share.
+  DirPace(std::array<double, 3> per_second, std::array<bool, 3> drawn, uint64_t start_ns,
+          uint64_t deadline_ns = UINT64_MAX);
+
+  // The direction to issue for a draw of `wanted` at `now_ns`, its slot
+  // taken; -1 when neither it nor its alternative is due.
+  int take(int wanted, uint64_t now_ns);
+  // When a draw of `wanted` can next go: 0 when it can now, UINT64_MAX when
+  // neither it nor its alternative has an I/O left before the deadline.
+  uint64_t next_due(int wanted) const;
+
+ private:
+  int other(int d) const { return d < 2 && drawn_[d ^ 1] ? d ^ 1 : -1; }
+  uint64_t due(int d) const { return s_[d] ? s_[d]->next_due() : 0; }
+
+  std::array<std::optional<PaceSchedule>, 3> s_;
+  std::array<bool, 3> drawn_;
 };
 
 }  // namespace ioacct

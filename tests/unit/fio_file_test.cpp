@@ -274,6 +274,26 @@ TEST(FioMap, MixedBlockSizesMapToBssplit) {
   EXPECT_EQ(word_after(map_text("[j]\nsize=1m\nbsrange=8k-8k\n").jobs[0].words, "--bs"), "8192");
 }
 
+// fio paces each direction on its own: "a" all three, "a,b" reads a and
+// the rest b, "a," reads only, ",b" writes (and trims). A mixed job gets
+// ioacct's pace per direction; a job of one direction its direction's value.
+TEST(FioMap, RatesPerDirectionAsFiosOwn) {
+  const auto rate = [](const std::string& rw, const std::string& opt) {
+    const auto w = map_text("[j]\nsize=1m\nrw=" + rw + "\n" + opt + "\n").jobs.at(0).words;
+    return word_after(w, "--rate-iops") + "|" + word_after(w, "--rate");
+  };
+  EXPECT_EQ(rate("randrw", "rate_iops=100"), "100,100,100|");
+  EXPECT_EQ(rate("randrw", "rate_iops=400,200"), "400,200,200|");
+  EXPECT_EQ(rate("rw", "rate_iops=400,"), "400,,|");
+  EXPECT_EQ(rate("randrw", "rate_iops=,50"), ",50,50|");
+  EXPECT_EQ(rate("randrw", "rate=1m,512k"), "|1048576,524288,524288");
+  EXPECT_EQ(rate("randread", "rate_iops=400,200"), "400|");
+  EXPECT_EQ(rate("randwrite", "rate_iops=400,200"), "200|");
+  EXPECT_EQ(rate("randread", "rate_iops=,200"), "|") << "fio leaves the reads of rate=,N unpaced";
+  EXPECT_EQ(rate("write", "rate=1m,"), "|");
+  EXPECT_EQ(rate("randrw", "rate_iops=0"), "|") << "0 is no pace, in fio as here";
+}
+
 TEST(Bssplit, ReadsFiosListAndSharesWhatIsLeft) {
   EXPECT_EQ(parse_bssplit("--x", "4k/80:64k/20"), (std::vector<BsShare>{{4096, 80}, {65536, 20}}));
   EXPECT_EQ(parse_bssplit("--x", "4k/50:8k:16k/"), (std::vector<BsShare>{{4096, 50}, {8192, 25}, {16384, 25}}));
@@ -379,7 +399,7 @@ TEST(FioMap, RefusesWhatItCannotMean) {
   EXPECT_THAT(err("[j]\nsize=1m\nrandom_distribution=zoned:50/50\n"), HasSubstr("j.fio:3: random_distribution:"));
   EXPECT_THAT(err("[j]\nsize=1m\nnorandommap=0\n"), HasSubstr("keeps no random map"));
   EXPECT_THAT(err("[j]\nsize=1m\nsqthread_poll=1\n"), HasSubstr("is an io_uring option"));
-  EXPECT_THAT(err("[j]\nsize=1m\nrw=randrw\nrate_iops=100\n"), HasSubstr("paces the job as a whole"));
+  EXPECT_THAT(err("[j]\nsize=1m\nrw=randrw\nrate_iops=1,2,3,4\n"), HasSubstr("more than three values"));
   EXPECT_THAT(err("[a]\nsize=1m\nramp_time=1\n[b]\nsize=1m\nramp_time=2\n"),
               HasSubstr("j.fio:6: ramp_time: differs between [a] and [b]"));
   EXPECT_THAT(err("[a]\nsize=1m\n[a]\nsize=1m\n"), HasSubstr("j.fio:3: [a]: a job of this name is at j.fio:1"));

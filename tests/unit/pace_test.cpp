@@ -84,5 +84,47 @@ TEST(PaceSchedule, NoneAtOrAfterTheDeadline) {
   EXPECT_EQ(q.take(32, kS), 0u) << "the slot at the deadline belongs to the next window";
 }
 
+// fio's rate_ddir(): the direction drawn when it is due, else the other of
+// read and write when that one is due and drawn at all, else nothing until
+// the sooner of the two.
+TEST(DirPace, TheDrawnDirectionWhenDueElseTheOtherElseTheSoonerOfTheTwo) {
+  const uint64_t t0 = 1000;
+  DirPace p({10, 5, 0}, {true, true, false}, t0);  // reads every 100 ms, writes every 200 ms
+  EXPECT_EQ(p.take(0, t0), 0);
+  EXPECT_EQ(p.take(0, t0), 1) << "reads ahead, writes due: the write goes";
+  EXPECT_EQ(p.take(0, t0), -1) << "both ahead";
+  EXPECT_EQ(p.take(1, t0), -1);
+  EXPECT_EQ(p.next_due(1), t0 + kS / 10) << "the sooner of the two: the next read";
+  EXPECT_EQ(p.take(1, t0 + kS / 10), 0) << "a write drawn, the read due: the read goes";
+  EXPECT_EQ(p.next_due(0), t0 + kS / 5);
+  EXPECT_EQ(p.take(1, t0 + kS / 5), 1);
+}
+
+TEST(DirPace, AnUnpacedDirectionIsAlwaysDueAndTakesThePacedOnesTurns) {
+  DirPace p({10, 0, 0}, {true, true, false}, 0);
+  EXPECT_EQ(p.take(0, 0), 0);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(p.take(0, 1), 1) << "reads ahead: their turns go to the writes";
+  EXPECT_EQ(p.next_due(1), 0u);
+  EXPECT_EQ(p.next_due(0), 0u) << "a read drawn can go now (as a write)";
+}
+
+TEST(DirPace, ADirectionTheMixNeverDrawsTakesNoTurn) {
+  DirPace p({10, 0, 0}, {true, false, false}, 0);  // --rwmix-read 100
+  EXPECT_EQ(p.take(0, 0), 0);
+  EXPECT_EQ(p.take(0, 1), -1) << "no write share: the read waits for its slot";
+  EXPECT_EQ(p.next_due(0), kS / 10);
+  DirPace trims({0, 0, 10}, {true, true, true}, 0);
+  EXPECT_EQ(trims.take(2, 0), 2);
+  EXPECT_EQ(trims.take(2, 1), -1) << "a trim ahead waits: only reads and writes give each other turns";
+}
+
+TEST(DirPace, NoneLeftBeforeTheDeadlineIsNever) {
+  DirPace p({10, 10, 0}, {true, true, false}, 0, kS / 10);
+  EXPECT_EQ(p.take(0, 0), 0);
+  EXPECT_EQ(p.take(0, 0), 1);
+  EXPECT_EQ(p.take(0, 0), -1);
+  EXPECT_EQ(p.next_due(0), UINT64_MAX);
+}
+
 }  // namespace
 }  // namespace ioacct

@@ -1,0 +1,103 @@
+// The worker's rarer paths, out of the batch loop's file: --verify's
+// requests (no two I/Os to one block in flight) and its bookkeeping, and I/O
+// errors, counted and the first one worded for a person.
+#include <fmt/format.h>
+
+#include <mutex>
+
+#include "common/errors.hpp"
+#include "runner/worker.hpp"
+
+namespace ioacct {
+
+// The --verify path: no two I/Os to one block in flight, every write
+// formatted as a checkable block.
+unsigned Worker::prepare_verified(unsigned n, Nanos t) noexcept {
+  const uint32_t bs = static_cast<uint32_t>(job_.bs);
+  for (unsigned i = 0; i < n; ++i) {
+    if (sync_due_) {
+      sync_due_ = false;
+      const uint32_t idx = free_[--nfree_];
+      Slot& s = slots_[idx];
+      s = Slot{slots_[idx].buf, 0, 0, 0, last_write_file_, sync_op_, 0, t, 0, 0, 0};
+      reqs_[nreq_++] = request(s, idx);
+      continue;
+    }
+    size_t k = 0;
+    uint64_t off = 0, block = 0;
+    bool found = false;
+    for (int attempt = 0; attempt < 8 && !found; ++attempt) {
+      k = pick_file();
+      off = gens_[k].next();
+      block = (off - targets_.list[plan_.files[k]].base) / bs;
+      found = !(*tables_)[plan_.files[k]].busy[block];
+    }
+    if (!found) return i;  // everything we tried is in flight; try again next batch
+    IoOp op{};
+    if (!take_op(op, t)) return i;  // paced by direction: none is due
+    (*tables_)[plan_.files[k]].busy[block] = 1;
+    const uint32_t idx = free_[--nfree_];
+    Slot& s = slots_[idx];
+    s.start = s.offset = off;
+    s.left = s.len = bs;
+    s.eagains = 0;
+    s.file = plan_.files[k];
+    s.op = op;
+    s.t_submit = t;
+    s.t_issued = 0;
+    if (s.op == IoOp::Write) {
+      s.gen = ++generation_;
+      format_block(s.buf, bs, off, s.gen, job_.seed, plan_.index);
+      if (sync_every_) count_write(s.file);
+    }
+    reqs_[nreq_++] = request(s, idx);
+  }
+  return n;
+}
+
+// --verify bookkeeping when a request is done (ok = transferred whole).
+void Worker::finish_verified(const Slot& s, bool ok) {
+  if (!io_moves_data(s.op)) return;  // a sync touches no block
+  VerifyTable& vt = (*tables_)[s.file];
+  const uint64_t block = (s.start - targets_.list[s.file].base) / job_.bs;
+  vt.busy[block] = 0;
+  if (s.op == IoOp::Write) {
+    // A failed write leaves the block's content unknown: stop checking it.
+    vt.tag[block] = ok ? generation_tag(s.gen) : 0;
+  } else if (ok && job_.verify_during && vt.tag[block]) {
+    VerifyFinding f;
+    ++verify_.checked_during;
+    if (!check_block(s.buf, s.len, s.start, job_.seed, vt.tag[block], f)) verify_.add(std::move(f));
+  }
+}
+
+void Worker::record_error(const Slot& s, int key) {
+  ++out_.errors[key];
+  if (ctl_.errors.fetch_add(1) + 1 > ctl_.max_errors) {
+    int expected = kRunning;
+    ctl_.stop.compare_exchange_strong(expected, kErrors);
+  }
+  std::lock_guard lk(ctl_.first_error_mu);
+  if (ctl_.first_error.empty())
+    ctl_.first_error = fmt::format("{} {} {}{}{}", key == kErrEof ? "unexpected end of file" : errno_text(key),
+                                   s.op == IoOp::Read ? "reading" : s.op == IoOp::Write ? "writing"
+                                   : s.op == IoOp::Trim ? "trimming" : "syncing",
+                                   targets_.list[s.file].path,
+                                   io_moves_data(s.op) || s.op == IoOp::Trim ? fmt::format(" at offset {}", s.start) : "",
+                                   error_hint(key, s.op));
+}
+
+// What a person can do about the common errors.
+const char* Worker::error_hint(int key, IoOp op) {
+  if (op == IoOp::Trim && (key == EOPNOTSUPP || key == EINVAL))
+    return " (the target cannot discard: a device without discard support, or a filesystem that cannot punch holes)";
+  switch (key) {
+    case kErrEof: return " (the target is shorter than when the run started: was it truncated?)";
+    case ENOSPC: return " (the filesystem is full: use a smaller --size, or free space)";
+    case EIO: return " (the device reported an I/O error: check 'dmesg')";
+    case EBADF: return " (the target's descriptor is no longer valid)";
+    default: return "";
+  }
+}
+
+}  // namespace ioacct
