@@ -110,7 +110,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_flag("--no-sqarray", a.no_sqarray, "Demand IORING_SETUP_NO_SQARRAY (needs liburing 2.5+)");
   b->add_option("--wait", a.wait, "sleep (in io_uring_enter), spin (poll the CQ) or hybrid:DURATION (spin, then sleep)")->type_name("MODE");
   b->add_flag("--no-iowait", a.no_iowait, "Waiting is not iowait (IORING_ENTER_NO_IOWAIT, 6.15+)");
-  b->add_flag("--nowait", a.nowait, "RWF_NOWAIT: fail instead of blocking inline (io_uring, pvsync2)");
+  b->add_flag("--nowait", a.nowait, "RWF_NOWAIT: fail instead of blocking inline (io_uring, libaio, pvsync2)");
   b->add_flag("--force-async", a.force_async, "IOSQE_ASYNC: always through the io-wq workers");
   b->add_flag("--anatomy", a.anatomy, "Split each I/O's latency into stages at the kernel's tracepoints (eBPF)");
   b->add_option("--log-interval", a.log_interval, "Time series interval, in the JSON (default 1s; 0s: none)")->type_name("DURATION");

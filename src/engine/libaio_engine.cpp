@@ -63,6 +63,7 @@ class LibaioEngine final : public Engine {
         is_block_(opts.is_block),
         depth_(std::max(opts.depth, 1u)),
         vectored_(opts.uring.vectored),
+        nowait_(opts.uring.nowait),
         iocbs_(depth_),
         iovs_(depth_),
         pending_(depth_),
@@ -79,7 +80,8 @@ class LibaioEngine final : public Engine {
   int enter(unsigned wait_nr, std::span<IoCompletion> out, uint64_t timeout_ns) noexcept override;
   const EngineCounters& counters() const noexcept override { return counters_; }
   std::string describe() const override {
-    return fmt::format("libaio (io_submit/io_getevents, {} events{})", depth_, vectored_ ? ", vectored" : "");
+    return fmt::format("libaio (io_submit/io_getevents, {} events{}{})", depth_, vectored_ ? ", vectored" : "",
+                       nowait_ ? ", RWF_NOWAIT" : "");
   }
 
  private:
@@ -92,6 +94,7 @@ class LibaioEngine final : public Engine {
   std::vector<uint8_t> is_block_;
   unsigned depth_;
   bool vectored_;
+  bool nowait_;  // RWF_NOWAIT on each read and write (aio_rw_flags, 4.13+)
   io_context_t ctx_ = nullptr;
   std::vector<iocb> iocbs_;    // per tag: an iocb's index is its request's tag
   std::vector<iovec> iovs_;    // per tag, for PREADV/PWRITEV
@@ -150,6 +153,9 @@ unsigned LibaioEngine::queue(std::span<const IoRequest> reqs) noexcept {
         } else {
           io_prep_pwrite(cb, fd, r.buf, r.len, off);
         }
+        // fio's libaio nowait: -EAGAIN instead of blocking in io_submit (the
+        // retry of one, may_block, goes without it, as io_uring's does).
+        if (nowait_ && !r.may_block) cb->aio_rw_flags = RWF_NOWAIT;
         break;
       case IoOp::Fsync: io_prep_fsync(cb, fd); break;
       case IoOp::Fdatasync: io_prep_fdsync(cb, fd); break;

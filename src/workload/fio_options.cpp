@@ -499,7 +499,7 @@ const std::vector<FioOptionRow> kRows = {  // NOLINT(cert-err58-cpp)
    "`--iopoll` (io_uring); `--hipri` (pvsync2: `RWF_HIPRI` on each call)",
    "other engines: an error (`hipri_percentage` is not mapped)",
    decode_hipri},
-  {{{"nowait"}}, "`--nowait` (`RWF_NOWAIT`: io_uring, pvsync2)", "libaio's is not mapped (an error)", decode_nowait},
+  {{{"nowait"}}, "`--nowait` (`RWF_NOWAIT`: io_uring, libaio, pvsync2)", "other engines: an error", decode_nowait},
   {{{"fixedbufs"}}, "`--fixed-bufs`", "io_uring only", uring_flag<kFlagFixedBufs>},
   {{{"registerfiles"}}, "`--fixed-files`", "io_uring only", uring_flag<kFlagFixedFiles>},
   {{{"nonvectored"}}, "`0` → `--vectored`; `-1`, `1`: ioacct's default (non-vectored)", "", decode_nonvectored},

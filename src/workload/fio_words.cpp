@@ -158,8 +158,8 @@ void put_modes(Words& put, const FioSpec& s, FioValues& v) {
     else v.bad(*s.hipri_at, "is an io_uring and pvsync2 option; this job's ioengine is neither");
   }
   if (s.nowait_at) {
-    if (s.engine == "uring" || s.engine == "pvsync2") put("--nowait");
-    else v.bad(*s.nowait_at, "is mapped for io_uring and pvsync2 only; this job's ioengine is neither");
+    if (s.engine == "uring" || s.engine == "libaio" || s.engine == "pvsync2") put("--nowait");
+    else v.bad(*s.nowait_at, "is mapped for io_uring, libaio and pvsync2 only; this job's ioengine is none of them");
   }
   if (s.verify_at && s.do_verify) {
     if (s.rw == "read" || s.rw == "randread")

@@ -249,7 +249,7 @@ void validate_engine_modes(const JobSpec& job) {
         wished(u.fixed_bufs, "--fixed-bufs", "--no-fixed-bufs"),
         wished(u.register_ring, "--register-ring", "--no-register-ring"),
         {u.vectored && !aio, "--vectored"},  // libaio: PREADV/PWRITEV
-        {u.nowait, "--nowait"}, {u.force_async, "--force-async"}, {u.no_iowait, "--no-iowait"},
+        {u.nowait && !aio, "--nowait"}, {u.force_async, "--force-async"}, {u.no_iowait, "--no-iowait"},
         {u.wait != WaitMode::Sleep, "--wait"},
         wished(u.single_issuer, "--single-issuer", "--no-single-issuer"),
         wished(u.defer_taskrun, "--defer-taskrun", "--no-defer-taskrun"),
@@ -260,7 +260,7 @@ void validate_engine_modes(const JobSpec& job) {
         throw UsageError(fmt::format("{}: is an io_uring mode; --engine {} has {} (use --engine uring{})", flag,
                                      engine_name(job.engine, job.sync.call),
                                      aio ? "none of io_uring's modes" : "no ring",
-                                     std::string_view(flag) == "--nowait" && !aio ? ", or pvsync2" : ""));
+                                     std::string_view(flag) == "--nowait" && !aio ? ", libaio or pvsync2" : ""));
     // The anatomy's stamps are io_uring's tracepoints or one syscall per
     // I/O; AIO has no tracepoint of its own, and one io_submit carries many.
     if (aio && job.anatomy)

@@ -255,6 +255,10 @@ TEST(FioMap, LibaioMapsWithItsDepth) {
       << "fio's iodepth=1";
   EXPECT_EQ(error_of([] { map_text("[j]\nioengine=libaio\nsize=1m\nsqthread_poll=1\n"); }),
             "j.fio:4: sqthread_poll: is an io_uring option; this job's ioengine is not io_uring");
+  EXPECT_TRUE(has(map_text("[j]\nioengine=libaio\nsize=1m\nnowait=1\n").jobs[0].words, "--nowait"))
+      << "fio's libaio nowait: RWF_NOWAIT on each iocb";
+  EXPECT_THAT(error_of([] { map_text("[j]\nioengine=psync\nsize=1m\nnowait=1\n"); }),
+              HasSubstr("nowait: is mapped for io_uring, libaio and pvsync2 only"));
 }
 
 // fio's mixed sizes: bssplit as given, a size without a percent sharing
