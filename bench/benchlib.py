@@ -218,19 +218,24 @@ def ioacct_job_figures(path, name):
 
 
 def fio_job_figures(path, name):
-    """One job of a fio run by its name: its reads, writes and trims together."""
+    """One job of a fio run by its name: its reads, writes and trims together,
+    and its numjobs clones together (fio lists each clone apart, under the
+    job's name; ioacct reports the job). Percentiles are the first clone's
+    first direction's."""
     text = open(path).read()
-    for job in json.loads(text[text.index("{"):])["jobs"]:
-        if job["jobname"] != name:
-            continue
+    clones = [j for j in json.loads(text[text.index("{"):])["jobs"] if j["jobname"] == name]
+    if not clones:
+        sys.exit(f"benchlib.py: no job {name!r} in {path}")
+    iops = ios = cpu_s = 0.0
+    for job in clones:
         dirs = [job[d] for d in ("read", "write", "trim") if job[d]["total_ios"]]
-        ios = sum(d["total_ios"] for d in dirs)
-        runtime_s = job["job_runtime"] / 1e3
-        cpu_us = (job["usr_cpu"] + job["sys_cpu"]) / 100 * runtime_s / ios * 1e6 if ios else float("nan")
-        pct = ((dirs[0] if dirs else {}).get("clat_ns") or {}).get("percentile") or {}
-        return [sum(d["iops"] for d in dirs), cpu_us,
-                num(pct.get("50.000000")) / 1e3, num(pct.get("99.000000")) / 1e3]
-    sys.exit(f"benchlib.py: no job {name!r} in {path}")
+        iops += sum(d["iops"] for d in dirs)
+        ios += sum(d["total_ios"] for d in dirs)
+        cpu_s += (job["usr_cpu"] + job["sys_cpu"]) / 100 * job["job_runtime"] / 1e3
+    first = [clones[0][d] for d in ("read", "write", "trim") if clones[0][d]["total_ios"]]
+    pct = ((first[0] if first else {}).get("clat_ns") or {}).get("percentile") or {}
+    return [iops, cpu_s / ios * 1e6 if ios else float("nan"),
+            num(pct.get("50.000000")) / 1e3, num(pct.get("99.000000")) / 1e3]
 
 
 def load_rows(path):
