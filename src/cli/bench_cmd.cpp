@@ -33,6 +33,15 @@ unsigned parse_small(std::string_view flag, const std::string& text, uint64_t mi
 
 }  // namespace
 
+// How fast: a pace, one or per direction, or a latency the depth must meet.
+void add_pace_options(CLI::App* b, BenchArgs& a) {
+  b->add_option("--rate-iops", a.rate_iops, "Pace each thread to N I/Os per second, on a schedule; R,W[,T] per direction (a mixed --rw)")->type_name("N");
+  b->add_option("--rate", a.rate, "Pace each thread to this bandwidth, e.g. 50m (= 50 MiB/s); R,W[,T] per direction")->type_name("BW");
+  b->add_option("--latency-target", a.latency_target, "Find the highest depth whose I/Os meet this latency (fio's latency_target)")->type_name("DURATION");
+  b->add_option("--latency-window", a.latency_window, "With --latency-target: how long each depth is tried (default 1s)")->type_name("DURATION");
+  b->add_option("--latency-percentile", a.latency_percentile, "With --latency-target: the share of I/Os that must meet it (default 100)")->type_name("PCT");
+}
+
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   CLI::App* b = app.add_subcommand("bench", "Run a workload on files or block devices and account for it.");
   // An empty value ("--runtime ''") is a mistake, never "use the default".
@@ -84,8 +93,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--cpus", a.cpus, "Pin thread i to the i-th CPU of this list, e.g. 0,2-3")->type_name("LIST");
   b->add_option("--engine", a.engine, "uring (io_uring), psync (pread/pwrite, depth 1 per thread; sync, pvsync, pvsync2 as fio's), nop (IORING_OP_NOP) or libaio (Linux AIO)")->type_name("ENGINE");
   b->add_flag("--hipri", a.hipri, "RWF_HIPRI with --engine pvsync2: poll for each completion (devices with poll queues)");
-  b->add_option("--rate-iops", a.rate_iops, "Pace each thread to N I/Os per second, on a schedule")->type_name("N");
-  b->add_option("--rate", a.rate, "Pace each thread to this bandwidth, e.g. 50m (= 50 MiB/s)")->type_name("BW");
+  add_pace_options(b, a);
   b->add_option("--seed", a.seed, "Seed for offsets and data (default fixed: runs repeat)")->type_name("N");
   b->add_option("--max-errors", a.max_errors, "I/O errors tolerated before the run stops (default 0)")->type_name("N");
   // io_uring modes (docs/cli.md, "io_uring modes").
@@ -239,6 +247,27 @@ void parse_rates(const BenchArgs& a, JobSpec& j) {
   }
 }
 
+// --latency-target T [--latency-window W] [--latency-percentile P].
+void parse_latency_target(const BenchArgs& a, JobSpec& j) {
+  if (a.latency_target.empty()) {
+    if (!a.latency_window.empty() || !a.latency_percentile.empty())
+      throw UsageError(fmt::format("{}: only applies with --latency-target",
+                                   a.latency_window.empty() ? "--latency-percentile" : "--latency-window"));
+    return;
+  }
+  j.latency_target = parse_duration("--latency-target", a.latency_target);
+  if (j.latency_target.count() <= 0) throw UsageError("--latency-target: must be more than 0");
+  if (!a.latency_window.empty()) j.latency_window = parse_duration("--latency-window", a.latency_window);
+  if (!a.latency_percentile.empty()) {
+    char* end = nullptr;
+    const double p = std::strtod(a.latency_percentile.c_str(), &end);
+    if (end == a.latency_percentile.c_str() || *end || !(p > 0 && p <= 100))
+      throw UsageError(fmt::format("--latency-percentile: '{}' is not a percentage above 0, at most 100",
+                                   a.latency_percentile));
+    j.latency_percentile = p;
+  }
+}
+
 void parse_engine_and_pace(const BenchArgs& a, JobSpec& j) {
   // The names are engine_name()'s: each engine, and each member of the psync family.
   constexpr std::pair<EngineKind, SyncCall> engines[] = {
@@ -254,6 +283,7 @@ void parse_engine_and_pace(const BenchArgs& a, JobSpec& j) {
   j.sync.call = e->second;
   j.sync.hipri = a.hipri;
   parse_rates(a, j);
+  parse_latency_target(a, j);
   if (!a.seed.empty()) {
     j.seed = parse_count("--seed", a.seed);
     j.seed_given = true;
@@ -400,6 +430,11 @@ void check_before_run(const BenchArgs& a, std::vector<JobSpec>& jobs, const std:
   // Its per-I/O slots are laid out for one job's threads and depth.
   if (jobs.size() > 1 && std::any_of(jobs.begin(), jobs.end(), [](const JobSpec& j) { return j.anatomy; }))
     throw UsageError("--anatomy: takes one job; run it without --job/--fio, or on one job alone");
+  // The search counts afresh once it has found its depth, the run's device
+  // and CPU samples too: they are one job's.
+  if (jobs.size() > 1 &&
+      std::any_of(jobs.begin(), jobs.end(), [](const JobSpec& j) { return j.latency_target.count() > 0; }))
+    throw UsageError("--latency-target: takes one job; run it without --job/--fio, or on one job alone");
   if (format == Format::FioJson) {
     check_fio_json(jobs);
     // fio submits and reaps in separate calls, which is what gives each I/O
@@ -478,6 +513,11 @@ int finish_run(const std::vector<JobSpec>& jobs, const RunResult& r, const StopS
   auto interrupted_exit = [&] { return 128 + signals.received(); };
   if (r.anatomy && r.anatomy->unavailable)
     fmt::print(stderr, "warning: --anatomy: {}; the anatomy is left out (null in the JSON)\n", *r.anatomy->unavailable);
+  if (first.latency_target.count() && r.total.latency_depth && !r.total.latency_found && !r.interrupted &&
+      r.first_error.empty())
+    fmt::print(stderr, "warning: --latency-target: the search had not settled when the run ended (depth {} then); "
+               "the figures cover every depth it tried: give a longer --runtime or a shorter --latency-window\n",
+               r.total.latency_depth);
 
   if (r.interrupted && r.verify && r.verify_skipped && r.verify->checked_after < r.verify->written)
     fmt::print(stderr, "warning: --verify: interrupted, so {} of the {} blocks this run wrote were re-read and the "

@@ -455,6 +455,12 @@ void job_cpu_line(std::string& out, const JobResult& j) {
 std::string single_job(const JobSpec& job, const RunResult& r) {
   const ThreadResult& t = r.total;
   std::string out = job_line(job, t, r.window_ns) + (r.interrupted ? " (INTERRUPTED: partial results)\n" : "\n");
+  if (t.latency_depth)
+    out += fmt::format("  target     {} for {:g}% of I/Os, over windows of {}: depth {}{}\n",
+                       format_duration_ns(static_cast<double>(job.latency_target.count())), job.latency_percentile,
+                       format_duration_ns(static_cast<double>(job.latency_window.count())), t.latency_depth,
+                       t.latency_found ? " found; the figures below are its last window's"
+                                       : " reached when the run ended, not settled; the figures cover every depth tried");
   counts_lines(out, job, t, r.window_ns);
   syscalls_line(out, t, job.uring.sqpoll);
   submission_line(out, t.refill);

@@ -218,10 +218,12 @@ json fio_job(const JobSpec& spec, const JobResult& jr, const RunResult& r, unsig
   j["iodepth_submit"] = zero_levels({"0", "4", "8", "16", "32", "64", ">=64"});
   j["iodepth_complete"] = zero_levels({"0", "4", "8", "16", "32", "64", ">=64"});
   latency_bins(j, *t.latency);
-  j["latency_depth"] = spec.depth_per_thread();
-  j["latency_target"] = 0;
-  j["latency_percentile"] = 100.0;
-  j["latency_window"] = 0;
+  // fio's latency_target search: the depth it reached, the target in ns,
+  // the window in µs, as fio writes them.
+  j["latency_depth"] = t.latency_depth ? t.latency_depth : spec.depth_per_thread();
+  j["latency_target"] = spec.latency_target.count();
+  j["latency_percentile"] = spec.latency_percentile;
+  j["latency_window"] = spec.latency_target.count() ? spec.latency_window.count() / 1000 : 0;
   return j;
 }
 

@@ -105,6 +105,8 @@ json counts_json(const ThreadResult& t, uint64_t window_ns, bool moves_data) {
           {"errors", errors_json(t.errors)},
           {"short_resubmits", t.short_resubmits},
           {"eagain_retries", t.eagain_retries},
+          {"latency_target_depth", t.latency_depth ? json(t.latency_depth) : json(nullptr)},
+          {"latency_target_found", t.latency_depth ? json(t.latency_found) : json(nullptr)},
           {"submission", submission_json(t.refill)}};
 }
 
@@ -156,6 +158,11 @@ json job_options_json(const JobSpec& job) {
       {"engine", engine_name(job.engine, job.sync.call)},
       {"rate_iops_per_thread", job.rate_per_thread() > 0 ? json(job.rate_per_thread()) : json(nullptr)},
       {"rate_iops_by_direction", rate_by_direction_json(job)},
+      {"latency_target", job.latency_target.count()
+                             ? json{{"target_ns", job.latency_target.count()},
+                                    {"window_s", static_cast<double>(job.latency_window.count()) / 1e9},
+                                    {"percentile", job.latency_percentile}}
+                             : json(nullptr)},
       {"seed", job.seed},
       {"max_errors", job.max_errors},
       {"uring", uring_options_json(job)},

@@ -40,8 +40,11 @@ ThreadResult merge_results(std::span<const ThreadResult> threads) {
   ThreadResult t;
   t.latency = std::make_shared<Histogram>();
   uint64_t open = UINT64_MAX, close = 0;
+  t.latency_found = !threads.empty();
   for (const auto& r : threads) {
     t.depth += r.depth;
+    t.latency_depth += r.latency_depth;  // one thread per job with a target (job.cpp)
+    t.latency_found = t.latency_found && r.latency_found;
     t.ios += r.ios;
     t.reads += r.reads;
     t.writes += r.writes;

@@ -73,6 +73,10 @@ struct ThreadResult {
   uint64_t eagain_retries = 0;
   FaultCounts faults;           // injected by --inject-faults (test-only), whole run
   RefillResult refill;
+  // --latency-target: the depth the search reached (0 without a target), and
+  // whether it settled there (the figures are then that depth's alone).
+  unsigned latency_depth = 0;
+  bool latency_found = false;
   std::vector<std::pair<uint64_t, uint64_t>> intervals;  // test-only --dump-intervals: (submitted, reaped) ns
 };
 

@@ -221,6 +221,8 @@ struct Worker::LoopState {
 // 1. New requests: fill the free depth, a submit batch at a time.
 [[gnu::always_inline]] inline void Worker::refill(LoopState& s) noexcept {
   unsigned n = std::min(s.depth - s.inflight, s.sb);
+  if (search_) [[unlikely]]  // --latency-target: the depth being tried
+    n = std::min(n, search_cap_ > s.inflight ? search_cap_ - s.inflight : 0u);
   if (counting_ && s.quota != UINT64_MAX)
     n = static_cast<unsigned>(std::min<uint64_t>(n, s.quota > out_.ios + s.inflight ? s.quota - out_.ios - s.inflight : 0));
   if (n && s.pace) {
@@ -270,7 +272,7 @@ struct Worker::LoopState {
 [[gnu::always_inline]] inline int Worker::enter_batch(LoopState& s, unsigned q) noexcept {
   const bool quota_full = counting_ && s.quota != UINT64_MAX && out_.ios + s.inflight >= s.quota;
   const bool can_issue = !s.stopping && !s.starved && s.inflight < s.depth && !quota_full &&
-                         !(s.paced && pace_due(s) > now_ns());
+                         !(s.paced && pace_due(s) > now_ns()) && !(search_ && s.inflight >= search_cap_);
   unsigned wait_nr = can_issue ? 0 : std::min(s.cb, s.inflight);
   // --split-submit: an enter that submits does not also wait, so that
   // every submission ends on its own (one more syscall per batch).
@@ -331,6 +333,11 @@ void Worker::loop() noexcept {
                       std::array<bool, 3>{job_.rwmix_read > 0, writes > 0, job_.rwmix_trim > 0}, s.now, deadline_);
   }
   s.paced = s.pace || dir_pace_;
+  if (job_.latency_target.count()) {
+    search_.emplace(depth, job_.latency_percentile);
+    search_cap_ = out_.latency_depth = search_->depth();
+    cycle_start_ = s.now;
+  }
   if (s.now >= measure_start_) open_window();  // no ramp: the first I/O counts
   if (s.quota == 0) {  // this thread's share of --ios is nothing
     close_window(s.now);
@@ -367,7 +374,12 @@ void Worker::loop() noexcept {
       fatal(fmt::format("io_uring_enter failed: {}", errno_text(got)));
       break;
     }
+    if (search_) [[unlikely]] count_over_target(got, s.now);
     reap_batch(s, got);
+    if (search_ && search_step(s.now, s.inflight)) [[unlikely]] {
+      close_window(s.now, s.inflight == 0);
+      s.stopping = true;
+    }
     // 4. The window closes at the deadline, at the quota, or on a stop.
     if (counting_ && (s.now >= deadline_ || out_.ios >= s.quota)) {
       close_window(s.now, s.inflight == 0);

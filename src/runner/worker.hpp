@@ -25,6 +25,7 @@
 #include "common/random_map.hpp"
 #include "engine/fused_ring.hpp"
 #include "runner/control.hpp"
+#include "runner/depth_search.hpp"
 #include "runner/plan.hpp"
 #include "runner/refill_chooser.hpp"
 #include "runner/result.hpp"
@@ -137,6 +138,12 @@ class Worker {
   void refill(LoopState& s) noexcept;
   void idle_paced(LoopState& s) noexcept;
   Nanos pace_due(const LoopState& s) const noexcept;
+  // --latency-target (worker_search.cpp): the search's step after a reap,
+  // the completions over the target, and the figures begun afresh.
+  // Returns true when the search is done: the job ends.
+  bool search_step(Nanos now, unsigned inflight) noexcept;
+  void count_over_target(int got, Nanos now) noexcept;
+  void restart_window(Nanos now);
   int enter_batch(LoopState& s, unsigned q) noexcept;
   void reap_batch(LoopState& s, int got) noexcept;
   // The fused path (worker_fused.cpp): the steady state of a run of reads or
@@ -206,6 +213,13 @@ class Worker {
   // that no pace let go yet (-1: none), which the next refill issues first.
   std::optional<DirPace> dir_pace_;
   int held_dir_ = -1;
+  // --latency-target: the search, the depth it lets the refill reach (0
+  // while what is in flight drains: fio quiesces), and the window being tried.
+  std::optional<DepthSearch> search_;
+  unsigned search_cap_ = 0;
+  bool restart_when_drained_ = false;
+  Nanos cycle_start_ = 0;
+  uint64_t cycle_ios_ = 0, cycle_over_ = 0;
   // --bssplit: each size's cumulative weight, and the sizes; random I/O's
   // map of each file's visited blocks (fio's random map).
   std::vector<uint64_t> split_cum_;

@@ -261,6 +261,36 @@ void decode_rate(FioValues& v, const FioSetting& s, FioSpec& j) {
   j.rate = v.sizes_each(*s.opt);
 }
 
+// latency_target and latency_window: a time, in microseconds without a unit.
+std::optional<uint64_t> micros_or_time(FioValues& v, const FioOption& o) {
+  const bool bare = !o.value.empty() && o.value.find_first_not_of("0123456789") == std::string::npos;
+  if (!bare) return v.time_of(o);
+  const auto us = v.integer(o, 0, UINT64_MAX / 1000);
+  return us ? std::optional<uint64_t>(*us * 1000) : std::nullopt;
+}
+
+void decode_latency_target(FioValues& v, const FioSetting& s, FioSpec& j) {
+  j.latency_target_ns = micros_or_time(v, *s.opt);
+}
+
+void decode_latency_window(FioValues& v, const FioSetting& s, FioSpec& j) {
+  j.latency_window_ns = micros_or_time(v, *s.opt);
+}
+
+void decode_latency_percentile(FioValues& v, const FioSetting& s, FioSpec& j) {
+  char* end = nullptr;
+  const double p = std::strtod(s.opt->value.c_str(), &end);
+  if (end == s.opt->value.c_str() || *end || !(p > 0 && p <= 100))
+    return v.bad(*s.opt, fmt::format("'{}' is not a percentage above 0, at most 100", s.opt->value));
+  j.latency_percentile = p;
+}
+
+void decode_latency_run(FioValues& v, const FioSetting& s, FioSpec&) {
+  if (v.boolean(*s.opt).value_or(false))
+    v.bad(*s.opt, "1 (keep adjusting the depth for the whole run) is not mapped; ioacct ends the job at the depth "
+                  "found, as fio's default latency_run=0 does");
+}
+
 void decode_distribution(FioValues& v, const FioSetting& s, FioSpec& j) {
   try {
     const Distribution d = parse_distribution("random_distribution", s.opt->value);
@@ -466,6 +496,14 @@ const std::vector<FioOptionRow> kRows = {  // NOLINT(cert-err58-cpp)
    "`rate_ddir`); otherwise the job's direction's value",
    decode_rate_iops},
   {{{"rate"}}, "`--rate` (bytes per second, fio's units), per thread", "as `rate_iops`", decode_rate},
+  {{{"latency_target"}},
+   "`--latency-target` (microseconds without a unit, as fio's): fio's search for the highest depth that meets it",
+   "one thread (`numjobs=1`), one job per file, time-based",
+   decode_latency_target},
+  {{{"latency_window"}}, "`--latency-window` (microseconds without a unit)", "", decode_latency_window},
+  {{{"latency_percentile"}}, "`--latency-percentile`", "", decode_latency_percentile},
+  {{{"latency_run"}}, "`0`: ioacct's search (it ends the job at the depth found)", "`1` is an error",
+   decode_latency_run},
   {{{"random_distribution"}},
    "`--random-distribution`: `random`, `zipf:θ`, `pareto:h`, `normal:σ` (`gauss:σ`), `zoned:A/R:…`, "
    "`zoned_abs:A/SIZE:…`",

@@ -94,6 +94,8 @@ struct FioSpec {
   bool stonewall = false;
   std::optional<std::array<uint64_t, 3>> rate_iops, rate;  // reads, writes, trims; 0 = unpaced
   std::string distribution;  // ioacct's spelling; "" for uniform
+  std::optional<uint64_t> latency_target_ns, latency_window_ns;  // fio's default unit: µs
+  std::optional<double> latency_percentile;
   bool fresh_seed = false;   // randrepeat=0
   const FioOption* norandommap_at = nullptr;  // where norandommap was set
   bool norandommap = false;                   // and to what

@@ -134,6 +134,12 @@ void put_rate(Words& put, const FioSpec& s, const char* flag, const std::array<u
 void put_pace(Words& put, const FioSpec& s, uint64_t fresh_seed) {
   if (s.rate_iops) put_rate(put, s, "--rate-iops", *s.rate_iops);
   if (s.rate) put_rate(put, s, "--rate", *s.rate);
+  if (s.latency_target_ns && *s.latency_target_ns) {
+    put("--latency-target", fmt::format("{}ns", *s.latency_target_ns));
+    // fio's latency_window defaults to 0: the depth is judged at every check.
+    put("--latency-window", fmt::format("{}ns", s.latency_window_ns.value_or(0)));
+    if (s.latency_percentile) put("--latency-percentile", fmt::format("{}", *s.latency_percentile));
+  }
   if (!s.distribution.empty()) put("--random-distribution", s.distribution);
   if (s.fresh_seed && !s.seed_given) put("--seed", std::to_string(fresh_seed));
   if (s.seed) put("--seed", std::to_string(*s.seed));

@@ -306,6 +306,19 @@ void validate_verify(JobSpec& job) {
 
 }  // namespace
 
+// --latency-target: one thread (each would search a depth of its own, and
+// the figures restart when the depth is found), timed, no count or pace.
+void validate_latency_target(const JobSpec& job) {
+  if (job.latency_target.count() == 0) return;
+  const char* with = job.threads > 1 ? "--threads" : job.ios ? "--ios" : job.passes ? "--passes"
+                   : job.rate_per_thread() > 0 || job.paced_by_direction() ? "--rate-iops/--rate"
+                   : job.verify ? "--verify" : job.anatomy ? "--anatomy" : nullptr;
+  if (with)
+    throw UsageError(fmt::format("--latency-target: not with {} (the search runs one thread at a depth of its "
+                                 "own for a --runtime, and counts afresh once it has found it)", with));
+  if (job.latency_target.count() < 0) throw UsageError("--latency-target: must be more than 0");
+}
+
 void validate(JobSpec& job) {
   validate_sizes_and_depth(job);
   validate_mix(job);
@@ -314,6 +327,7 @@ void validate(JobSpec& job) {
   validate_targets(job);
   validate_engine_modes(job);
   validate_verify(job);
+  validate_latency_target(job);
 }
 
 }  // namespace ioacct

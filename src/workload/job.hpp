@@ -96,6 +96,11 @@ struct JobSpec {
   // only: reads, writes and trims each on a pace of their own, per thread;
   // 0 leaves that direction unpaced. Set, they replace rate_iops / rate_bw.
   std::array<uint64_t, 3> rate_iops_dir{}, rate_bw_dir{};
+  // --latency-target: find the highest depth (up to the thread's) whose I/Os
+  // meet it, fio's latency_target search (runner/depth_search.hpp); 0: off.
+  std::chrono::nanoseconds latency_target{0};
+  std::chrono::nanoseconds latency_window{1'000'000'000};  // how long each depth is tried
+  double latency_percentile = 100.0;  // the share of a window's I/Os that must meet the target
   uint64_t seed = 0;
   bool seed_given = false;
   uint64_t max_errors = 0;

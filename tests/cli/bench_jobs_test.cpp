@@ -363,7 +363,7 @@ TEST(BenchJobs, BadJobFilesAreOneClearErrorEach) {
   struct Case {
     const char* file;
     const char* says;
-  } cases[] = {{"bad/unknown-option.fio", "unknown-option.fio:6: latency_target: not an option ioacct maps"},
+  } cases[] = {{"bad/unknown-option.fio", "unknown-option.fio:6: thinktime: not an option ioacct maps"},
                {"bad/bad-value.fio", "bad-value.fio:5: iodepth: cannot read 'lots' as a whole number"},
                {"bad/missing-section.fio", "missing-section.fio:2: rw: an option outside any [section]"},
                {"bad/include-loop.fio", "include-loop-b.fio:2: include include-loop.fio ("},

@@ -45,7 +45,7 @@ double ks_distance(SkewSampler& s, uint64_t n, uint64_t draws, uint64_t seed,
 // still. The seeds are fixed, so a pass is a pass on every run.
 double ks_bound(uint64_t draws) { return 1.95 / std::sqrt(static_cast<double>(draws)); }
 
-constexpr uint64_t kDraws = 400'000;
+constexpr uint64_t kKsDraws = 400'000;
 
 TEST(Distribution, ZipfMatchesItsCdf) {
   for (double theta : {0.5, 0.99, 1.0, 1.2, 2.0}) {
@@ -55,8 +55,8 @@ TEST(Distribution, ZipfMatchesItsCdf) {
       double sum = 0;
       for (uint64_t i = 0; i < n; ++i) cum[i] = sum += std::pow(static_cast<double>(i + 1), -theta);
       SkewSampler s({DistKind::Zipf, theta}, n);
-      const double d = ks_distance(s, n, kDraws, 7 + n, [&](uint64_t k) { return cum[k] / sum; });
-      EXPECT_LT(d, ks_bound(kDraws)) << "zipf:" << theta << " over " << n << " blocks";
+      const double d = ks_distance(s, n, kKsDraws, 7 + n, [&](uint64_t k) { return cum[k] / sum; });
+      EXPECT_LT(d, ks_bound(kKsDraws)) << "zipf:" << theta << " over " << n << " blocks";
     }
   }
 }
@@ -67,10 +67,10 @@ TEST(Distribution, ParetoMatchesFiosPowerLaw) {
       // rank = floor(n·u^p), p = log h / log(1-h): P(rank <= k) = ((k+1)/n)^(1/p).
       const double p = std::log(h) / std::log(1 - h);
       SkewSampler s({DistKind::Pareto, h}, n);
-      const double d = ks_distance(s, n, kDraws, 11 + n, [&](uint64_t k) {
+      const double d = ks_distance(s, n, kKsDraws, 11 + n, [&](uint64_t k) {
         return std::min(1.0, std::pow(static_cast<double>(k + 1) / static_cast<double>(n), 1 / p));
       });
-      EXPECT_LT(d, ks_bound(kDraws)) << "pareto:" << h << " over " << n << " blocks";
+      EXPECT_LT(d, ks_bound(kKsDraws)) << "pareto:" << h << " over " << n << " blocks";
     }
   }
 }
@@ -80,8 +80,8 @@ TEST(Distribution, ParetoPointTwoIsEightyTwenty) {
   SkewSampler s({DistKind::Pareto, 0.2}, n);
   Rng rng(3);
   uint64_t hot = 0;
-  for (uint64_t i = 0; i < kDraws; ++i) hot += s.unscattered(rng) < n / 5;
-  EXPECT_NEAR(static_cast<double>(hot) / kDraws, 0.8, 0.005);
+  for (uint64_t i = 0; i < kKsDraws; ++i) hot += s.unscattered(rng) < n / 5;
+  EXPECT_NEAR(static_cast<double>(hot) / kKsDraws, 0.8, 0.005);
 }
 
 TEST(Distribution, NormalMatchesATruncatedNormal) {
@@ -92,10 +92,10 @@ TEST(Distribution, NormalMatchesATruncatedNormal) {
       const double lo = phi(-mu / sd), hi = phi((nd - mu) / sd);
       SkewSampler s({DistKind::Normal, sigma}, n);
       // value = floor(x): P(value <= k) = P(x < k+1), x normal cut to [0, n).
-      const double d = ks_distance(s, n, kDraws, 13 + n, [&](uint64_t k) {
+      const double d = ks_distance(s, n, kKsDraws, 13 + n, [&](uint64_t k) {
         return (phi((static_cast<double>(k + 1) - mu) / sd) - lo) / (hi - lo);
       });
-      EXPECT_LT(d, ks_bound(kDraws)) << "normal:" << sigma << "% over " << n << " blocks";
+      EXPECT_LT(d, ks_bound(kKsDraws)) << "normal:" << sigma << "% over " << n << " blocks";
     }
   }
 }
@@ -103,8 +103,8 @@ TEST(Distribution, NormalMatchesATruncatedNormal) {
 TEST(Distribution, UniformSamplerIsUniform) {
   constexpr uint64_t n = 1000;
   SkewSampler s({}, n);
-  const double d = ks_distance(s, n, kDraws, 5, [&](uint64_t k) { return static_cast<double>(k + 1) / n; });
-  EXPECT_LT(d, ks_bound(kDraws));
+  const double d = ks_distance(s, n, kKsDraws, 5, [&](uint64_t k) { return static_cast<double>(k + 1) / n; });
+  EXPECT_LT(d, ks_bound(kKsDraws));
 }
 
 TEST(Distribution, AWrongSamplerFailsTheBound) {
@@ -114,7 +114,7 @@ TEST(Distribution, AWrongSamplerFailsTheBound) {
   double sum = 0;
   for (uint64_t i = 0; i < n; ++i) cum[i] = sum += std::pow(static_cast<double>(i + 1), -1.1);
   SkewSampler s({DistKind::Zipf, 1.2}, n);
-  EXPECT_GT(ks_distance(s, n, kDraws, 1, [&](uint64_t k) { return cum[k] / sum; }), 5 * ks_bound(kDraws));
+  EXPECT_GT(ks_distance(s, n, kKsDraws, 1, [&](uint64_t k) { return cum[k] / sum; }), 5 * ks_bound(kKsDraws));
 }
 
 TEST(Scatter, IsABijection) {
@@ -213,13 +213,13 @@ TEST(Distribution, ZonedSendsEachZoneItsShare) {
   Rng rng(7);
   std::array<uint64_t, 3> in{};
   std::vector<uint64_t> hits(n, 0);
-  for (uint64_t i = 0; i < kDraws; ++i) {
+  for (uint64_t i = 0; i < kKsDraws; ++i) {
     const uint64_t v = s.next(rng);
     ASSERT_LT(v, n);
     ++hits[v];
     ++in[v < 100 ? 0 : v < 300 ? 1 : 2];
   }
-  const double d = static_cast<double>(kDraws);
+  const double d = static_cast<double>(kKsDraws);
   // Binomial: 4 standard deviations of a share p over 400k draws is < 0.4%.
   EXPECT_NEAR(static_cast<double>(in[0]) / d, 0.6, 0.004);
   EXPECT_NEAR(static_cast<double>(in[1]) / d, 0.3, 0.004);
