@@ -436,7 +436,6 @@ void check_before_run(const BenchArgs& a, std::vector<JobSpec>& jobs, const std:
       std::any_of(jobs.begin(), jobs.end(), [](const JobSpec& j) { return j.latency_target.count() > 0; }))
     throw UsageError("--latency-target: takes one job; run it without --job/--fio, or on one job alone");
   if (format == Format::FioJson) {
-    check_fio_json(jobs);
     // fio submits and reaps in separate calls, which is what gives each I/O
     // its slat and clat; the layout's clat percentiles need the same.
     bool split = false;

@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <initializer_list>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -32,6 +34,17 @@ std::string latency_brief(const Histogram& h) {
   return fmt::format("min {}  mean {}  stdev {}  max {}  p50 {}  p99 {}", d(static_cast<double>(h.min())), d(h.mean()),
                      d(h.stdev()), d(static_cast<double>(h.max())), d(static_cast<double>(h.quantile(0.5))),
                      d(static_cast<double>(h.quantile(0.99))));
+}
+
+// A mixed job's reads and writes, each on a line of its own under the
+// job's lat: its quantiles and max, as the line above them shows the job's.
+void direction_lines(std::string& out, const ThreadResult& t) {
+  if (!t.read_lat.lat || !t.write_lat.lat || !t.read_lat.lat->count() || !t.write_lat.lat->count()) return;
+  auto d = [](uint64_t ns) { return format_duration_ns(static_cast<double>(ns)); };
+  for (const auto& [name, h] : {std::pair{"reads ", t.read_lat.lat.get()}, std::pair{"writes", t.write_lat.lat.get()}})
+    out += fmt::format("             {} p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  ({})\n", name, d(h->quantile(0.5)),
+                       d(h->quantile(0.9)), d(h->quantile(0.99)), d(h->quantile(0.999)), d(h->max()),
+                       plural(h->count(), "I/O"));
 }
 
 // A split figure over few I/Os: below 100 a p99 is the largest, and a
@@ -335,6 +348,7 @@ void counts_lines(std::string& out, const JobSpec& job, const ThreadResult& t, u
     out += t.trims || t.syncs ? "  latency    of reads and writes, submission to reaping (lat)\n"
                               : "  latency    submission to reaping (lat)\n";
     latency_lines(out, *t.latency, "             ");
+    direction_lines(out, t);
   }
   split_lines(out, job, t, window_ns);
 }

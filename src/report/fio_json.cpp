@@ -11,9 +11,7 @@
 #include <array>
 #include <cmath>
 #include <ctime>
-#include <stdexcept>
 
-#include "common/errors.hpp"
 #include "report/report.hpp"
 
 namespace ioacct {
@@ -171,16 +169,29 @@ json job_options(const JobSpec& job) {
   return o;
 }
 
+// One direction's lat, slat and clat as fio gives them: a mixed job's own
+// for that direction (DirLatency), else the job's, which are that one
+// direction's. psync does each I/O in one syscall: fio's clat is its lat
+// there, and it has no slat. Where some I/Os were not timed apart (an
+// enter that also waited), neither is given: fio's split every one.
+struct FioHists {
+  const Histogram *lat, *slat, *clat;
+};
+FioHists fio_hists(const JobSpec& spec, const ThreadResult& t, const DirLatency& dir) {
+  const bool own = dir.lat != nullptr;
+  const Histogram* lat = own ? dir.lat.get() : t.latency.get();
+  if (spec.engine == EngineKind::Psync) return {lat, nullptr, lat};
+  if (t.slat_unsplit) return {lat, nullptr, nullptr};
+  return {lat, own ? dir.slat.get() : t.slat.get(), own ? dir.clat.get() : t.clat.get()};
+}
+
 json fio_job(const JobSpec& spec, const JobResult& jr, const RunResult& r, unsigned group, bool alone) {
   const ThreadResult& t = jr.total;
-  // A job that only reads or only writes owns the run's series and its one
-  // latency histogram; ioacct keeps no latency per direction (bench refuses
-  // fio-json for a job that mixes them, before it runs).
-  const Series* series = alone && r.series ? &*r.series : nullptr;
-  const bool psync = spec.engine == EngineKind::Psync;
-  // psync does each I/O in one syscall: fio's clat is its lat there.
-  const Histogram* clat = psync ? t.latency.get() : (t.slat_unsplit ? nullptr : t.clat.get());
-  const Histogram* slat = psync || t.slat_unsplit ? nullptr : t.slat.get();
+  // A job that only reads or only writes owns the run's series; the series
+  // of a mixed job counts both directions, and fio's per-direction samples
+  // are then left at 0.
+  const Series* series = alone && r.series && !rw_mixed(spec.rw) ? &*r.series : nullptr;
+  const FioHists rd = fio_hists(spec, t, t.read_lat), wr = fio_hists(spec, t, t.write_lat);
   json j;
   j["jobname"] = spec.name.empty() ? "bench" : spec.name;
   j["groupid"] = group;
@@ -190,8 +201,8 @@ json fio_job(const JobSpec& spec, const JobResult& jr, const RunResult& r, unsig
   j["eta"] = 0;
   j["elapsed"] = static_cast<uint64_t>(std::llround(static_cast<double>(jr.window_ns + spec.ramp.count()) / 1e9));
   j["job options"] = job_options(spec);
-  j["read"] = direction(t.reads, t.bytes_read, jr.window_ns, t.latency.get(), slat, clat, t.reads ? series : nullptr);
-  j["write"] = direction(t.writes, t.bytes_written, jr.window_ns, t.latency.get(), slat, clat, t.writes ? series : nullptr);
+  j["read"] = direction(t.reads, t.bytes_read, jr.window_ns, rd.lat, rd.slat, rd.clat, t.reads ? series : nullptr);
+  j["write"] = direction(t.writes, t.bytes_written, jr.window_ns, wr.lat, wr.slat, wr.clat, t.writes ? series : nullptr);
   j["trim"] = direction(t.trims, t.bytes_trimmed, jr.window_ns, t.trim_latency.get(), nullptr, t.trim_latency.get(), nullptr);
   j["sync"] = {{"total_ios", t.syncs}, {"lat_ns", stat_ns(t.sync_latency.get(), false)}};
   j["job_runtime"] = static_cast<uint64_t>(std::llround(static_cast<double>(jr.window_ns) / 1e6));
@@ -248,15 +259,6 @@ json disk_util(const RunResult& r) {
 }
 
 }  // namespace
-
-void check_fio_json(const std::vector<JobSpec>& jobs) {
-  for (const JobSpec& j : jobs)
-    if (rw_mixed(j.rw))
-      throw UsageError(fmt::format(
-          "--format fio-json: {} mixes reads and writes ({}), and ioacct keeps one latency histogram for both where "
-          "fio's JSON has one per direction; run each direction as a job of its own (--job), or use --format json",
-          j.name.empty() ? "the job" : "job " + j.name, rw_name(j.rw)));
-}
 
 json to_fio_json(const std::vector<JobSpec>& jobs, const RunResult& r, const RunContext& ctx,
                  const std::vector<std::string>& argv) {

@@ -52,11 +52,10 @@ nlohmann::json run_context_json(const RunContext& ctx, const std::vector<std::st
 // firmware}, null without a block device.
 nlohmann::json device_identity_json(const TargetInfo& t);
 // bench --format fio-json (report/fio_json.cpp): the run in fio 3.x's JSON
-// layout, ioacct's own document under "ioacct". check_fio_json throws a
-// UsageError, before a run, for a job that layout cannot hold.
+// layout, ioacct's own document under "ioacct"; a job that mixes reads and
+// writes has each direction's figures under its own key, as fio's.
 nlohmann::json to_fio_json(const std::vector<JobSpec>& jobs, const RunResult& r, const RunContext& ctx,
                            const std::vector<std::string>& argv);
-void check_fio_json(const std::vector<JobSpec>& jobs);
 // bench --anatomy (report/anatomy_report.cpp): its console block, and the
 // results' "anatomy" object.
 std::string format_anatomy(const AnatomyResult& a);

@@ -34,6 +34,30 @@ void merge_into(std::shared_ptr<Histogram>& into, const std::shared_ptr<Histogra
   into->merge(*from);
 }
 
+void merge_dir(DirLatency& into, const DirLatency& from) {
+  merge_into(into.lat, from.lat);
+  merge_into(into.slat, from.slat);
+  merge_into(into.clat, from.clat);
+}
+
+// The threads' reads' and writes' latency, where any kept them apart.
+void merge_directions(ThreadResult& into, std::span<const ThreadResult> threads) {
+  if (std::none_of(threads.begin(), threads.end(), [](const ThreadResult& r) { return r.read_lat.lat != nullptr; }))
+    return;
+  into.read_lat.lat = std::make_shared<Histogram>();
+  into.write_lat.lat = std::make_shared<Histogram>();
+  for (const auto& r : threads) {
+    if (r.read_lat.lat) {
+      merge_dir(into.read_lat, r.read_lat);
+      merge_dir(into.write_lat, r.write_lat);
+    } else if (r.reads && !r.writes) {
+      merge_dir(into.read_lat, {r.latency, r.slat, r.clat});
+    } else if (r.writes && !r.reads) {
+      merge_dir(into.write_lat, {r.latency, r.slat, r.clat});
+    }
+  }
+}
+
 }  // namespace
 
 ThreadResult merge_results(std::span<const ThreadResult> threads) {
@@ -84,6 +108,7 @@ ThreadResult merge_results(std::span<const ThreadResult> threads) {
     t.refill.chose_each += r.refill.chose_each;
     t.refill.probe_ratios.insert(t.refill.probe_ratios.end(), r.refill.probe_ratios.begin(), r.refill.probe_ratios.end());
   }
+  merge_directions(t, threads);
   if (close) {
     t.window_start_ns = open;
     t.window_ns = close - open;

@@ -47,6 +47,15 @@ struct RefillResult {
   std::vector<double> probe_ratios;   // each probe's median Each/Pass IOPS ratio, in order (capped)
 };
 
+// One direction's latency (ns), kept apart only in a job that mixes reads
+// and writes (--rw randrw/rw), as fio's JSON keeps one per direction: lat,
+// and slat/clat where the job splits them (as ThreadResult's own). Null
+// elsewhere: a job of one direction has its one in `latency`, and its hot
+// path records nothing more.
+struct DirLatency {
+  std::shared_ptr<Histogram> lat, slat, clat;
+};
+
 struct ThreadResult {
   unsigned index = 0;           // within its job
   unsigned job = 0;             // index into RunResult::jobs
@@ -67,6 +76,9 @@ struct ThreadResult {
   uint64_t slat_unsplit = 0;    // reads and writes whose submission was not timed on its own
   uint64_t clat_at_submit = 0;  // of the split ones, found complete as their submitting enter returned (no clat)
   std::shared_ptr<Histogram> trim_latency, sync_latency;  // null unless the job trims / syncs
+  // Reads' and writes' own (DirLatency): their lats add up to `latency`.
+  // Merged over threads where any has them (merge_results).
+  DirLatency read_lat, write_lat;
   EngineCounters engine;        // over the whole run, ramp and drain included
   std::map<int, uint64_t> errors;  // errno (positive) or kErrEof -> count, whole run
   uint64_t short_resubmits = 0; // short transfers finished by resubmitting the rest
@@ -141,7 +153,10 @@ struct RunResult {
 };
 
 // `threads` merged into one (counts summed, histograms merged, window the
-// span from the earliest opening to the latest close).
+// span from the earliest opening to the latest close). Where any thread
+// kept its reads' and writes' latency apart, so does the merge, and a
+// thread that did only reads (or only writes) adds its whole latency to
+// that direction's: a run of a mixed job beside a reader gives every read's.
 ThreadResult merge_results(std::span<const ThreadResult> threads);
 
 }  // namespace ioacct

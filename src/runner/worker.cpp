@@ -295,7 +295,12 @@ struct Worker::LoopState {
     // that enter also waited for completions: then the submission has no
     // end of its own, t_issued stays 0 and its I/Os count as unsplit.
     for (unsigned i = 0; i < q; ++i) slots_[reqs_[i].tag].t_issued = s.now;
-    if (s.fresh && q == nreq_ && counting_) out_.slat->record_n(s.now - s.t_prep, s.fresh);
+    if (s.fresh && q == nreq_ && counting_) {
+      out_.slat->record_n(s.now - s.t_prep, s.fresh);
+      // The batch's new requests are the last `fresh` of the q (retries
+      // were queued before the refill).
+      if (dir_lat_) [[unlikely]] record_dir_slat(s.now - s.t_prep, q - s.fresh, q);
+    }
   }
   if (q) {
     if (q < nreq_) std::memmove(reqs_.data(), reqs_.data() + q, (nreq_ - q) * sizeof(IoRequest));
@@ -307,9 +312,7 @@ struct Worker::LoopState {
 // 3. Completions, all stamped `now`: the reaping time.
 [[gnu::always_inline]] inline void Worker::reap_batch(LoopState& s, int got) noexcept {
   if (!counting_ && !window_closed_ && s.now >= measure_start_) open_window();
-  const Reaped r = acct_latency_ ? (split_lat_ ? reap<true, true>(got, s.now, s.quota, s.anat)
-                                              : reap<true, false>(got, s.now, s.quota, s.anat))
-                                 : reap<false, false>(got, s.now, s.quota, s.anat);
+  const Reaped r = reap_any(got, s.now, s.quota, s.anat);
   s.inflight -= r.freed;
   s.completed += r.completed;
   s.bytes_all += r.bytes;
@@ -407,15 +410,40 @@ void Worker::publish(uint64_t completed, uint64_t bytes_all) noexcept {
   pub_.measured.store(out_.ios, std::memory_order_relaxed);
 }
 
+// A mixed job's slat by direction: reqs_[from, to) are the new requests of
+// a batch whose submission took `slat` (each direction's share of the one
+// record_n the batch gave the job's slat).
+void Worker::record_dir_slat(uint64_t slat, unsigned from, unsigned to) noexcept {
+  uint64_t reads = 0, writes = 0;
+  for (unsigned i = from; i < to; ++i) {
+    reads += reqs_[i].op == IoOp::Read;
+    writes += reqs_[i].op == IoOp::Write;
+  }
+  if (reads) out_.read_lat.slat->record_n(slat, reads);
+  if (writes) out_.write_lat.slat->record_n(slat, writes);
+}
+
+// reap's variant for this run: whether latency is recorded, split, and kept
+// by direction is fixed at set-up.
+Worker::Reaped Worker::reap_any(int got, Nanos now, uint64_t quota, AnatomyThread* anat) noexcept {
+  if (!acct_latency_) return reap<false, false, false>(got, now, quota, anat);
+  if (dir_lat_) [[unlikely]]
+    return split_lat_ ? reap<true, true, true>(got, now, quota, anat) : reap<true, false, true>(got, now, quota, anat);
+  return split_lat_ ? reap<true, true, false>(got, now, quota, anat) : reap<true, false, false>(got, now, quota, anat);
+}
+
 // The completions of one enter, all stamped `now` (the reaping time):
 // counted, their latency recorded, retried, or reported as errors. Whether
-// latency is recorded, and split, is fixed for the run, so each variant gets
-// a loop of its own; what the loop reads per completion is held in locals,
+// latency is recorded, split, and kept by direction (a mixed job's) is fixed
+// for the run, so each variant gets a loop of its own: a job of one
+// direction pays nothing for the mixed job's second record; what the loop reads per completion is held in locals,
 // because every store through a slot could alias a member, which would be
 // reloaded per completion otherwise.
-template <bool kTimed, bool kSplit>
+template <bool kTimed, bool kSplit, bool kDirs>
 Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* anat) noexcept {
   Runs lat_run, clat_run;
+  [[maybe_unused]] DirRuns dirs;
+  if constexpr (kDirs) dirs.take(out_);
   uint64_t at_submit = 0;
   Histogram& lat = *out_.latency;
   const auto record_lat = [&](uint64_t v, uint64_t n) {
@@ -466,6 +494,7 @@ Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* a
         if (anat && s.t_submit >= since) anat->reap(c.tag, s.t_submit, now, s.left != s.len || s.eagains);
       }
       if constexpr (kTimed) lat_run.add(now - s.t_submit, record_lat);
+      if constexpr (kDirs) dirs.add_lat(s.op == IoOp::Write, now - s.t_submit);
       // An I/O without t_issued is unsplit: counted once, at the end, as
       // lat's count less clat's (no work here per I/O).
       // One stamped by this very enter's return was already complete then:
@@ -474,32 +503,19 @@ Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* a
       if constexpr (kSplit) {
         if (s.t_issued == now) [[unlikely]]
           ++at_submit;
-        else if (s.t_issued) [[likely]]
+        else if (s.t_issued) [[likely]] {
           clat_run.add(now - s.t_issued, record_clat);
+          if constexpr (kDirs) dirs.add_clat(s.op == IoOp::Write, now - s.t_issued);
+        }
       }
-    } else if (take_retry(s, c.res)) {
-      // Under --nowait the retry of an EAGAIN may block: EAGAIN there means
-      // "not possible inline", and the I/O still has to be done (what an
-      // application does); eagain_retries then counts the I/Os that could
-      // not complete inline.
-      reqs_[nreq_++] = request(s, c.tag, c.res == -EAGAIN);
-    } else if (c.res == -EOPNOTSUPP && job_.uring.iopoll) {
-      // Polled I/O on a device without poll queues: every I/O will fail the
-      // same way. Stop now rather than count them.
-      const Target& t = targets_.list[s.file];
-      fatal(fmt::format("--iopoll: {} has no poll queues (the kernel answered EOPNOTSUPP); leave out --iopoll",
-                        t.device.empty() ? t.path : t.device));
-      ++failed;
-      free[nfree++] = c.tag;
-    } else {
-      record_error(s, c.res == 0 ? kErrEof : -c.res);
-      if (verify) finish_verified(s, false);
+    } else if (reap_failed(s, c)) {
       ++failed;
       free[nfree++] = c.tag;
     }
   }
   if (lat_run.n) record_lat(lat_run.value, lat_run.n);
   if (clat_run.n) record_clat(clat_run.value, clat_run.n);
+  if constexpr (kDirs) dirs.flush();
   out_.clat_at_submit += at_submit;
   nfree_ = nfree;
   out_.ios += reads + writes;

@@ -80,6 +80,7 @@ class Worker {
   struct FreeDeleter { void operator()(char* p) const { std::free(p); } };
 
   void setup();
+  void setup_latency();
   void allocate_buffers();
   unsigned prepare(unsigned n, Nanos t) noexcept;
   template <bool kMoves, bool kOneFile>
@@ -113,6 +114,32 @@ class Worker {
       n = 1;
     }
   };
+  // A mixed job's reads' and writes' own latency (DirLatency), in runs as
+  // the job's: [0] reads, [1] writes. Set (take) only in reap's mixed variant.
+  struct DirRuns {
+    Histogram* lat[2] = {};
+    Histogram* clat[2] = {};
+    Runs lat_run[2], clat_run[2];
+    void take(ThreadResult& out) noexcept {
+      lat[0] = out.read_lat.lat.get();
+      lat[1] = out.write_lat.lat.get();
+      clat[0] = out.read_lat.clat.get();
+      clat[1] = out.write_lat.clat.get();
+    }
+    void add_lat(unsigned d, uint64_t v) {
+      lat_run[d].add(v, [this, d](uint64_t x, uint64_t n) { lat[d]->record_n(x, n); });
+    }
+    void add_clat(unsigned d, uint64_t v) {
+      clat_run[d].add(v, [this, d](uint64_t x, uint64_t n) { clat[d]->record_n(x, n); });
+    }
+    // The runs still open at the batch's end.
+    void flush() noexcept {
+      for (unsigned d = 0; d < 2; ++d) {
+        if (lat_run[d].n) lat[d]->record_n(lat_run[d].value, lat_run[d].n);
+        if (clat_run[d].n) clat[d]->record_n(clat_run[d].value, clat_run[d].n);
+      }
+    }
+  };
   // Once per batch, after its completions: the interval histograms' epoch
   // and the progress counters.
   void publish(uint64_t completed, uint64_t bytes_all) noexcept;
@@ -121,8 +148,12 @@ class Worker {
     unsigned completed;  // of which whole
     uint64_t bytes;      // moved by them, counted or not
   };
-  template <bool kTimed, bool kSplit>
+  // kDirs: a mixed job's, which also records each direction's latency.
+  template <bool kTimed, bool kSplit, bool kDirs>
   Reaped reap(int got, Nanos now, uint64_t quota, AnatomyThread* anat) noexcept;
+  Reaped reap_any(int got, Nanos now, uint64_t quota, AnatomyThread* anat) noexcept;
+  bool reap_failed(Slot& s, const IoCompletion& c);
+  void record_dir_slat(uint64_t slat, unsigned from, unsigned to) noexcept;
   bool anatomy_on() const noexcept;  // --anatomy, and its programs attached now
   bool wait_for_start() noexcept;
   void record_error(const Slot& s, int key);
@@ -185,6 +216,7 @@ class Worker {
   uint32_t last_write_file_ = 0;
   bool split_lat_ = false;  // slat/clat recorded (--acct latency and full, an engine that queues)
   bool acct_latency_ = true;  // record per-I/O latency (--acct latency and full)
+  bool dir_lat_ = false;      // and each direction's apart: a mixed job (out_.read_lat, write_lat)
   bool dump_ = false;      // test-only: keep every counted I/O's interval
   FusedRing* fused_ = nullptr;  // the engine's fused path, where this run may take it
   bool submit_early_ = false;   // FusedRing::reap's `early`: O_DIRECT runs

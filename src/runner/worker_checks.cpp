@@ -1,8 +1,10 @@
 // The worker's rarer paths, out of the batch loop's file: --verify's
-// requests (no two I/Os to one block in flight) and its bookkeeping, and I/O
-// errors, counted and the first one worded for a person.
+// requests (no two I/Os to one block in flight) and its bookkeeping, and
+// completions short of their transfer: retried, or I/O errors, counted and
+// the first one worded for a person.
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <mutex>
 
 #include "common/errors.hpp"
@@ -69,6 +71,31 @@ void Worker::finish_verified(const Slot& s, bool ok) {
     ++verify_.checked_during;
     if (!check_block(s.buf, s.len, s.start, job_.seed, vt.tag[block], f)) verify_.add(std::move(f));
   }
+}
+
+// A completion short of its request's whole transfer (reap's rare case):
+// tried again (false: the request stays in flight), or an error, counted
+// (true: its slot is free).
+bool Worker::reap_failed(Slot& s, const IoCompletion& c) {
+  if (take_retry(s, c.res)) {
+    // Under --nowait the retry of an EAGAIN may block: EAGAIN there means
+    // "not possible inline", and the I/O still has to be done (what an
+    // application does); eagain_retries then counts the I/Os that could
+    // not complete inline.
+    reqs_[nreq_++] = request(s, c.tag, c.res == -EAGAIN);
+    return false;
+  }
+  if (c.res == -EOPNOTSUPP && job_.uring.iopoll) {
+    // Polled I/O on a device without poll queues: every I/O will fail the
+    // same way. Stop now rather than count them.
+    const Target& t = targets_.list[s.file];
+    fatal(fmt::format("--iopoll: {} has no poll queues (the kernel answered EOPNOTSUPP); leave out --iopoll",
+                      t.device.empty() ? t.path : t.device));
+    return true;
+  }
+  record_error(s, c.res == 0 ? kErrEof : -c.res);
+  if (tables_) finish_verified(s, false);
+  return true;
 }
 
 void Worker::record_error(const Slot& s, int key) {

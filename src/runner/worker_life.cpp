@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
+#include <initializer_list>
 #include <thread>
 
 #include "common/errors.hpp"
@@ -132,15 +133,7 @@ void Worker::setup() {
   sync_every_ = job_.fsync_every ? job_.fsync_every : job_.fdatasync_every;
   mixed_ = sync_every_ || !fixed_op_ || !io_moves_data(*fixed_op_) || !job_.bs_split.empty();
   sync_op_ = job_.fsync_every ? IoOp::Fsync : IoOp::Fdatasync;
-  if (acct_latency_) {
-    if (job_.engine != EngineKind::Psync) {
-      split_lat_ = true;
-      out_.slat = std::make_shared<Histogram>();
-      out_.clat = std::make_shared<Histogram>();
-    }
-    if (rw_trims_only(job_.rw) || job_.rwmix_trim) out_.trim_latency = std::make_shared<Histogram>();
-    if (sync_every_) out_.sync_latency = std::make_shared<Histogram>();
-  }
+  if (acct_latency_) setup_latency();
 
   // The fused path takes the steady state of a plain run: only reads or
   // only writes, refilled as they are reaped (no lockstep batches, no
@@ -166,6 +159,30 @@ void Worker::setup() {
   out_.tid = static_cast<int>(gettid());
   out_.cpu = plan_.cpu;
   out_.depth = plan_.depth;
+}
+
+// The histograms beside lat's (--acct latency and full): slat and clat
+// where the engine queues (psync's one syscall per I/O has no slat), each
+// direction's apart in a job that mixes them, as fio's JSON has them, and
+// the trims' and syncs' own.
+void Worker::setup_latency() {
+  if (job_.engine != EngineKind::Psync) {
+    split_lat_ = true;
+    out_.slat = std::make_shared<Histogram>();
+    out_.clat = std::make_shared<Histogram>();
+  }
+  if (rw_mixed(job_.rw)) {
+    dir_lat_ = true;
+    for (DirLatency* d : {&out_.read_lat, &out_.write_lat}) {
+      d->lat = std::make_shared<Histogram>();
+      if (split_lat_) {
+        d->slat = std::make_shared<Histogram>();
+        d->clat = std::make_shared<Histogram>();
+      }
+    }
+  }
+  if (rw_trims_only(job_.rw) || job_.rwmix_trim) out_.trim_latency = std::make_shared<Histogram>();
+  if (sync_every_) out_.sync_latency = std::make_shared<Histogram>();
 }
 
 // Where the requests go: each file's offsets, the op mix, and with
