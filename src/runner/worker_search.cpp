@@ -69,7 +69,9 @@ void Worker::restart_window(Nanos now) {
   out_.ios = out_.reads = out_.writes = out_.trims = out_.syncs = 0;
   out_.bytes_read = out_.bytes_written = out_.bytes_trimmed = 0;
   out_.slat_unsplit = out_.clat_at_submit = 0;
-  for (std::shared_ptr<Histogram>* h : {&out_.latency, &out_.slat, &out_.clat, &out_.trim_latency, &out_.sync_latency})
+  for (std::shared_ptr<Histogram>* h :
+       {&out_.latency, &out_.slat, &out_.clat, &out_.trim_latency, &out_.sync_latency, &out_.read_lat.lat,
+        &out_.read_lat.slat, &out_.read_lat.clat, &out_.write_lat.lat, &out_.write_lat.slat, &out_.write_lat.clat})
     if (*h) *h = std::make_shared<Histogram>();
   out_.intervals.clear();
   out_.latency_found = true;

@@ -38,8 +38,7 @@ Directions fio_directions(const json& report) {
   return out;
 }
 
-// The same from ioacct's own JSON (fio's layout keeps no mixed job apart by
-// direction: --format fio-json refuses one).
+// The same from ioacct's own JSON.
 Directions ioacct_directions(const json& report) {
   Directions out;
   for (const json& j : report["jobs"]) {
