@@ -11,26 +11,15 @@
 #include <array>
 #include <cstdio>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/run_binary.hpp"
-#include "common/files.hpp"
 
 namespace ioacct::test {
 namespace {
 
 using nlohmann::json;
-
-// Reads and writes the device was asked for: completed and merged into
-// another (diskstats fields 1+2 and 5+6).
-std::array<uint64_t, 2> device_ios(const std::string& name) {
-  std::istringstream in(read_first_line("/sys/block/" + name + "/stat"));
-  uint64_t f[6] = {};
-  for (uint64_t& x : f) in >> x;
-  return {f[0] + f[1], f[4] + f[5]};
-}
 
 uint64_t samples_in(const json& summary) { return summary.is_null() ? 0 : summary["count"].get<uint64_t>(); }
 
@@ -47,9 +36,9 @@ MixedRun run_mixed(const std::vector<std::string>& extra) {
   std::vector<std::string> args = {"bench", "--format", "json", "--rw", "randrw", "--destroy-data"};
   args.insert(args.end(), extra.begin(), extra.end());
   args.push_back(loop.path());
-  const auto before = device_ios(loop.name());
+  const auto before = disk_rw_asked(loop.name());
   MixedRun r{run_ioacct(args), {}, {}};
-  const auto after = device_ios(loop.name());
+  const auto after = disk_rw_asked(loop.name());
   r.disk = {after[0] - before[0], after[1] - before[1]};
   EXPECT_EQ(r.o.exit_code, 0) << r.o.err;
   if (r.o.exit_code == 0) r.doc = stdout_json(r.o);

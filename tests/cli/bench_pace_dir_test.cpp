@@ -8,26 +8,15 @@
 #include <array>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/run_binary.hpp"
-#include "common/files.hpp"
 
 namespace ioacct::test {
 namespace {
 
 using nlohmann::json;
-
-// Reads and writes the device was asked for: completed and merged into
-// another (diskstats fields 1+2 and 5+6; adjacent random writes do merge).
-std::array<uint64_t, 2> disk_ios(const std::string& name) {
-  std::istringstream in(read_first_line("/sys/block/" + name + "/stat"));
-  uint64_t f[6] = {};
-  for (uint64_t& x : f) in >> x;
-  return {f[0] + f[1], f[4] + f[5]};
-}
 
 struct DirRun {
   Outcome o;
@@ -39,11 +28,11 @@ DirRun run_paced(const std::string& rates, const std::string& mix, const std::st
   TempDir dir;
   LoopDevice loop(dir.path());
   sh("udevadm settle 2>/dev/null || true");  // udev's probe of a new loop device is not the run's
-  const auto before = disk_ios(loop.name());
+  const auto before = disk_rw_asked(loop.name());
   DirRun r{run_ioacct({"bench", "--format", "json", "--rw", "randrw", "--rwmix-read", mix, "--iodepth", "4",
                        "--rate-iops", rates, "--runtime", runtime, "--destroy-data", loop.path()}),
            {}, {}, {}};
-  const auto after = disk_ios(loop.name());
+  const auto after = disk_rw_asked(loop.name());
   r.disk = {after[0] - before[0], after[1] - before[1]};
   EXPECT_EQ(r.o.exit_code, 0) << r.o.err;
   if (r.o.exit_code == 0) {

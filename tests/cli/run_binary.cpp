@@ -232,6 +232,13 @@ nlohmann::json run_fio(const std::string& job_file, const std::vector<std::strin
   return nlohmann::json::parse(out.substr(at));
 }
 
+std::array<uint64_t, 2> disk_rw_asked(const std::string& name) {
+  std::istringstream in(slurp("/sys/block/" + name + "/stat"));
+  uint64_t f[6] = {};
+  for (uint64_t& x : f) in >> x;
+  return {f[0] + f[1], f[4] + f[5]};
+}
+
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;

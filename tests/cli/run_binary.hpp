@@ -1,6 +1,7 @@
 #pragma once
 // Runs the real ioacct binary and captures what it does: stdout, stderr, exit
 // code. Optionally sends a signal once stderr shows a given text.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -113,6 +114,11 @@ std::string sh(const std::string& cmd);
 // result is then null).
 nlohmann::json run_fio(const std::string& job_file, const std::vector<std::string>& env = {},
                        const std::string& cwd = "");
+
+// Reads and writes block device `name` ("loop3") was asked for so far:
+// completed and merged into another (diskstats fields 1+2 and 5+6; adjacent
+// random writes do merge).
+std::array<uint64_t, 2> disk_rw_asked(const std::string& name);
 
 // The whole of a file, or "" when it cannot be read.
 std::string slurp(const std::string& path);
