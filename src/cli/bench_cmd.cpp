@@ -215,21 +215,17 @@ void parse_shape(const BenchArgs& a, JobSpec& j) {
 // it, so "100,50" paces trims at 50 too).
 void parse_rates(const BenchArgs& a, JobSpec& j) {
   const auto each = [](const std::string& flag, const std::string& text, auto parse) {
+    const auto fields = split_directions(text);
+    if (!fields)
+      throw UsageError(fmt::format("{}: '{}' has more than three fields (reads, writes, trims)", flag, text));
     std::array<uint64_t, 3> r{};
-    size_t from = 0;
-    int d = 0;
-    for (; d < 3 && from <= text.size(); ++d) {
-      const size_t comma = std::min(text.find(',', from), text.size());
-      const std::string field = text.substr(from, comma - from);
-      if (!field.empty()) r[d] = parse(flag, field);
-      if (!field.empty() && !r[d]) throw UsageError(fmt::format("{}: '{}' must be more than 0 (leave a field empty for no pace)", flag, field));
-      from = comma + 1;
-      if (comma == text.size()) {  // the last field given goes on to the rest
-        for (int rest = d + 1; rest < 3; ++rest) r[rest] = r[d];
-        break;
-      }
+    for (size_t d = 0; d < 3; ++d) {
+      const std::string& field = (*fields)[d];
+      if (field.empty()) continue;
+      r[d] = parse(flag, field);
+      if (!r[d])
+        throw UsageError(fmt::format("{}: '{}' must be more than 0 (leave a field empty for no pace)", flag, field));
     }
-    if (from <= text.size()) throw UsageError(fmt::format("{}: '{}' has more than three fields (reads, writes, trims)", flag, text));
     if (r == std::array<uint64_t, 3>{}) throw UsageError(fmt::format("{}: '{}' paces no direction", flag, text));
     return r;
   };
@@ -259,12 +255,11 @@ void parse_latency_target(const BenchArgs& a, JobSpec& j) {
   if (j.latency_target.count() <= 0) throw UsageError("--latency-target: must be more than 0");
   if (!a.latency_window.empty()) j.latency_window = parse_duration("--latency-window", a.latency_window);
   if (!a.latency_percentile.empty()) {
-    char* end = nullptr;
-    const double p = std::strtod(a.latency_percentile.c_str(), &end);
-    if (end == a.latency_percentile.c_str() || *end || !(p > 0 && p <= 100))
+    const auto p = percentile_of(a.latency_percentile);
+    if (!p)
       throw UsageError(fmt::format("--latency-percentile: '{}' is not a percentage above 0, at most 100",
                                    a.latency_percentile));
-    j.latency_percentile = p;
+    j.latency_percentile = *p;
   }
 }
 

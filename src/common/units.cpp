@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <ctime>
 #include <cmath>
 #include <limits>
@@ -123,6 +125,29 @@ double parse_percent(std::string_view flag, std::string_view text) {
   const double pct = static_cast<double>(n.whole) + static_cast<double>(n.frac) / static_cast<double>(n.frac_scale);
   if (!(pct > 0 && pct < 100)) fail(flag, text, kWhat, kHint);
   return pct / 100;
+}
+
+std::optional<std::array<std::string, 3>> split_directions(std::string_view text) {
+  std::array<std::string, 3> f;
+  size_t from = 0;
+  for (size_t d = 0; d < 3; ++d) {
+    const size_t comma = std::min(text.find(',', from), text.size());
+    f[d] = std::string(text.substr(from, comma - from));
+    if (comma == text.size()) {  // no comma after it: it goes on to the rest
+      for (size_t rest = d + 1; rest < 3; ++rest) f[rest] = f[d];
+      return f;
+    }
+    from = comma + 1;
+    if (from == text.size() && d < 2) return f;  // "a,": the rest unset
+  }
+  return std::nullopt;
+}
+
+std::optional<double> percentile_of(const std::string& text) {
+  char* end = nullptr;
+  const double p = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end || !(p > 0 && p <= 100)) return std::nullopt;
+  return p;
 }
 
 std::chrono::nanoseconds parse_duration(std::string_view flag, std::string_view text) {

@@ -8,8 +8,10 @@
 //   ids:       a pid or a CPU number: plain decimal digits, no suffix.
 // Every parser throws UsageError("<flag>: ...") on anything it cannot read:
 // never a silent default, never a partial read ("4q", "10", "-1", "").
+#include <array>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +26,14 @@ uint64_t parse_bandwidth(std::string_view flag, std::string_view text);  // byte
 uint64_t parse_id(std::string_view flag, std::string_view text, std::string_view what);
 // "5%" or "5" -> 0.05: a share in percent, above 0 and below 100.
 double parse_percent(std::string_view flag, std::string_view text);
+// fio's list for reads, writes and trims (rate=r,w,t, bs=r,w): "a" sets all
+// three, "a,b" reads a and writes and trims b, "a," reads only, ",b" writes
+// and trims. The three fields, "" where a direction is left unset; nullopt
+// for more than three. --rate-iops R,W,T and fio's rate options read it.
+std::optional<std::array<std::string, 3>> split_directions(std::string_view text);
+// "99.9" -> 99.9: a percentage above 0 and at most 100 (--latency-percentile,
+// fio's latency_percentile); nullopt for anything else.
+std::optional<double> percentile_of(const std::string& text);
 // "0,2-3,7" -> {0,2,3,7}; duplicates and descending ranges are errors.
 std::vector<int> parse_cpu_list(std::string_view flag, std::string_view text);
 

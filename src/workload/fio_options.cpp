@@ -10,6 +10,7 @@
 
 #include "common/distribution.hpp"
 #include "common/errors.hpp"
+#include "common/units.hpp"
 
 namespace ioacct {
 
@@ -278,11 +279,8 @@ void decode_latency_window(FioValues& v, const FioSetting& s, FioSpec& j) {
 }
 
 void decode_latency_percentile(FioValues& v, const FioSetting& s, FioSpec& j) {
-  char* end = nullptr;
-  const double p = std::strtod(s.opt->value.c_str(), &end);
-  if (end == s.opt->value.c_str() || *end || !(p > 0 && p <= 100))
-    return v.bad(*s.opt, fmt::format("'{}' is not a percentage above 0, at most 100", s.opt->value));
-  j.latency_percentile = p;
+  j.latency_percentile = percentile_of(s.opt->value);
+  if (!j.latency_percentile) v.bad(*s.opt, fmt::format("'{}' is not a percentage above 0, at most 100", s.opt->value));
 }
 
 void decode_latency_run(FioValues& v, const FioSetting& s, FioSpec&) {

@@ -3,9 +3,9 @@
 // the file, the line and the option (FioValues, fio_options.hpp).
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cctype>
 
+#include "common/units.hpp"
 #include "workload/fio_file.hpp"
 #include "workload/fio_options.hpp"
 
@@ -80,25 +80,19 @@ std::optional<uint64_t> FioValues::per_direction(const FioOption& o, const char*
 
 template <typename F>
 std::optional<std::array<uint64_t, 3>> FioValues::each_direction(const FioOption& o, F&& read) {
-  std::array<uint64_t, 3> r{};
-  size_t from = 0;
-  for (int d = 0; d < 3; ++d) {
-    const size_t comma = std::min(o.value.find(',', from), o.value.size());
-    const std::string part = o.value.substr(from, comma - from);
-    if (!part.empty()) {
-      const auto v = read(part);
-      if (!v) return std::nullopt;
-      r[d] = *v;
-    }
-    if (comma == o.value.size()) {  // no comma after it: it goes on to the rest
-      for (int rest = d + 1; rest < 3; ++rest) r[rest] = r[d];
-      return r;
-    }
-    from = comma + 1;
-    if (from == o.value.size()) return r;  // "a,": the rest unset
+  const auto fields = split_directions(o.value);
+  if (!fields) {
+    bad(o, fmt::format("'{}' has more than three values (reads, writes, trims)", o.value));
+    return std::nullopt;
   }
-  bad(o, fmt::format("'{}' has more than three values (reads, writes, trims)", o.value));
-  return std::nullopt;
+  std::array<uint64_t, 3> r{};
+  for (size_t d = 0; d < 3; ++d) {
+    if ((*fields)[d].empty()) continue;
+    const auto v = read((*fields)[d]);
+    if (!v) return std::nullopt;
+    r[d] = *v;
+  }
+  return r;
 }
 
 std::optional<std::array<uint64_t, 3>> FioValues::sizes_each(const FioOption& o) {

@@ -304,8 +304,6 @@ void validate_verify(JobSpec& job) {
   if (!job.seed_given) job.seed = 0x10acc7;  // fixed default: runs are reproducible unless asked otherwise
 }
 
-}  // namespace
-
 // --latency-target: one thread (each would search a depth of its own, and
 // the figures restart when the depth is found), timed, no count or pace.
 void validate_latency_target(const JobSpec& job) {
@@ -316,8 +314,9 @@ void validate_latency_target(const JobSpec& job) {
   if (with)
     throw UsageError(fmt::format("--latency-target: not with {} (the search runs one thread at a depth of its "
                                  "own for a --runtime, and counts afresh once it has found it)", with));
-  if (job.latency_target.count() < 0) throw UsageError("--latency-target: must be more than 0");
 }
+
+}  // namespace
 
 void validate(JobSpec& job) {
   validate_sizes_and_depth(job);

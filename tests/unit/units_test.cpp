@@ -386,4 +386,24 @@ TEST(ParseId, PlainDigitsOnly) {
 }
 
 }  // namespace
+// fio's list for reads, writes and trims, as --rate-iops and fio's rate read it.
+TEST(SplitDirections, FiosRulesForReadsWritesAndTrims) {
+  using F = std::array<std::string, 3>;
+  EXPECT_EQ(split_directions("a"), (F{"a", "a", "a"}));
+  EXPECT_EQ(split_directions("a,b"), (F{"a", "b", "b"})) << "the last value goes on to the rest";
+  EXPECT_EQ(split_directions("a,"), (F{"a", "", ""})) << "a trailing comma leaves the rest unset";
+  EXPECT_EQ(split_directions(",b"), (F{"", "b", "b"}));
+  EXPECT_EQ(split_directions("a,b,c"), (F{"a", "b", "c"}));
+  EXPECT_EQ(split_directions("a,b,"), (F{"a", "b", ""}));
+  EXPECT_EQ(split_directions(""), (F{"", "", ""}));
+  EXPECT_FALSE(split_directions("a,b,c,d"));
+  EXPECT_FALSE(split_directions("a,b,c,")) << "nothing after the trims";
+}
+
+TEST(PercentileOf, AboveZeroAndAtMostOneHundred) {
+  EXPECT_EQ(percentile_of("99.9"), 99.9);
+  EXPECT_EQ(percentile_of("100"), 100.0);
+  for (const char* bad : {"0", "100.1", "-5", "x", "", "50%", "5 "}) EXPECT_FALSE(percentile_of(bad)) << bad;
+}
+
 }  // namespace ioacct
