@@ -8,6 +8,7 @@
 
 #include "acct/run_context.hpp"
 #include "cli/bench_jobs.hpp"
+#include "cli/bench_pace.hpp"
 #include "cli/cli.hpp"
 #include "cli/signals.hpp"
 #include "cli/sq_advice.hpp"
@@ -32,15 +33,6 @@ unsigned parse_small(std::string_view flag, const std::string& text, uint64_t mi
 }
 
 }  // namespace
-
-// How fast: a pace, one or per direction, or a latency the depth must meet.
-void add_pace_options(CLI::App* b, BenchArgs& a) {
-  b->add_option("--rate-iops", a.rate_iops, "Pace each thread to N I/Os per second, on a schedule; R,W[,T] per direction (a mixed --rw)")->type_name("N");
-  b->add_option("--rate", a.rate, "Pace each thread to this bandwidth, e.g. 50m (= 50 MiB/s); R,W[,T] per direction")->type_name("BW");
-  b->add_option("--latency-target", a.latency_target, "Find the highest depth whose I/Os meet this latency (fio's latency_target)")->type_name("DURATION");
-  b->add_option("--latency-window", a.latency_window, "With --latency-target: how long each depth is tried (default 1s)")->type_name("DURATION");
-  b->add_option("--latency-percentile", a.latency_percentile, "With --latency-target: the share of I/Os that must meet it (default 100)")->type_name("PCT");
-}
 
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   CLI::App* b = app.add_subcommand("bench", "Run a workload on files or block devices and account for it.");
@@ -209,60 +201,6 @@ void parse_shape(const BenchArgs& a, JobSpec& j) {
 }
 
 // The engine, the pace, the seed, and what errors it may take.
-// --rate-iops / --rate: one pace for the thread, or with commas one per
-// direction (R,W,T as fio's rate=r,w,t: an empty field leaves that
-// direction unpaced, and a last value given goes on to the directions after
-// it, so "100,50" paces trims at 50 too).
-void parse_rates(const BenchArgs& a, JobSpec& j) {
-  const auto each = [](const std::string& flag, const std::string& text, auto parse) {
-    const auto fields = split_directions(text);
-    if (!fields)
-      throw UsageError(fmt::format("{}: '{}' has more than three fields (reads, writes, trims)", flag, text));
-    std::array<uint64_t, 3> r{};
-    for (size_t d = 0; d < 3; ++d) {
-      const std::string& field = (*fields)[d];
-      if (field.empty()) continue;
-      r[d] = parse(flag, field);
-      if (!r[d])
-        throw UsageError(fmt::format("{}: '{}' must be more than 0 (leave a field empty for no pace)", flag, field));
-    }
-    if (r == std::array<uint64_t, 3>{}) throw UsageError(fmt::format("{}: '{}' paces no direction", flag, text));
-    return r;
-  };
-  if (a.rate_iops.find(',') != std::string::npos) {
-    j.rate_iops_dir = each("--rate-iops", a.rate_iops, [](const std::string& f, const std::string& t) { return parse_count(f, t); });
-  } else if (!a.rate_iops.empty()) {
-    j.rate_iops = parse_count("--rate-iops", a.rate_iops);
-    if (!j.rate_iops) throw UsageError("--rate-iops: must be at least 1 (leave it out for no pacing)");
-  }
-  if (a.rate.find(',') != std::string::npos) {
-    j.rate_bw_dir = each("--rate", a.rate, [](const std::string& f, const std::string& t) { return parse_bandwidth(f, t); });
-  } else if (!a.rate.empty()) {
-    j.rate_bw = parse_bandwidth("--rate", a.rate);
-    if (!j.rate_bw) throw UsageError("--rate: must be more than 0 (leave it out for no pacing)");
-  }
-}
-
-// --latency-target T [--latency-window W] [--latency-percentile P].
-void parse_latency_target(const BenchArgs& a, JobSpec& j) {
-  if (a.latency_target.empty()) {
-    if (!a.latency_window.empty() || !a.latency_percentile.empty())
-      throw UsageError(fmt::format("{}: only applies with --latency-target",
-                                   a.latency_window.empty() ? "--latency-percentile" : "--latency-window"));
-    return;
-  }
-  j.latency_target = parse_duration("--latency-target", a.latency_target);
-  if (j.latency_target.count() <= 0) throw UsageError("--latency-target: must be more than 0");
-  if (!a.latency_window.empty()) j.latency_window = parse_duration("--latency-window", a.latency_window);
-  if (!a.latency_percentile.empty()) {
-    const auto p = percentile_of(a.latency_percentile);
-    if (!p)
-      throw UsageError(fmt::format("--latency-percentile: '{}' is not a percentage above 0, at most 100",
-                                   a.latency_percentile));
-    j.latency_percentile = *p;
-  }
-}
-
 void parse_engine_and_pace(const BenchArgs& a, JobSpec& j) {
   // The names are engine_name()'s: each engine, and each member of the psync family.
   constexpr std::pair<EngineKind, SyncCall> engines[] = {
@@ -277,8 +215,7 @@ void parse_engine_and_pace(const BenchArgs& a, JobSpec& j) {
   j.engine = e->first;
   j.sync.call = e->second;
   j.sync.hipri = a.hipri;
-  parse_rates(a, j);
-  parse_latency_target(a, j);
+  parse_pace(a, j);
   if (!a.seed.empty()) {
     j.seed = parse_count("--seed", a.seed);
     j.seed_given = true;
@@ -531,6 +468,11 @@ int finish_run(const std::vector<JobSpec>& jobs, const RunResult& r, const StopS
     throw RuntimeError(fmt::format("--verify: {} block{} did not read back as written (first: offset {}, {})",
                                    r.verify->mismatches, r.verify->mismatches == 1 ? "" : "s", f.offset, f.kind));
   }
+  for (const ThreadResult& t : r.threads)
+    if (!t.floor_missed.empty())  // fio ends such a job with an error too
+      throw RuntimeError(fmt::format("{}thread {}: {}; the thread stopped there (the results above end with it)",
+                                     jobs.size() > 1 ? fmt::format("job {}: ", jobs[t.job].name) : "", t.index,
+                                     t.floor_missed));
   for (size_t i = 0; i < jobs.size(); ++i) {
     const JobSpec& job = jobs[i];
     const uint64_t window = r.jobs[i].window_ns;

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <initializer_list>
 #include <utility>
 
@@ -262,6 +263,23 @@ std::string job_setup(const JobSpec& job, const std::string& engine_desc) {
     const auto one = [](double v) { return v > 0 ? format_count(v) + " IOPS" : std::string("unpaced"); };
     pace = fmt::format(", paced per thread: reads {}, writes {}", one(r[0]), one(r[1]));
     if (job.rwmix_trim) pace += fmt::format(", trims {}", one(r[2]));
+  }
+  if (!pace.empty() && job.rate_process == RateProcess::Poisson) pace += " (Poisson arrivals)";
+  if (job.has_rate_floor()) {
+    std::vector<std::string> floors;
+    constexpr const char* kDirs[] = {"reads", "writes", "trims"};
+    const bool mixed = rw_mixed(job.rw);
+    const std::array<bool, 3> does = {
+        mixed ? job.rwmix_read > 0 : job.rw == RwMode::RandRead || job.rw == RwMode::Read,
+        mixed ? job.rwmix_read + job.rwmix_trim < 100 : job.rw == RwMode::RandWrite || job.rw == RwMode::Write,
+        mixed ? job.rwmix_trim > 0 : job.rw == RwMode::Trim || job.rw == RwMode::RandTrim};
+    for (int d = 0; d < 3; ++d) {
+      if (!does[d]) continue;  // only what moves is held to its floor
+      if (job.rate_min_iops[d]) floors.push_back(fmt::format("{} {} IOPS", kDirs[d], format_count(static_cast<double>(job.rate_min_iops[d]))));
+      if (job.rate_min_bw[d]) floors.push_back(fmt::format("{} {}/s", kDirs[d], format_size(job.rate_min_bw[d])));
+    }
+    pace += fmt::format(", at least {} per thread over each {}", fmt::join(floors, ", "),
+                        format_duration_ns(static_cast<double>(job.rate_cycle.count())));
   }
   std::string extra;
   if (job.distribution.kind != DistKind::Uniform) extra += ", " + distribution_name(job.distribution) + " access";

@@ -25,6 +25,18 @@ json rate_by_direction_json(const JobSpec& job) {
   return {{"read", one(r[0])}, {"write", one(r[1])}, {"trim", one(r[2])}};
 }
 
+// --rate-min / --rate-iops-min: each direction's floor, null where none.
+json rate_floor_json(const JobSpec& job) {
+  if (!job.has_rate_floor()) return nullptr;
+  const auto dirs = [](const std::array<uint64_t, 3>& v) {
+    const auto one = [](uint64_t x) { return x ? json(x) : json(nullptr); };
+    return json{{"read", one(v[0])}, {"write", one(v[1])}, {"trim", one(v[2])}};
+  };
+  return {{"min_bytes_per_s", dirs(job.rate_min_bw)},
+          {"min_ios_per_s", dirs(job.rate_min_iops)},
+          {"cycle_s", static_cast<double>(job.rate_cycle.count()) / 1e9}};
+}
+
 json uring_options_json(const JobSpec& job) {
   if (job.engine == EngineKind::Psync) return nullptr;
   const UringOptions& u = job.uring;
@@ -113,6 +125,7 @@ json counts_json(const ThreadResult& t, uint64_t window_ns, bool moves_data) {
           {"eagain_retries", t.eagain_retries},
           {"latency_target_depth", t.latency_depth ? json(t.latency_depth) : json(nullptr)},
           {"latency_target_found", t.latency_depth ? json(t.latency_found) : json(nullptr)},
+          {"rate_floor_missed", t.floor_missed.empty() ? json(nullptr) : json(t.floor_missed)},
           {"submission", submission_json(t.refill)}};
 }
 
@@ -164,6 +177,10 @@ json job_options_json(const JobSpec& job) {
       {"engine", engine_name(job.engine, job.sync.call)},
       {"rate_iops_per_thread", job.rate_per_thread() > 0 ? json(job.rate_per_thread()) : json(nullptr)},
       {"rate_iops_by_direction", rate_by_direction_json(job)},
+      {"rate_process", job.rate_per_thread() > 0 || job.paced_by_direction()
+                           ? json(job.rate_process == RateProcess::Poisson ? "poisson" : "linear")
+                           : json(nullptr)},
+      {"rate_floor", rate_floor_json(job)},
       {"latency_target", job.latency_target.count()
                              ? json{{"target_ns", job.latency_target.count()},
                                     {"window_s", static_cast<double>(job.latency_window.count()) / 1e9},

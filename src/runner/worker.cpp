@@ -329,11 +329,14 @@ void Worker::loop() noexcept {
   LoopState s(depth, std::min(job_.submit_batch_eff(), depth), std::min(job_.complete_batch_eff(), depth), plan_.quota,
               ctl_.anatomy ? &ctl_.anatomy->thread(plan_.index) : nullptr, now_ns());
   const double rate = job_.rate_per_thread();
-  if (rate > 0) s.pace.emplace(rate, s.now, deadline_);
+  // A Poisson pace draws its gaps from the thread's own seed, so a run
+  // repeats with its --seed as its offsets do.
+  if (rate > 0) s.pace.emplace(rate, s.now, deadline_, job_.rate_process, seed_ ^ 0x5eedull);
   if (job_.paced_by_direction()) {
     const unsigned writes = 100 - job_.rwmix_read - job_.rwmix_trim;
     dir_pace_.emplace(job_.rate_by_direction(),
-                      std::array<bool, 3>{job_.rwmix_read > 0, writes > 0, job_.rwmix_trim > 0}, s.now, deadline_);
+                      std::array<bool, 3>{job_.rwmix_read > 0, writes > 0, job_.rwmix_trim > 0}, s.now, deadline_,
+                      job_.rate_process, seed_ ^ 0x5eedull);
   }
   s.paced = s.pace || dir_pace_;
   if (job_.latency_target.count()) {
@@ -379,6 +382,10 @@ void Worker::loop() noexcept {
     }
     if (search_) [[unlikely]] count_over_target(got, s.now);
     reap_batch(s, got);
+    if (floor_ && floor_->due(s.now) && floor_missed(s.now)) [[unlikely]] {  // --rate-min: this thread ends
+      close_window(s.now, s.inflight == 0);
+      s.stopping = true;
+    }
     if (search_ && search_step(s.now, s.inflight)) [[unlikely]] {
       close_window(s.now, s.inflight == 0);
       s.stopping = true;

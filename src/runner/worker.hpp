@@ -188,6 +188,7 @@ class Worker {
   void choose_refill();
   void close_refill(Nanos now);
   bool check_stop(Nanos now);
+  bool floor_missed(Nanos now);
   void fatal(std::string why);
 
   // What it was given.
@@ -245,6 +246,8 @@ class Worker {
   // that no pace let go yet (-1: none), which the next refill issues first.
   std::optional<DirPace> dir_pace_;
   int held_dir_ = -1;
+  // --rate-min / --rate-iops-min: the floors, from the window's opening.
+  std::optional<RateFloor> floor_;
   // --latency-target: the search, the depth it lets the refill reach (0
   // while what is in flight drains: fio quiesces), and the window being tried.
   std::optional<DepthSearch> search_;

@@ -137,11 +137,12 @@ void Worker::setup() {
 
   // The fused path takes the steady state of a plain run: only reads or
   // only writes, refilled as they are reaped (no lockstep batches, no
-  // --split-submit), unpaced, without a --latency-target's search, --verify or the test-only interval
+  // --split-submit), unpaced, without a --latency-target's search or a
+  // --rate-min's floor, --verify or the test-only interval
   // dump (nor the anatomy, which is attached after set-up: loop() checks
   // it). Everything else, and every run's edges, take the batch path.
   if (FusedRing* f = engine_->fused(); f && f->nop() == !moves_data_ && !tables_ && !dump_ && job_.rate_per_thread() == 0 &&
-                                       !job_.latency_target.count() &&
+                                       !job_.latency_target.count() && !job_.has_rate_floor() &&
                                        !sync_every_ && fixed_op_ && io_moves_data(*fixed_op_) && !job_.lockstep() &&
                                        !job_.split_submit)
     fused_ = f;

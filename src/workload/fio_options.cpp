@@ -254,41 +254,6 @@ void decode_stonewall(FioValues& v, const FioSetting& s, FioSpec& j) {
   j.stonewall = v.boolean(*s.opt).value_or(false);
 }
 
-void decode_rate_iops(FioValues& v, const FioSetting& s, FioSpec& j) {
-  j.rate_iops = v.integers_each(*s.opt, 0, 1'000'000'000);
-}
-
-void decode_rate(FioValues& v, const FioSetting& s, FioSpec& j) {
-  j.rate = v.sizes_each(*s.opt);
-}
-
-// latency_target and latency_window: a time, in microseconds without a unit.
-std::optional<uint64_t> micros_or_time(FioValues& v, const FioOption& o) {
-  const bool bare = !o.value.empty() && o.value.find_first_not_of("0123456789") == std::string::npos;
-  if (!bare) return v.time_of(o);
-  const auto us = v.integer(o, 0, UINT64_MAX / 1000);
-  return us ? std::optional<uint64_t>(*us * 1000) : std::nullopt;
-}
-
-void decode_latency_target(FioValues& v, const FioSetting& s, FioSpec& j) {
-  j.latency_target_ns = micros_or_time(v, *s.opt);
-}
-
-void decode_latency_window(FioValues& v, const FioSetting& s, FioSpec& j) {
-  j.latency_window_ns = micros_or_time(v, *s.opt);
-}
-
-void decode_latency_percentile(FioValues& v, const FioSetting& s, FioSpec& j) {
-  j.latency_percentile = percentile_of(s.opt->value);
-  if (!j.latency_percentile) v.bad(*s.opt, fmt::format("'{}' is not a percentage above 0, at most 100", s.opt->value));
-}
-
-void decode_latency_run(FioValues& v, const FioSetting& s, FioSpec&) {
-  if (v.boolean(*s.opt).value_or(false))
-    v.bad(*s.opt, "1 (keep adjusting the depth for the whole run) is not mapped; ioacct ends the job at the depth "
-                  "found, as fio's default latency_run=0 does");
-}
-
 void decode_distribution(FioValues& v, const FioSetting& s, FioSpec& j) {
   try {
     const Distribution d = parse_distribution("random_distribution", s.opt->value);
@@ -360,7 +325,7 @@ namespace {
 // The rows are data at namespace scope, not a function's body: read only
 // at run time (the mapper, the docs generator), after static initialisation.
 // Building them allocates; that failing at start-up ends the process either way.
-const std::vector<FioOptionRow> kRows = {  // NOLINT(cert-err58-cpp)
+const std::vector<FioOptionRow> kRowsBeforePace = {  // NOLINT(cert-err58-cpp)
   {{{"kb_base"}},
    "how sizes read: `1024` (fio's default), `k` = 1024 and `ki` = 1000 (fio's \"compatibility mode\"); `1000`: "
    "the other way round",
@@ -488,20 +453,10 @@ const std::vector<FioOptionRow> kRows = {  // NOLINT(cert-err58-cpp)
    "`--stonewall`: the job starts when every job before it has ended",
    "",
    decode_stonewall},
-  {{{"rate_iops"}},
-   "`--rate-iops`, per thread (as fio's is per clone)",
-   "`r,w,t` as fio's: with a mixed `rw`, `--rate-iops R,W,T` (each direction on its own pace, as fio's "
-   "`rate_ddir`); otherwise the job's direction's value",
-   decode_rate_iops},
-  {{{"rate"}}, "`--rate` (bytes per second, fio's units), per thread", "as `rate_iops`", decode_rate},
-  {{{"latency_target"}},
-   "`--latency-target` (microseconds without a unit, as fio's): fio's search for the highest depth that meets it",
-   "one thread (`numjobs=1`), one job per file, time-based",
-   decode_latency_target},
-  {{{"latency_window"}}, "`--latency-window` (microseconds without a unit)", "", decode_latency_window},
-  {{{"latency_percentile"}}, "`--latency-percentile`", "", decode_latency_percentile},
-  {{{"latency_run"}}, "`0`: ioacct's search (it ends the job at the depth found)", "`1` is an error",
-   decode_latency_run},
+};
+
+// After the pace's rows (fio_pace_rows.cpp), in docs/fio.md's order.
+const std::vector<FioOptionRow> kRowsAfterPace = {  // NOLINT(cert-err58-cpp)
   {{{"random_distribution"}},
    "`--random-distribution`: `random`, `zipf:θ`, `pareto:h`, `normal:σ` (`gauss:σ`), `zoned:A/R:…`, "
    "`zoned_abs:A/SIZE:…`",
@@ -572,7 +527,16 @@ const std::vector<FioOptionRow> kRows = {  // NOLINT(cert-err58-cpp)
 
 }  // namespace
 
-const std::vector<FioOptionRow>& fio_options() { return kRows; }
+const std::vector<FioOptionRow>& fio_options() {
+  static const std::vector<FioOptionRow> rows = [] {
+    std::vector<FioOptionRow> all = kRowsBeforePace;
+    const std::vector<FioOptionRow> pace = fio_pace_rows();
+    all.insert(all.end(), pace.begin(), pace.end());
+    all.insert(all.end(), kRowsAfterPace.begin(), kRowsAfterPace.end());
+    return all;
+  }();
+  return rows;
+}
 
 const FioOptionRow* fio_option(std::string_view name, bool& inverted) {
   for (const FioOptionRow& r : fio_options())

@@ -93,6 +93,9 @@ struct FioSpec {
   uint64_t startdelay_ns = 0;
   bool stonewall = false;
   std::optional<std::array<uint64_t, 3>> rate_iops, rate;  // reads, writes, trims; 0 = unpaced
+  std::optional<std::array<uint64_t, 3>> rate_iops_min, rate_min;  // floors, the same way; 0 = none
+  std::optional<uint64_t> rate_cycle_ms;
+  bool poisson = false;  // rate_process=poisson
   std::string distribution;  // ioacct's spelling; "" for uniform
   std::optional<uint64_t> latency_target_ns, latency_window_ns;  // fio's default unit: µs
   std::optional<double> latency_percentile;
@@ -143,6 +146,9 @@ struct FioOptionRow {
 // Every option ioacct accepts, in the order a job's options are decoded
 // (kb_base first: it changes how sizes read) and the docs list them.
 const std::vector<FioOptionRow>& fio_options();
+// The rows of the pace (rate*, latency_*), a part of fio_options() kept in
+// fio_pace_rows.cpp with their decoders.
+std::vector<FioOptionRow> fio_pace_rows();
 
 // The row that `name` (lower case) belongs to, or null; `inverted` says
 // whether this name means the opposite of the row's main one.

@@ -132,8 +132,16 @@ void put_rate(Words& put, const FioSpec& s, const char* flag, const std::array<u
 
 // How fast, where on the target: the pace, the distribution, the seed, the syncs.
 void put_pace(Words& put, const FioSpec& s, uint64_t fresh_seed) {
+  const size_t before = put.w.size();
   if (s.rate_iops) put_rate(put, s, "--rate-iops", *s.rate_iops);
   if (s.rate) put_rate(put, s, "--rate", *s.rate);
+  // fio ignores rate_process on a job its rates leave unpaced; ioacct
+  // would refuse it, so it goes only with a pace.
+  if (s.poisson && put.w.size() > before) put("--rate-process", "poisson");
+  const size_t floors = put.w.size();
+  if (s.rate_iops_min) put_rate(put, s, "--rate-iops-min", *s.rate_iops_min);
+  if (s.rate_min) put_rate(put, s, "--rate-min", *s.rate_min);
+  if (s.rate_cycle_ms && put.w.size() > floors) put("--rate-cycle", fmt::format("{}ms", *s.rate_cycle_ms));
   if (s.latency_target_ns && *s.latency_target_ns) {
     put("--latency-target", fmt::format("{}ns", *s.latency_target_ns));
     // fio's latency_window defaults to 0: the depth is judged at every check.

@@ -12,6 +12,7 @@
 
 #include "common/distribution.hpp"
 #include "engine/options.hpp"
+#include "workload/pace.hpp"
 
 namespace ioacct {
 
@@ -96,6 +97,13 @@ struct JobSpec {
   // only: reads, writes and trims each on a pace of their own, per thread;
   // 0 leaves that direction unpaced. Set, they replace rate_iops / rate_bw.
   std::array<uint64_t, 3> rate_iops_dir{}, rate_bw_dir{};
+  RateProcess rate_process = RateProcess::Linear;  // --rate-process: how a pace spaces its I/Os
+  // --rate-min / --rate-iops-min (fio's rate_min, rate_iops_min): each
+  // direction's floor per thread (reads, writes, trims; 0: none), held over
+  // each --rate-cycle (fio's rate_cycle) of the window; a thread that falls
+  // under one ends, and the run with it exits 1 (workload/pace.hpp's RateFloor).
+  std::array<uint64_t, 3> rate_min_bw{}, rate_min_iops{};
+  std::chrono::nanoseconds rate_cycle{1'000'000'000};
   // --latency-target: find the highest depth (up to the thread's) whose I/Os
   // meet it, fio's latency_target search (runner/depth_search.hpp); 0: off.
   std::chrono::nanoseconds latency_target{0};
@@ -132,6 +140,7 @@ struct JobSpec {
   // writes, trims; 0 = unpaced), else all 0.
   bool paced_by_direction() const;
   std::array<double, 3> rate_by_direction() const;
+  bool has_rate_floor() const { return rate_min_bw != std::array<uint64_t, 3>{} || rate_min_iops != std::array<uint64_t, 3>{}; }
   // The grid offsets are drawn on: the smallest size of a --bssplit (fio's
   // default blockalign), else bs.
   uint64_t bs_align() const;

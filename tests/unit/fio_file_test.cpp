@@ -298,6 +298,26 @@ TEST(FioMap, RatesPerDirectionAsFiosOwn) {
   EXPECT_EQ(rate("randrw", "rate_iops=0"), "|") << "0 is no pace, in fio as here";
 }
 
+// rate_process goes with a pace only (fio ignores it without one); the
+// floors per direction as the paces; rate_cycle in fio's milliseconds, with a floor.
+TEST(FioMap, RateProcessAndFloorsAsFiosOwn) {
+  const auto words = [](const std::string& rw, const std::string& opts) {
+    const auto w = map_text("[j]\nsize=1m\nrw=" + rw + "\n" + opts + "\n").jobs.at(0).words;
+    return word_after(w, "--rate-process") + "|" + word_after(w, "--rate-iops-min") + "|" + word_after(w, "--rate-min") +
+           "|" + word_after(w, "--rate-cycle");
+  };
+  EXPECT_EQ(words("randread", "rate_iops=100\nrate_process=poisson"), "poisson|||");
+  EXPECT_EQ(words("randread", "rate_process=poisson"), "|||") << "no pace: fio ignores it";
+  EXPECT_EQ(words("randread", "rate_iops=100\nrate_process=linear"), "|||");
+  EXPECT_EQ(words("randread", "rate_iops_min=50\nrate_cycle=500"), "|50||500ms");
+  EXPECT_EQ(words("randrw", "rate_min=1m,512k"), "||1048576,524288,524288|");
+  EXPECT_EQ(words("randwrite", "rate_iops_min=400,200"), "|200||");
+  EXPECT_EQ(words("randread", "rate_cycle=500"), "|||") << "no floor: nothing to average";
+  EXPECT_NE(error_of([] { map_text("[j]\nsize=1m\nrate_process=bursty\n"); })
+                .find("rate_process: 'bursty' is not linear or poisson"),
+            std::string::npos);
+}
+
 TEST(Bssplit, ReadsFiosListAndSharesWhatIsLeft) {
   EXPECT_EQ(parse_bssplit("--x", "4k/80:64k/20"), (std::vector<BsShare>{{4096, 80}, {65536, 20}}));
   EXPECT_EQ(parse_bssplit("--x", "4k/50:8k:16k/"), (std::vector<BsShare>{{4096, 50}, {8192, 25}, {16384, 25}}));
