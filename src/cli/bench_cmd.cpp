@@ -55,7 +55,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
       ->type_name("DIST");
   b->add_option("--fsync", a.fsync, "An fsync of the file after every N writes (IORING_OP_FSYNC; psync: fsync(2))")->type_name("N");
   b->add_option("--fdatasync", a.fdatasync, "An fdatasync of the file after every N writes")->type_name("N");
-  b->add_option("--bs", a.bs, "Block size of each I/O (default 4k)")->type_name("SIZE");
+  b->add_option("--bs", a.bs, "Block size of each I/O (default 4k); R,W[,T] per direction (a mixed --rw)")->type_name("SIZE");
   b->add_option("--bssplit", a.bssplit, "Each I/O's size drawn from SIZE/WEIGHT shares, e.g. 4k/80:64k/20 "
                 "(fio's bssplit; offsets on the smallest size's grid)")->type_name("SPLIT");
   b->add_option("-d,--iodepth", a.iodepth, "I/Os in flight, total over all threads (default 32)")->type_name("N");
@@ -171,7 +171,17 @@ void parse_workload(const BenchArgs& a, JobSpec& j) {
 // How much at once and where: the block size, the depth and its batches,
 // direct or buffered, the size and offset, how long, the threads and CPUs.
 void parse_shape(const BenchArgs& a, JobSpec& j) {
-  j.bs = parse_size("--bs", a.bs);
+  if (a.bs.find(',') != std::string::npos) {
+    // R,W[,T] as fio's bs=r,w,t: an empty field takes the default 4 KiB
+    // (fio's), and a last field goes on to the directions after it.
+    const auto fields = split_directions(a.bs);
+    if (!fields) throw UsageError(fmt::format("--bs: '{}' has more than three fields (reads, writes, trims)", a.bs));
+    for (size_t d = 0; d < 3; ++d)
+      j.bs_dir[d] = (*fields)[d].empty() ? 4096 : parse_size("--bs", (*fields)[d]);
+    j.bs = *std::max_element(j.bs_dir.begin(), j.bs_dir.end());
+  } else {
+    j.bs = parse_size("--bs", a.bs);
+  }
   if (!a.bssplit.empty()) {
     if (std::find(a.given.begin(), a.given.end(), "--bs") != a.given.end())
       throw UsageError("--bssplit: cannot be combined with --bs (a size of one share is a --bs)");

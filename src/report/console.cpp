@@ -292,8 +292,12 @@ std::string job_setup(const JobSpec& job, const std::string& engine_desc) {
   const std::string batches =
       job.lockstep() ? fmt::format("lockstep batches: submit {} / complete {}", job.submit_batch_eff(), job.complete_batch_eff())
                      : "refilled as reaped" + refill_how(job);
+  std::string sizes = job.bs_split.empty() ? format_size(job.bs) : "sizes " + bssplit_text(job.bs_split);
+  if (job.sized_by_direction())
+    sizes = fmt::format("reads {}, writes {}{}", format_size(job.bs_dir[0]), format_size(job.bs_dir[1]),
+                        job.rwmix_trim ? ", trims " + format_size(job.bs_dir[2]) : std::string());
   return fmt::format("{} {} {}, engine {}, depth {} ({} per thread x {} thread{}), {}{}{}",
-                     mix, job.bs_split.empty() ? format_size(job.bs) : "sizes " + bssplit_text(job.bs_split), job.direct ? "O_DIRECT" : "buffered", engine_desc,
+                     mix, sizes, job.direct ? "O_DIRECT" : "buffered", engine_desc,
                      job.depth_per_thread() * job.threads, job.depth_per_thread(), job.threads,
                      job.threads == 1 ? "" : "s", batches, pace, extra);
 }

@@ -158,6 +158,9 @@ json job_options_json(const JobSpec& job) {
       {"rw", rw_name(job.rw)},
       {"rwmix_read", job.rwmix_read},
       {"bs", job.bs},
+      {"bs_by_direction", job.sized_by_direction()
+                              ? json{{"read", job.bs_dir[0]}, {"write", job.bs_dir[1]}, {"trim", job.bs_dir[2]}}
+                              : json(nullptr)},
       {"bssplit", bssplit_json(job.bs_split)},
       {"iodepth", job.depth_per_thread() * job.threads},
       {"iodepth_per_thread", job.depth_per_thread()},

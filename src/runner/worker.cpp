@@ -73,15 +73,20 @@ unsigned Worker::prepare_fixed(unsigned n, Nanos t) noexcept {
   return n;
 }
 
-// --bssplit: the size of the request at `off` in file k, drawn by weight.
-// Random: fio's random map moves `off` to an unvisited block and cuts the
-// I/O short at a visited one or the range's end. Sequential: an I/O longer
-// than one block of the grid moves the next past it, as fio's next I/O
-// starts where the last one ended.
+// --bssplit: the size of the request at `off` in file k, drawn by weight,
+// and where it goes (place_sized).
 uint32_t Worker::place_split(size_t k, uint64_t& off) noexcept {
   const uint64_t r = mix_.below(split_cum_.back());
   const auto i = static_cast<size_t>(std::upper_bound(split_cum_.begin(), split_cum_.end(), r) - split_cum_.begin());
-  const uint32_t len = split_size_[i];
+  return place_sized(k, off, split_size_[i]);
+}
+
+// A request of `len` bytes (mixed sizes: --bssplit, or --bs R,W) drawn at
+// `off` in file k. Random: fio's random map moves `off` to an unvisited
+// block and cuts the I/O short at a visited one or the range's end.
+// Sequential: an I/O longer than one block of the grid moves the next past
+// it, as fio's next I/O starts where the last one ended. Returns its length.
+uint32_t Worker::place_sized(size_t k, uint64_t& off, uint32_t len) noexcept {
   const Target& t = targets_.list[plan_.files[k]];
   const uint64_t unit = split_unit_;
   OffsetGen& g = gens_[k];
@@ -96,6 +101,17 @@ uint32_t Worker::place_split(size_t k, uint64_t& off) noexcept {
   const auto [b, n] = maps_[k].take((off - t.base) / unit, (len + unit - 1) / unit);
   off = t.base + b * unit;
   return static_cast<uint32_t>(std::min<uint64_t>(len, n * unit));
+}
+
+// --bs R,W[,T]: the next offset of direction d in file k, on its own size's
+// grid, as fio aligns each direction to its block size and keeps each one's
+// sequential stream; random I/O keeps a map per direction, so each I/O is
+// whole and no block of a direction's grid is taken twice in its pass.
+uint64_t Worker::place_dir(int d, size_t k) noexcept {
+  uint64_t off = dir_gens_[d][k].next();
+  if (dir_maps_[d].empty()) return off;
+  const uint64_t base = targets_.list[plan_.files[k]].base, unit = dir_bs_[d];
+  return base + dir_maps_[d][k].take((off - base) / unit, 1).first * unit;
 }
 
 // Mixed ops, trims, syncs after every N writes, and mixed sizes.
@@ -119,7 +135,14 @@ unsigned Worker::prepare_mixed(unsigned n, Nanos t) noexcept {
     } else {
       const size_t k = pick_file();
       uint64_t off = moves_data_ ? gens_[k].next() : 0;
-      const uint32_t len = split_size_.empty() || !moves_data_ ? bs : place_split(k, off);
+      uint32_t len = bs;
+      if (moves_data_ && !split_size_.empty()) {
+        len = place_split(k, off);
+      } else if (moves_data_ && dir_bs_[0]) {  // --bs R,W: the direction's own size, stream and map
+        const int d = op == IoOp::Trim ? 2 : op == IoOp::Write;
+        len = dir_bs_[d];
+        off = place_dir(d, k);
+      }
       s.start = s.offset = off;
       s.file = plan_.files[k];
       s.op = op;

@@ -7,6 +7,7 @@
 // pass (the fused path, worker_fused.cpp). No lock, no allocation and no syscall beyond
 // the I/O's own per batch; what it shares goes through Control and its
 // Published (control.hpp has the memory-ordering contract).
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
@@ -91,7 +92,10 @@ class Worker {
   void finish_verified(const Slot& s, bool ok);
   IoOp op_for_next() noexcept;
   uint32_t place_split(size_t k, uint64_t& off) noexcept;
+  uint32_t place_sized(size_t k, uint64_t& off, uint32_t len) noexcept;
+  uint64_t place_dir(int d, size_t k) noexcept;
   void setup_offsets();
+  void setup_direction_offsets();
   bool take_op(IoOp& op, Nanos t) noexcept;
   size_t pick_file() noexcept;
   IoRequest request(const Slot& s, uint32_t tag, bool may_block = false) const noexcept;
@@ -259,6 +263,11 @@ class Worker {
   // map of each file's visited blocks (fio's random map).
   std::vector<uint64_t> split_cum_;
   std::vector<uint32_t> split_size_;
+  // --bs R,W[,T]: each direction's size (reads, writes, trims; 0s: none),
+  // and its own offsets and, for random I/O, map per file (place_dir).
+  std::array<uint32_t, 3> dir_bs_{};
+  std::array<std::vector<OffsetGen>, 3> dir_gens_;
+  std::array<std::vector<RandomMap>, 3> dir_maps_;
   uint64_t split_unit_ = 0;  // the grid: job_.bs_align(), taken once
   std::vector<RandomMap> maps_;
   uint64_t rr_ = 0;

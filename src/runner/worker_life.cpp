@@ -131,7 +131,8 @@ void Worker::setup() {
   if (dump_) out_.intervals.reserve(1 << 20);
   if (!rw_mixed(job_.rw)) fixed_op_ = op_for_next();
   sync_every_ = job_.fsync_every ? job_.fsync_every : job_.fdatasync_every;
-  mixed_ = sync_every_ || !fixed_op_ || !io_moves_data(*fixed_op_) || !job_.bs_split.empty();
+  mixed_ = sync_every_ || !fixed_op_ || !io_moves_data(*fixed_op_) || !job_.bs_split.empty() ||
+           job_.sized_by_direction();
   sync_op_ = job_.fsync_every ? IoOp::Fsync : IoOp::Fdatasync;
   if (acct_latency_) setup_latency();
 
@@ -187,7 +188,8 @@ void Worker::setup_latency() {
 }
 
 // Where the requests go: each file's offsets, the op mix, and with
-// --bssplit the sizes' weights and, for random I/O, each file's random map.
+// --bssplit the sizes' weights and, for random I/O, each file's random map
+// (with --bs R,W each direction's: setup_direction_offsets).
 void Worker::setup_offsets() {
   for (size_t k = 0; k < plan_.files.size(); ++k) {
     const Target& t = targets_.list[plan_.files[k]];
@@ -198,10 +200,28 @@ void Worker::setup_offsets() {
   }
   mix_ = Rng(seed_ ^ (0x2545f4914f6cdd1dull * (plan_.index + 1)));
   split_unit_ = job_.bs_align();
+  if (job_.sized_by_direction()) setup_direction_offsets();
   uint64_t cum = 0;
   for (const BsShare& b : job_.bs_split) {
     split_cum_.push_back(cum += b.weight);
     split_size_.push_back(b.size);
+  }
+}
+
+// --bs R,W[,T]: each direction drawn gets its own offsets on its own size's
+// grid (starting at the thread's point of each file) and, random, its map.
+void Worker::setup_direction_offsets() {
+  const std::array<bool, 3> drawn = job_.directions();
+  for (int d = 0; d < 3; ++d) {
+    dir_bs_[d] = static_cast<uint32_t>(job_.bs_dir[d]);
+    if (!drawn[d]) continue;
+    for (size_t k = 0; k < plan_.files.size(); ++k) {
+      const Target& t = targets_.list[plan_.files[k]];
+      dir_gens_[d].emplace_back(t.base, t.range, dir_bs_[d], rw_random(job_.rw),
+                                seed_ + 0x9e3779b97f4a7c15ull * (plan_.index * 131 + k + 1) + 0x51ed27ull * (d + 1),
+                                plan_.start_block[k] * job_.bs_align() / dir_bs_[d], 1, 0, job_.distribution);
+      if (rw_random(job_.rw)) dir_maps_[d].emplace_back(t.range / dir_bs_[d]);
+    }
   }
 }
 

@@ -18,7 +18,9 @@ namespace ioacct {
 
 namespace {
 
+// bs, bsrange and bssplit each set the sizes whole: the last one given wins.
 void set_bs(FioValues& v, const FioOption& o, uint64_t bs, FioSpec& j) {
+  j.bs_dir = {};
   if (bs == 0) v.bad(o, fmt::format("'{}': a block size of 0 is not one fio or ioacct can run", o.value));
   else j.bs = bs;
 }
@@ -66,8 +68,22 @@ void decode_rwmix(FioValues& v, const FioSetting& s, FioSpec& j) {
   if (const auto n = v.integer(*s.opt, 0, 100)) j.rwmix_read = s.inverted ? 100 - *n : *n;
 }
 
+// One size, or fio's r,w,t list: a field left unset is fio's default 4k.
 void decode_bs(FioValues& v, const FioSetting& s, FioSpec& j) {
-  if (const auto n = v.sizes(*s.opt, "block sizes")) set_bs(v, *s.opt, *n, j);
+  if (s.opt->value.find(',') == std::string::npos) {
+    if (const auto n = v.sizes(*s.opt, "block sizes")) set_bs(v, *s.opt, *n, j);
+    return;
+  }
+  const auto each = v.sizes_each(*s.opt);
+  const auto fields = split_directions(s.opt->value);
+  if (!each || !fields) return;
+  std::array<uint64_t, 3> b = *each;
+  for (size_t d = 0; d < 3; ++d) {
+    if (!(*fields)[d].empty() && b[d] == 0) return set_bs(v, *s.opt, 0, j);  // the error every zero size gets
+    b[d] = b[d] ? b[d] : 4096;
+  }
+  if (b[0] == b[1] && b[1] == b[2]) set_bs(v, *s.opt, b[0], j);
+  else j.bs_dir = b;
 }
 
 // fio draws a size from MIN to MAX on MIN's grid, every one as likely.
@@ -82,6 +98,7 @@ void decode_bsrange(FioValues& v, const FioSetting& s, FioSpec& j) {
   if (*lo == *hi || *lo == 0) return set_bs(v, *s.opt, *lo, j);
   if (*hi / *lo > 4096) return v.bad(*s.opt, fmt::format("'{}': more than 4096 sizes from MIN to MAX", x));
   j.bs_split.clear();
+  j.bs_dir = {};
   for (uint64_t size = *lo; size <= *hi; size += *lo) j.bs_split.push_back({static_cast<uint32_t>(size), 1});
 }
 
@@ -108,6 +125,7 @@ void decode_bssplit(FioValues& v, const FioSetting& s, FioSpec& j) {
     for (const BsShare& b : split) sum += b.weight;
     if (sum != 100) return v.bad(*s.opt, fmt::format("'{}': the percentages add up to {}, not 100", x, sum));
     j.bs_split = std::move(split);
+    j.bs_dir = {};
   } catch (const UsageError& e) {
     v.bad(*s.opt, std::string(e.what()).substr(std::string_view("bssplit: ").size()));
   }
@@ -340,9 +358,11 @@ const std::vector<FioOptionRow> kRowsBeforePace = {  // NOLINT(cert-err58-cpp)
    decode_rw},
   {{{"rwmixread"}, {"rwmixwrite", true}}, "`--rwmix-read` (`rwmixwrite=N` is `100-N` reads)", "", decode_rwmix},
   {{{"bs"}, {"blocksize"}},
-   "`--bs`",
-   "one size; different sizes for reads, writes and trims (`4k,8k`) are an error; the same size repeated "
-   "(`4k,4k`) is fine",
+   "`--bs`; sizes per direction (`4k,64k`, a field left unset fio's default 4k): `--bs R,W,T` for a mixed `rw`, "
+   "the job's direction's size otherwise",
+   "with sizes per direction each direction has its own size's grid and sequential stream, as in fio, and random "
+   "I/O a map of its own per direction (fio keeps one map, whose bits each direction reads in its own units): "
+   "every I/O is whole",
    decode_bs},
   {{{"bsrange"}, {"blocksize_range"}},
    "`--bssplit` with every multiple of MIN up to MAX as likely (fio's draw); `--bs` when both ends are equal",

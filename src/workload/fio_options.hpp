@@ -74,6 +74,7 @@ struct FioSpec {
   std::optional<uint64_t> rwmix_read;
   uint64_t bs = 4096;
   std::vector<BsShare> bs_split;  // bssplit or bsrange with several sizes (bs is then unused)
+  std::array<uint64_t, 3> bs_dir{};  // bs=r,w,t with different sizes (each set); all 0: bs
   uint64_t numjobs = 1;
   std::string engine = "psync";  // ioacct's name: uring, libaio, psync, sync, pvsync, pvsync2
   std::optional<uint64_t> iodepth;

@@ -67,20 +67,64 @@ std::array<double, 3> JobSpec::rate_by_direction() const {
   std::array<double, 3> r{};
   for (int d = 0; d < 3; ++d)
     r[d] = rate_iops_dir[d] ? static_cast<double>(rate_iops_dir[d])
-                            : static_cast<double>(rate_bw_dir[d]) / bs_mean();
+                            : static_cast<double>(rate_bw_dir[d]) /
+                                  (sized_by_direction() ? static_cast<double>(bs_dir[d]) : bs_mean());
   return r;
 }
 
 uint64_t JobSpec::bs_align() const {
   uint64_t a = bs;
   for (const BsShare& s : bs_split) a = std::min<uint64_t>(a, s.size);
+  const std::array<bool, 3> dirs = directions();
+  if (sized_by_direction())
+    for (int d = 0; d < 3; ++d)
+      if (dirs[d]) a = std::min(a, bs_dir[d]);
   return a;
 }
 
-double JobSpec::bs_mean() const { return mean_bs(bs, bs_split); }
+double JobSpec::bs_mean() const {
+  if (!sized_by_direction()) return mean_bs(bs, bs_split);
+  const std::array<double, 3> share = {static_cast<double>(rwmix_read),
+                                       static_cast<double>(100 - rwmix_read - rwmix_trim),
+                                       static_cast<double>(rwmix_trim)};
+  double sum = 0;
+  for (int d = 0; d < 3; ++d) sum += share[d] * static_cast<double>(bs_dir[d]);
+  return sum / 100;
+}
+
+std::array<bool, 3> JobSpec::directions() const {
+  switch (rw) {
+    case RwMode::RandRead:
+    case RwMode::Read: return {true, false, false};
+    case RwMode::RandWrite:
+    case RwMode::Write: return {false, true, false};
+    case RwMode::Trim:
+    case RwMode::RandTrim: return {false, false, true};
+    case RwMode::RandRw:
+    case RwMode::ReadWrite: break;
+  }
+  return {rwmix_read > 0, rwmix_read + rwmix_trim < 100, rwmix_trim > 0};
+}
 
 
 namespace {
+
+// --bs R,W[,T]: a size per direction where reads and writes mix, each as
+// one --bs is checked.
+void validate_direction_sizes(const JobSpec& job) {
+  if (!job.sized_by_direction()) return;
+  if (!rw_mixed(job.rw))
+    throw UsageError(fmt::format("--bs: a size per direction (R,W,T) is for the mixes (--rw randrw or rw), not --rw {}; "
+                                 "give one size", rw_name(job.rw)));
+  if (!job.bs_split.empty()) throw UsageError("--bssplit: cannot be combined with --bs (a size of one share is a --bs)");
+  for (const uint64_t b : job.bs_dir) {
+    if (b == 0) throw UsageError("--bs: must be at least 1 byte (try 4k)");
+    if (b > (1ull << 30)) throw UsageError(fmt::format("--bs: {} bytes is more than the 1 GiB one I/O can carry", b));
+    if (job.direct && b % 512 != 0)
+      throw UsageError(fmt::format("--bs: {} bytes is not a multiple of 512, which O_DIRECT needs "
+                                   "(use --buffered, or a multiple of the device's block size)", b));
+  }
+}
 
 // The block size, the threads and the depth they share, the batches.
 void validate_sizes_and_depth(const JobSpec& job) {
@@ -96,6 +140,7 @@ void validate_sizes_and_depth(const JobSpec& job) {
       throw UsageError(fmt::format("--bssplit: {} bytes is not a multiple of 512, which O_DIRECT needs "
                                    "(use --buffered, or multiples of the device's block size)",
                                    s.size));
+  validate_direction_sizes(job);
   if (job.threads == 0 || job.threads > 1024)
     throw UsageError(fmt::format("--threads: {} is out of range (1 to 1024)", job.threads));
   if (job.iodepth == 0 || job.iodepth > kMaxDepth)
@@ -298,6 +343,8 @@ void validate_verify(JobSpec& job) {
     throw UsageError("--verify: the nop engine writes nothing to check");
   if (job.verify && !job.bs_split.empty())
     throw UsageError("--verify: checks blocks of one size; it cannot be combined with --bssplit (give --bs)");
+  if (job.verify && job.sized_by_direction())
+    throw UsageError("--verify: checks blocks of one size; give one --bs, not one per direction");
   if (job.verify && (job.bs % 512 || job.bs > (64u << 20)))
     throw UsageError(fmt::format("--bs: {} bytes with --verify must be a multiple of 512 (a checked "
                                  "block is made of 512-byte sectors) and at most 64 MiB", job.bs));

@@ -69,6 +69,9 @@ struct JobSpec {
   bool split_submit = false;     // submit and wait in separate io_uring_enter calls: slat for every batch
   uint64_t bs = 4096;            // with bs_split: the largest size (each slot's buffer holds one)
   std::vector<BsShare> bs_split;  // --bssplit: each I/O's size drawn from these (empty: every I/O is bs)
+  // --bs R,W[,T] (fio's bs=r,w,t), a mixed --rw: reads', writes' and trims'
+  // sizes, each set (bs is then the largest); all 0: every I/O is bs.
+  std::array<uint64_t, 3> bs_dir{};
   unsigned iodepth = 32;       // total across threads; each gets an equal share
   // Batching. Neither given: refill as reaped (every free slot refilled at
   // once, wait for one completion, reap all that are there), so depth N is
@@ -141,10 +144,13 @@ struct JobSpec {
   bool paced_by_direction() const;
   std::array<double, 3> rate_by_direction() const;
   bool has_rate_floor() const { return rate_min_bw != std::array<uint64_t, 3>{} || rate_min_iops != std::array<uint64_t, 3>{}; }
+  bool sized_by_direction() const { return bs_dir != std::array<uint64_t, 3>{}; }
   // The grid offsets are drawn on: the smallest size of a --bssplit (fio's
-  // default blockalign), else bs.
+  // default blockalign) or of the directions the mix draws, else bs.
   uint64_t bs_align() const;
-  double bs_mean() const;  // bytes per I/O on average
+  double bs_mean() const;  // bytes per I/O on average (by the mix's shares, sized by direction)
+  // The directions the job issues: reads, writes, trims.
+  std::array<bool, 3> directions() const;
 };
 
 // Bytes per I/O on average: bs, or the split's sizes by their weights.

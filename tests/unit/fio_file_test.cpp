@@ -318,6 +318,22 @@ TEST(FioMap, RateProcessAndFloorsAsFiosOwn) {
             std::string::npos);
 }
 
+// bs=r,w,t: fio's comma rules, a field left unset fio's default 4k; a job of
+// one direction takes its own.
+TEST(FioMap, BlockSizesPerDirectionAsFiosOwn) {
+  const auto bs = [](const std::string& rw, const std::string& opt) {
+    return word_after(map_text("[j]\nsize=1m\nrw=" + rw + "\n" + opt + "\n").jobs.at(0).words, "--bs");
+  };
+  EXPECT_EQ(bs("randrw", "bs=8k,32k"), "8192,32768,32768");
+  EXPECT_EQ(bs("randrw", "bs=8k,32k,"), "8192,32768,4096");
+  EXPECT_EQ(bs("rw", "bs=,8k"), "4096,8192,8192");
+  EXPECT_EQ(bs("randrw", "bs=16k,16k"), "16384") << "the same size: one --bs";
+  EXPECT_EQ(bs("randread", "bs=8k,32k"), "8192");
+  EXPECT_EQ(bs("randwrite", "bs=8k,32k"), "32768");
+  EXPECT_EQ(bs("randrw", "bs=8k,32k\nbssplit=4k/100"), "4096") << "bssplit overrides bs, in fio too";
+  EXPECT_THAT(error_of([] { map_text("[j]\nsize=1m\nbs=0\n"); }), HasSubstr("a block size of 0"));
+}
+
 TEST(Bssplit, ReadsFiosListAndSharesWhatIsLeft) {
   EXPECT_EQ(parse_bssplit("--x", "4k/80:64k/20"), (std::vector<BsShare>{{4096, 80}, {65536, 20}}));
   EXPECT_EQ(parse_bssplit("--x", "4k/50:8k:16k/"), (std::vector<BsShare>{{4096, 50}, {8192, 25}, {16384, 25}}));
@@ -411,7 +427,6 @@ TEST(FioMap, EveryUnsupportedOptionIsOneLine) {
 TEST(FioMap, RefusesWhatItCannotMean) {
   auto err = [](const std::string& text) { return error_of([&] { map_text(text); }); };
   EXPECT_THAT(err("[j]\nrw=randread\n"), HasSubstr("j.fio:1: size: needed for a job without filename"));
-  EXPECT_THAT(err("[j]\nsize=1m\nbs=4k,8k\n"), HasSubstr("j.fio:3: bs: '4k,8k': different block sizes"));
   EXPECT_THAT(err("[j]\nsize=1m\nbsrange=4k-64k,8k-16k\n"), HasSubstr("j.fio:3: bsrange: '4k-64k,8k-16k': ranges per direction"));
   EXPECT_THAT(err("[j]\nsize=1m\nbssplit=4k/50:8k/50,16k/100\n"), HasSubstr("j.fio:3: bssplit: '4k/50:8k/50,16k/100': splits per direction"));
   EXPECT_THAT(err("[j]\nsize=1m\nbssplit=4k/50:8k/40\n"), HasSubstr("the percentages add up to 90, not 100"));
