@@ -471,20 +471,16 @@ Worker::Reaped Worker::reap_any(int got, Nanos now, uint64_t quota, AnatomyThrea
 // reloaded per completion otherwise.
 template <bool kTimed, bool kSplit, bool kDirs>
 Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* anat) noexcept {
+  Tally tl = tally();
   Runs lat_run, clat_run;
+  Moved m;
   [[maybe_unused]] DirRuns dirs;
   if constexpr (kDirs) dirs.take(out_);
   uint64_t at_submit = 0;
-  Histogram& lat = *out_.latency;
-  const auto record_lat = [&](uint64_t v, uint64_t n) {
-    lat.record_n(v, n);
-    if (ihist_[0]) ihist_[epoch_ & 1]->record_n(v, n);
-  };
-  const auto record_clat = [&](uint64_t v, uint64_t n) { out_.clat->record_n(v, n); };
   // How many more completions the window counts: the quota's rest, and none
   // outside the window.
   uint64_t countable = counting_ ? (quota > out_.ios ? quota - out_.ios : 0) : 0;
-  uint64_t reads = 0, writes = 0, rbytes = 0, wbytes = 0, bytes = 0;
+  uint64_t bytes = 0;
   const bool verify = tables_ != nullptr;
   // The programs may be off for a slice of the window (anatomy_slices.hpp):
   // an I/O is followed only when they were on from before its submission
@@ -517,13 +513,13 @@ Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* a
       bytes += moved;
       if (!countable) continue;
       --countable;
-      if (s.op == IoOp::Read) { ++reads; rbytes += moved; }
-      else { ++writes; wbytes += moved; }
+      if (s.op == IoOp::Read) { ++m.reads; m.rbytes += moved; }
+      else { ++m.writes; m.wbytes += moved; }
       if (traced) [[unlikely]] {
         if (dump_) out_.intervals.emplace_back(s.t_submit, now);
         if (anat && s.t_submit >= since) anat->reap(c.tag, s.t_submit, now, s.left != s.len || s.eagains);
       }
-      if constexpr (kTimed) lat_run.add(now - s.t_submit, record_lat);
+      if constexpr (kTimed) tl.add_lat(lat_run, now - s.t_submit);
       if constexpr (kDirs) dirs.add_lat(s.op == IoOp::Write, now - s.t_submit);
       // An I/O without t_issued is unsplit: counted once, at the end, as
       // lat's count less clat's (no work here per I/O).
@@ -534,7 +530,7 @@ Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* a
         if (s.t_issued == now) [[unlikely]]
           ++at_submit;
         else if (s.t_issued) [[likely]] {
-          clat_run.add(now - s.t_issued, record_clat);
+          tl.add_clat(clat_run, now - s.t_issued);
           if constexpr (kDirs) dirs.add_clat(s.op == IoOp::Write, now - s.t_issued);
         }
       }
@@ -543,16 +539,10 @@ Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* a
       free[nfree++] = c.tag;
     }
   }
-  if (lat_run.n) record_lat(lat_run.value, lat_run.n);
-  if (clat_run.n) record_clat(clat_run.value, clat_run.n);
+  tl.finish(out_, lat_run, clat_run, m);
   if constexpr (kDirs) dirs.flush();
   out_.clat_at_submit += at_submit;
   nfree_ = nfree;
-  out_.ios += reads + writes;
-  out_.reads += reads;
-  out_.writes += writes;
-  out_.bytes_read += rbytes;
-  out_.bytes_written += wbytes;
   return {nfree - nfree0, nfree - nfree0 - failed, bytes};
 }
 

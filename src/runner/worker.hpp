@@ -118,6 +118,44 @@ class Worker {
       n = 1;
     }
   };
+  // One batch's tally, the one both paths keep (reap and fused_loop): the
+  // latencies, in runs, into the job's lat and the interval's histogram of
+  // --log-interval, the clats, and the reads and writes counted. The
+  // histograms are taken once per batch (the interval's epoch moves only in
+  // publish(), between batches). The runs and the counts are the caller's
+  // locals, which the compiler keeps in registers: inside the tally they
+  // lived in memory, 2.3 more instructions per I/O on the fused path at nop
+  // depth 128 (callgrind).
+  struct Moved {
+    uint64_t reads = 0, writes = 0, rbytes = 0, wbytes = 0;
+  };
+  struct Tally {
+    Histogram& lat;
+    Histogram* interval;  // null without --log-interval's histograms
+    Histogram* clat;      // null unless latency is split
+
+    [[gnu::always_inline]] void record_lat(uint64_t v, uint64_t n) {
+      lat.record_n(v, n);
+      if (interval) interval->record_n(v, n);
+    }
+    [[gnu::always_inline]] void add_lat(Runs& run, uint64_t v) {
+      run.add(v, [this](uint64_t x, uint64_t n) { record_lat(x, n); });
+    }
+    [[gnu::always_inline]] void add_clat(Runs& run, uint64_t v) {
+      run.add(v, [this](uint64_t x, uint64_t n) { clat->record_n(x, n); });
+    }
+    // The batch's end: its open runs recorded, its counts into `out`.
+    [[gnu::always_inline]] void finish(ThreadResult& out, const Runs& lat_run, const Runs& clat_run, const Moved& m) {
+      if (lat_run.n) record_lat(lat_run.value, lat_run.n);
+      if (clat_run.n) clat->record_n(clat_run.value, clat_run.n);
+      out.ios += m.reads + m.writes;
+      out.reads += m.reads;
+      out.writes += m.writes;
+      out.bytes_read += m.rbytes;
+      out.bytes_written += m.wbytes;
+    }
+  };
+  Tally tally() noexcept { return {*out_.latency, ihist_[0] ? ihist_[epoch_ & 1].get() : nullptr, out_.clat.get()}; }
   // A mixed job's reads' and writes' own latency (DirLatency), in runs as
   // the job's: [0] reads, [1] writes. Set (take) only in reap's mixed variant.
   struct DirRuns {
