@@ -57,7 +57,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--fdatasync", a.fdatasync, "An fdatasync of the file after every N writes")->type_name("N");
   b->add_option("--bs", a.bs, "Block size of each I/O (default 4k); R,W[,T] per direction (a mixed --rw)")->type_name("SIZE");
   b->add_option("--bssplit", a.bssplit, "Each I/O's size drawn from SIZE/WEIGHT shares, e.g. 4k/80:64k/20 "
-                "(fio's bssplit; offsets on the smallest size's grid)")->type_name("SPLIT");
+                "(fio's bssplit; offsets on the smallest size's grid); R,W[,T] per direction")->type_name("SPLIT");
   b->add_option("-d,--iodepth", a.iodepth, "I/Os in flight, total over all threads (default 32)")->type_name("N");
   b->add_option("--submit-batch", a.submit_batch, "I/Os submitted per syscall (default min(depth per thread, 32))")->type_name("N");
   b->add_option("--complete-batch", a.complete_batch, "Completions waited for per syscall (default min(depth per thread, 32))")->type_name("N");
@@ -185,9 +185,22 @@ void parse_shape(const BenchArgs& a, JobSpec& j) {
   if (!a.bssplit.empty()) {
     if (std::find(a.given.begin(), a.given.end(), "--bs") != a.given.end())
       throw UsageError("--bssplit: cannot be combined with --bs (a size of one share is a --bs)");
-    j.bs_split = parse_bssplit("--bssplit", a.bssplit);
     j.bs = 0;
-    for (const BsShare& s : j.bs_split) j.bs = std::max<uint64_t>(j.bs, s.size);
+    if (a.bssplit.find(',') != std::string::npos) {
+      // R,W[,T] as fio's bssplit=r,w,t (the fields as --bs R,W's; an empty
+      // one is fio's default 4k).
+      const auto fields = split_directions(a.bssplit);
+      if (!fields)
+        throw UsageError(fmt::format("--bssplit: '{}' has more than three lists (reads, writes, trims)", a.bssplit));
+      for (size_t d = 0; d < 3; ++d) {
+        const std::string& f = (*fields)[d];
+        j.bs_split_dir[d] = f.empty() ? std::vector<BsShare>{{4096, 100}} : parse_bssplit("--bssplit", f);
+        for (const BsShare& s : j.bs_split_dir[d]) j.bs = std::max<uint64_t>(j.bs, s.size);
+      }
+    } else {
+      j.bs_split = parse_bssplit("--bssplit", a.bssplit);
+      for (const BsShare& s : j.bs_split) j.bs = std::max<uint64_t>(j.bs, s.size);
+    }
   }
   j.iodepth = parse_small("--iodepth", a.iodepth, 1, kMaxDepth);
   if (!a.submit_batch.empty()) j.submit_batch = parse_small("--submit-batch", a.submit_batch, 1, kMaxDepth);

@@ -293,9 +293,13 @@ std::string job_setup(const JobSpec& job, const std::string& engine_desc) {
       job.lockstep() ? fmt::format("lockstep batches: submit {} / complete {}", job.submit_batch_eff(), job.complete_batch_eff())
                      : "refilled as reaped" + refill_how(job);
   std::string sizes = job.bs_split.empty() ? format_size(job.bs) : "sizes " + bssplit_text(job.bs_split);
-  if (job.sized_by_direction())
-    sizes = fmt::format("reads {}, writes {}{}", format_size(job.bs_dir[0]), format_size(job.bs_dir[1]),
-                        job.rwmix_trim ? ", trims " + format_size(job.bs_dir[2]) : std::string());
+  if (job.sized_by_direction()) {
+    const auto of = [&](int d) {
+      const std::vector<BsShare> l = job.sizes_of(d);
+      return l.size() == 1 ? format_size(l.front().size) : "sizes " + bssplit_text(l);
+    };
+    sizes = fmt::format("reads {}, writes {}{}", of(0), of(1), job.rwmix_trim ? ", trims " + of(2) : std::string());
+  }
   return fmt::format("{} {} {}, engine {}, depth {} ({} per thread x {} thread{}), {}{}{}",
                      mix, sizes, job.direct ? "O_DIRECT" : "buffered", engine_desc,
                      job.depth_per_thread() * job.threads, job.depth_per_thread(), job.threads,

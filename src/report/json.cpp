@@ -158,9 +158,12 @@ json job_options_json(const JobSpec& job) {
       {"rw", rw_name(job.rw)},
       {"rwmix_read", job.rwmix_read},
       {"bs", job.bs},
-      {"bs_by_direction", job.sized_by_direction()
-                              ? json{{"read", job.bs_dir[0]}, {"write", job.bs_dir[1]}, {"trim", job.bs_dir[2]}}
-                              : json(nullptr)},
+      {"bs_by_direction", job.bs_dir[0] ? json{{"read", job.bs_dir[0]}, {"write", job.bs_dir[1]}, {"trim", job.bs_dir[2]}}
+                                        : json(nullptr)},
+      {"bssplit_by_direction", job.bs_split_dir[0].empty() ? json(nullptr)
+                                                           : json{{"read", bssplit_json(job.bs_split_dir[0])},
+                                                                  {"write", bssplit_json(job.bs_split_dir[1])},
+                                                                  {"trim", bssplit_json(job.bs_split_dir[2])}}},
       {"bssplit", bssplit_json(job.bs_split)},
       {"iodepth", job.depth_per_thread() * job.threads},
       {"iodepth_per_thread", job.depth_per_thread()},

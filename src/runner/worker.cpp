@@ -78,19 +78,18 @@ unsigned Worker::prepare_fixed(unsigned n, Nanos t) noexcept {
 uint32_t Worker::place_split(size_t k, uint64_t& off) noexcept {
   const uint64_t r = mix_.below(split_cum_.back());
   const auto i = static_cast<size_t>(std::upper_bound(split_cum_.begin(), split_cum_.end(), r) - split_cum_.begin());
-  return place_sized(k, off, split_size_[i]);
+  return place_sized(gens_[k], maps_.empty() ? nullptr : &maps_[k], targets_.list[plan_.files[k]], split_unit_, off,
+                     split_size_[i]);
 }
 
-// A request of `len` bytes (mixed sizes: --bssplit, or --bs R,W) drawn at
-// `off` in file k. Random: fio's random map moves `off` to an unvisited
-// block and cuts the I/O short at a visited one or the range's end.
-// Sequential: an I/O longer than one block of the grid moves the next past
-// it, as fio's next I/O starts where the last one ended. Returns its length.
-uint32_t Worker::place_sized(size_t k, uint64_t& off, uint32_t len) noexcept {
-  const Target& t = targets_.list[plan_.files[k]];
-  const uint64_t unit = split_unit_;
-  OffsetGen& g = gens_[k];
-  if (!rw_random(job_.rw)) {
+// A request of `len` bytes (mixed sizes) drawn at `off` by `g` on a grid of
+// `unit` bytes. Random: fio's random map moves `off` to an unvisited block
+// and cuts the I/O short at a visited one or the range's end. Sequential:
+// an I/O longer than one block of the grid moves the next past it, as
+// fio's next I/O starts where the last one ended. Returns its length.
+uint32_t Worker::place_sized(OffsetGen& g, RandomMap* map, const Target& t, uint64_t unit, uint64_t& off,
+                             uint32_t len) noexcept {
+  if (!map) {
     if (off + len > t.base + t.range) {  // wraps to the first block, as a pass does
       g.rewind();
       off = g.next();
@@ -98,20 +97,28 @@ uint32_t Worker::place_sized(size_t k, uint64_t& off, uint32_t len) noexcept {
     g.skip((len + unit - 1) / unit - 1);
     return len;
   }
-  const auto [b, n] = maps_[k].take((off - t.base) / unit, (len + unit - 1) / unit);
+  const auto [b, n] = map->take((off - t.base) / unit, (len + unit - 1) / unit);
   off = t.base + b * unit;
   return static_cast<uint32_t>(std::min<uint64_t>(len, n * unit));
 }
 
-// --bs R,W[,T]: the next offset of direction d in file k, on its own size's
-// grid, as fio aligns each direction to its block size and keeps each one's
-// sequential stream; random I/O keeps a map per direction, so each I/O is
-// whole and no block of a direction's grid is taken twice in its pass.
-uint64_t Worker::place_dir(int d, size_t k) noexcept {
-  uint64_t off = dir_gens_[d][k].next();
-  if (dir_maps_[d].empty()) return off;
-  const uint64_t base = targets_.list[plan_.files[k]].base, unit = dir_bs_[d];
-  return base + dir_maps_[d][k].take((off - base) / unit, 1).first * unit;
+// Sizes per direction (--bs R,W[,T], --bssplit R,W[,T]): direction d's
+// request in file k, its size drawn from the direction's own list, on the
+// direction's own grid (its smallest size) and stream, as fio aligns each
+// direction to its own block size and keeps each one's last position; and
+// for random I/O the direction's own map, so a size given alone is always
+// whole. Returns the length; `off` is set.
+uint32_t Worker::place_dir(int d, size_t k, uint64_t& off) noexcept {
+  const DirSizes& ds = dir_[d];
+  uint32_t len = ds.size[0];
+  if (ds.size.size() > 1) {
+    const uint64_t r = mix_.below(ds.cum.back());
+    len = ds.size[static_cast<size_t>(std::upper_bound(ds.cum.begin(), ds.cum.end(), r) - ds.cum.begin())];
+  }
+  OffsetGen& g = dir_gens_[d][k];
+  off = g.next();
+  return place_sized(g, dir_maps_[d].empty() ? nullptr : &dir_maps_[d][k], targets_.list[plan_.files[k]], ds.unit,
+                     off, len);
 }
 
 // Mixed ops, trims, syncs after every N writes, and mixed sizes.
@@ -138,10 +145,8 @@ unsigned Worker::prepare_mixed(unsigned n, Nanos t) noexcept {
       uint32_t len = bs;
       if (moves_data_ && !split_size_.empty()) {
         len = place_split(k, off);
-      } else if (moves_data_ && dir_bs_[0]) {  // --bs R,W: the direction's own size, stream and map
-        const int d = op == IoOp::Trim ? 2 : op == IoOp::Write;
-        len = dir_bs_[d];
-        off = place_dir(d, k);
+      } else if (moves_data_ && by_dir_) {  // sizes per direction: its own sizes, stream and map
+        len = place_dir(op == IoOp::Trim ? 2 : op == IoOp::Write, k, off);
       }
       s.start = s.offset = off;
       s.file = plan_.files[k];

@@ -92,8 +92,9 @@ class Worker {
   void finish_verified(const Slot& s, bool ok);
   IoOp op_for_next() noexcept;
   uint32_t place_split(size_t k, uint64_t& off) noexcept;
-  uint32_t place_sized(size_t k, uint64_t& off, uint32_t len) noexcept;
-  uint64_t place_dir(int d, size_t k) noexcept;
+  uint32_t place_sized(OffsetGen& g, RandomMap* map, const Target& t, uint64_t unit, uint64_t& off,
+                       uint32_t len) noexcept;
+  uint32_t place_dir(int d, size_t k, uint64_t& off) noexcept;
   void setup_offsets();
   void setup_direction_offsets();
   bool take_op(IoOp& op, Nanos t) noexcept;
@@ -301,9 +302,16 @@ class Worker {
   // map of each file's visited blocks (fio's random map).
   std::vector<uint64_t> split_cum_;
   std::vector<uint32_t> split_size_;
-  // --bs R,W[,T]: each direction's size (reads, writes, trims; 0s: none),
+  // Sizes per direction (--bs R,W[,T], --bssplit R,W[,T]): each
+  // direction's sizes (cumulative weights, sizes, the grid: the smallest),
   // and its own offsets and, for random I/O, map per file (place_dir).
-  std::array<uint32_t, 3> dir_bs_{};
+  struct DirSizes {
+    std::vector<uint64_t> cum;
+    std::vector<uint32_t> size;
+    uint64_t unit = 0;
+  };
+  bool by_dir_ = false;
+  std::array<DirSizes, 3> dir_;
   std::array<std::vector<OffsetGen>, 3> dir_gens_;
   std::array<std::vector<RandomMap>, 3> dir_maps_;
   uint64_t split_unit_ = 0;  // the grid: job_.bs_align(), taken once

@@ -211,16 +211,24 @@ void Worker::setup_offsets() {
 // --bs R,W[,T]: each direction drawn gets its own offsets on its own size's
 // grid (starting at the thread's point of each file) and, random, its map.
 void Worker::setup_direction_offsets() {
+  by_dir_ = true;
   const std::array<bool, 3> drawn = job_.directions();
   for (int d = 0; d < 3; ++d) {
-    dir_bs_[d] = static_cast<uint32_t>(job_.bs_dir[d]);
     if (!drawn[d]) continue;
+    DirSizes& ds = dir_[d];
+    uint64_t cum = 0, unit = UINT64_MAX;
+    for (const BsShare& b : job_.sizes_of(d)) {
+      ds.cum.push_back(cum += b.weight);
+      ds.size.push_back(b.size);
+      unit = std::min<uint64_t>(unit, b.size);
+    }
+    ds.unit = unit;
     for (size_t k = 0; k < plan_.files.size(); ++k) {
       const Target& t = targets_.list[plan_.files[k]];
-      dir_gens_[d].emplace_back(t.base, t.range, dir_bs_[d], rw_random(job_.rw),
+      dir_gens_[d].emplace_back(t.base, t.range, unit, rw_random(job_.rw),
                                 seed_ + 0x9e3779b97f4a7c15ull * (plan_.index * 131 + k + 1) + 0x51ed27ull * (d + 1),
-                                plan_.start_block[k] * job_.bs_align() / dir_bs_[d], 1, 0, job_.distribution);
-      if (rw_random(job_.rw)) dir_maps_[d].emplace_back(t.range / dir_bs_[d]);
+                                plan_.start_block[k] * job_.bs_align() / unit, 1, 0, job_.distribution);
+      if (rw_random(job_.rw)) dir_maps_[d].emplace_back(t.range / unit);
     }
   }
 }

@@ -75,6 +75,7 @@ struct FioSpec {
   uint64_t bs = 4096;
   std::vector<BsShare> bs_split;  // bssplit or bsrange with several sizes (bs is then unused)
   std::array<uint64_t, 3> bs_dir{};  // bs=r,w,t with different sizes (each set); all 0: bs
+  std::array<std::vector<BsShare>, 3> bs_split_dir;  // bssplit=r,w,t with different lists; all empty: none
   uint64_t numjobs = 1;
   std::string engine = "psync";  // ioacct's name: uring, libaio, psync, sync, pvsync, pvsync2
   std::optional<uint64_t> iodepth;
@@ -147,8 +148,10 @@ struct FioOptionRow {
 // Every option ioacct accepts, in the order a job's options are decoded
 // (kb_base first: it changes how sizes read) and the docs list them.
 const std::vector<FioOptionRow>& fio_options();
-// The rows of the pace (rate*, latency_*), a part of fio_options() kept in
-// fio_pace_rows.cpp with their decoders.
+// The parts of fio_options() kept with their decoders in files of their
+// own: the block sizes (bs, bsrange, bssplit: fio_size_rows.cpp) and the
+// pace (rate*, latency_*: fio_pace_rows.cpp).
+std::vector<FioOptionRow> fio_size_rows();
 std::vector<FioOptionRow> fio_pace_rows();
 
 // The row that `name` (lower case) belongs to, or null; `inverted` says

@@ -29,10 +29,13 @@ size_t direction(const FioSpec& s) {
 
 // Bytes per I/O on average: with sizes per direction, by the mix.
 double mean_size(const FioSpec& s) {
-  if (!s.bs_dir[0] || !s.bs_split.empty()) return mean_bs(s.bs, s.bs_split);
-  if (!mixed(s)) return static_cast<double>(s.bs_dir[direction(s)]);
+  const auto of = [&](size_t d) {
+    return s.bs_split_dir[0].empty() ? static_cast<double>(s.bs_dir[d]) : mean_bs(0, s.bs_split_dir[d]);
+  };
+  if ((!s.bs_dir[0] && s.bs_split_dir[0].empty()) || !s.bs_split.empty()) return mean_bs(s.bs, s.bs_split);
+  if (!mixed(s)) return of(direction(s));
   const double reads = static_cast<double>(s.rwmix_read.value_or(50)) / 100;
-  return reads * static_cast<double>(s.bs_dir[0]) + (1 - reads) * static_cast<double>(s.bs_dir[1]);
+  return reads * of(0) + (1 - reads) * of(1);
 }
 
 // What it does: the direction, the block size, the threads, the engine and
@@ -40,12 +43,17 @@ double mean_size(const FioSpec& s) {
 void put_what(Words& put, const FioSpec& s, FioValues& v) {
   put("--rw", s.rw);
   if (s.rwmix_read) put("--rwmix-read", std::to_string(*s.rwmix_read));
-  if (!s.bs_split.empty()) put("--bssplit", bssplit_text(s.bs_split));  // fio's bssplit overrides bs
+  if (!s.bs_split_dir[0].empty() && mixed(s))
+    put("--bssplit", fmt::format("{},{},{}", bssplit_text(s.bs_split_dir[0]), bssplit_text(s.bs_split_dir[1]),
+                                 bssplit_text(s.bs_split_dir[2])));
+  else if (const auto& own = s.bs_split_dir[direction(s)]; !s.bs_split_dir[0].empty())
+    own.size() == 1 ? put("--bs", std::to_string(own.front().size)) : put("--bssplit", bssplit_text(own));
+  else if (!s.bs_split.empty()) put("--bssplit", bssplit_text(s.bs_split));  // fio's bssplit overrides bs
   else if (s.bs_dir[0] && mixed(s)) put("--bs", fmt::format("{},{},{}", s.bs_dir[0], s.bs_dir[1], s.bs_dir[2]));
   else if (s.bs_dir[0]) put("--bs", std::to_string(s.bs_dir[direction(s)]));
   else put("--bs", std::to_string(s.bs));
   // ioacct's random I/O keeps fio's random map with mixed sizes, and only then.
-  const bool sizes = !s.bs_split.empty() || (s.bs_dir[0] && mixed(s));  // mixed sizes
+  const bool sizes = !s.bs_split.empty() || ((s.bs_dir[0] || !s.bs_split_dir[0].empty()) && mixed(s));  // mixed sizes
   if (s.norandommap_at && !sizes && !s.norandommap)
     v.bad(*s.norandommap_at, "0: ioacct keeps no random map for one block size (it draws every offset afresh, as "
                              "fio does with norandommap=1)");

@@ -68,7 +68,7 @@ std::array<double, 3> JobSpec::rate_by_direction() const {
   for (int d = 0; d < 3; ++d)
     r[d] = rate_iops_dir[d] ? static_cast<double>(rate_iops_dir[d])
                             : static_cast<double>(rate_bw_dir[d]) /
-                                  (sized_by_direction() ? static_cast<double>(bs_dir[d]) : bs_mean());
+                                  (sized_by_direction() ? mean_bs(0, sizes_of(d)) : bs_mean());
   return r;
 }
 
@@ -78,8 +78,14 @@ uint64_t JobSpec::bs_align() const {
   const std::array<bool, 3> dirs = directions();
   if (sized_by_direction())
     for (int d = 0; d < 3; ++d)
-      if (dirs[d]) a = std::min(a, bs_dir[d]);
+      if (dirs[d])
+        for (const BsShare& b : sizes_of(d)) a = std::min<uint64_t>(a, b.size);
   return a;
+}
+
+std::vector<BsShare> JobSpec::sizes_of(int d) const {
+  if (!bs_split_dir[0].empty()) return bs_split_dir[static_cast<size_t>(d)];
+  return {{static_cast<uint32_t>(bs_dir[static_cast<size_t>(d)]), 1}};
 }
 
 double JobSpec::bs_mean() const {
@@ -88,7 +94,7 @@ double JobSpec::bs_mean() const {
                                        static_cast<double>(100 - rwmix_read - rwmix_trim),
                                        static_cast<double>(rwmix_trim)};
   double sum = 0;
-  for (int d = 0; d < 3; ++d) sum += share[d] * static_cast<double>(bs_dir[d]);
+  for (int d = 0; d < 3; ++d) sum += share[d] * mean_bs(0, sizes_of(d));
   return sum / 100;
 }
 
@@ -109,21 +115,25 @@ std::array<bool, 3> JobSpec::directions() const {
 
 namespace {
 
-// --bs R,W[,T]: a size per direction where reads and writes mix, each as
-// one --bs is checked.
+// --bs R,W[,T] or --bssplit R,W[,T]: sizes per direction where reads and
+// writes mix, each as one --bs is checked.
 void validate_direction_sizes(const JobSpec& job) {
   if (!job.sized_by_direction()) return;
+  const char* flag = job.bs_split_dir[0].empty() ? "--bs" : "--bssplit";
   if (!rw_mixed(job.rw))
-    throw UsageError(fmt::format("--bs: a size per direction (R,W,T) is for the mixes (--rw randrw or rw), not --rw {}; "
-                                 "give one size", rw_name(job.rw)));
+    throw UsageError(fmt::format("{}: sizes per direction (R,W,T) are for the mixes (--rw randrw or rw), not --rw {}; "
+                                 "give one {}", flag, rw_name(job.rw), job.bs_split_dir[0].empty() ? "size" : "list"));
   if (!job.bs_split.empty()) throw UsageError("--bssplit: cannot be combined with --bs (a size of one share is a --bs)");
-  for (const uint64_t b : job.bs_dir) {
-    if (b == 0) throw UsageError("--bs: must be at least 1 byte (try 4k)");
-    if (b > (1ull << 30)) throw UsageError(fmt::format("--bs: {} bytes is more than the 1 GiB one I/O can carry", b));
-    if (job.direct && b % 512 != 0)
-      throw UsageError(fmt::format("--bs: {} bytes is not a multiple of 512, which O_DIRECT needs "
-                                   "(use --buffered, or a multiple of the device's block size)", b));
-  }
+  for (int d = 0; d < 3; ++d)
+    for (const BsShare& share : job.sizes_of(d)) {
+      const uint64_t b = share.size;
+      if (b == 0) throw UsageError(fmt::format("{}: a size must be at least 1 byte (try 4k)", flag));
+      if (b > (1ull << 30))
+        throw UsageError(fmt::format("{}: {} bytes is more than the 1 GiB one I/O can carry", flag, b));
+      if (job.direct && b % 512 != 0)
+        throw UsageError(fmt::format("{}: {} bytes is not a multiple of 512, which O_DIRECT needs "
+                                     "(use --buffered, or a multiple of the device's block size)", flag, b));
+    }
 }
 
 // The block size, the threads and the depth they share, the batches.
@@ -344,7 +354,7 @@ void validate_verify(JobSpec& job) {
   if (job.verify && !job.bs_split.empty())
     throw UsageError("--verify: checks blocks of one size; it cannot be combined with --bssplit (give --bs)");
   if (job.verify && job.sized_by_direction())
-    throw UsageError("--verify: checks blocks of one size; give one --bs, not one per direction");
+    throw UsageError("--verify: checks blocks of one size; give one --bs, not sizes per direction");
   if (job.verify && (job.bs % 512 || job.bs > (64u << 20)))
     throw UsageError(fmt::format("--bs: {} bytes with --verify must be a multiple of 512 (a checked "
                                  "block is made of 512-byte sectors) and at most 64 MiB", job.bs));

@@ -72,6 +72,9 @@ struct JobSpec {
   // --bs R,W[,T] (fio's bs=r,w,t), a mixed --rw: reads', writes' and trims'
   // sizes, each set (bs is then the largest); all 0: every I/O is bs.
   std::array<uint64_t, 3> bs_dir{};
+  // --bssplit R,W[,T] (fio's bssplit=r,w,t), a mixed --rw: each direction's
+  // own sizes by weight (bs is then the largest); all empty: none.
+  std::array<std::vector<BsShare>, 3> bs_split_dir;
   unsigned iodepth = 32;       // total across threads; each gets an equal share
   // Batching. Neither given: refill as reaped (every free slot refilled at
   // once, wait for one completion, reap all that are there), so depth N is
@@ -144,7 +147,10 @@ struct JobSpec {
   bool paced_by_direction() const;
   std::array<double, 3> rate_by_direction() const;
   bool has_rate_floor() const { return rate_min_bw != std::array<uint64_t, 3>{} || rate_min_iops != std::array<uint64_t, 3>{}; }
-  bool sized_by_direction() const { return bs_dir != std::array<uint64_t, 3>{}; }
+  bool sized_by_direction() const { return bs_dir != std::array<uint64_t, 3>{} || !bs_split_dir[0].empty(); }
+  // With sizes per direction, direction d's sizes by weight (--bs R,W's
+  // one, or --bssplit R,W's list).
+  std::vector<BsShare> sizes_of(int d) const;
   // The grid offsets are drawn on: the smallest size of a --bssplit (fio's
   // default blockalign) or of the directions the mix draws, else bs.
   uint64_t bs_align() const;

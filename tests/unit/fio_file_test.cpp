@@ -332,6 +332,16 @@ TEST(FioMap, BlockSizesPerDirectionAsFiosOwn) {
   EXPECT_EQ(bs("randwrite", "bs=8k,32k"), "32768");
   EXPECT_EQ(bs("randrw", "bs=8k,32k\nbssplit=4k/100"), "4096") << "bssplit overrides bs, in fio too";
   EXPECT_THAT(error_of([] { map_text("[j]\nsize=1m\nbs=0\n"); }), HasSubstr("a block size of 0"));
+  // bssplit=r,w,t the same way, each list as bssplit reads one.
+  const auto split = [](const std::string& rw, const std::string& opt) {
+    const auto w = map_text("[j]\nsize=1m\nrw=" + rw + "\n" + opt + "\n").jobs.at(0).words;
+    return word_after(w, "--bssplit") + "|" + word_after(w, "--bs");
+  };
+  EXPECT_EQ(split("randrw", "bssplit=2k/50:4k/50,4k/90:8k/10"), "2k/50:4k/50,4k/90:8k/10,4k/90:8k/10|");
+  EXPECT_EQ(split("randrw", "bssplit=2k/50:4k/50,"), "2k/50:4k/50,4k/100,4k/100|");
+  EXPECT_EQ(split("randread", "bssplit=2k/50:4k/50,8k/100"), "2k/50:4k/50|");
+  EXPECT_EQ(split("randwrite", "bssplit=2k/50:4k/50,8k/100"), "|8192");
+  EXPECT_EQ(split("randrw", "bssplit=4k/50:8k/50,4k/50:8k/50"), "4k/50:8k/50|") << "the same list: one";
 }
 
 TEST(Bssplit, ReadsFiosListAndSharesWhatIsLeft) {
@@ -428,7 +438,6 @@ TEST(FioMap, RefusesWhatItCannotMean) {
   auto err = [](const std::string& text) { return error_of([&] { map_text(text); }); };
   EXPECT_THAT(err("[j]\nrw=randread\n"), HasSubstr("j.fio:1: size: needed for a job without filename"));
   EXPECT_THAT(err("[j]\nsize=1m\nbsrange=4k-64k,8k-16k\n"), HasSubstr("j.fio:3: bsrange: '4k-64k,8k-16k': ranges per direction"));
-  EXPECT_THAT(err("[j]\nsize=1m\nbssplit=4k/50:8k/50,16k/100\n"), HasSubstr("j.fio:3: bssplit: '4k/50:8k/50,16k/100': splits per direction"));
   EXPECT_THAT(err("[j]\nsize=1m\nbssplit=4k/50:8k/40\n"), HasSubstr("the percentages add up to 90, not 100"));
   EXPECT_THAT(err("[j]\nsize=1m\nbssplit=4k/60:8k/40:16k\n"), HasSubstr("leaving nothing of 100"));
   EXPECT_THAT(err("[j]\nsize=1m\nrw=randread\nbssplit=4k/60:8k/40\nnorandommap\n"),
