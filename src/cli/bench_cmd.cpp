@@ -376,6 +376,9 @@ double submit_gap_ns(const std::vector<JobSpec>& jobs, const RunResult& r, const
 // the outputs and the engine are there.
 void check_before_run(const BenchArgs& a, std::vector<JobSpec>& jobs, const std::vector<FioLogs>& fio_logs,
                       Format format) {
+  // fio's write_lat_log writes _slat and _clat logs beside _lat: the
+  // series keeps each interval's slat and clat for them.
+  for (size_t i = 0; i < fio_logs.size() && i < jobs.size(); ++i) jobs[i].interval_split = !fio_logs[i].lat.empty();
   for (const FioLogs& l : fio_logs)
     if (l.any() && !l.averaged)
       fmt::print(stderr, "ioacct: {}: fio logs every I/O without log_avg_msec; ioacct writes the average of each "
@@ -390,16 +393,19 @@ void check_before_run(const BenchArgs& a, std::vector<JobSpec>& jobs, const std:
   if (jobs.size() > 1 &&
       std::any_of(jobs.begin(), jobs.end(), [](const JobSpec& j) { return j.latency_target.count() > 0; }))
     throw UsageError("--latency-target: takes one job; run it without --job/--fio, or on one job alone");
-  if (format == Format::FioJson) {
-    // fio submits and reaps in separate calls, which is what gives each I/O
-    // its slat and clat; the layout's clat percentiles need the same.
-    bool split = false;
-    for (JobSpec& j : jobs)
-      if (j.engine != EngineKind::Psync && !j.split_submit) split = j.split_submit = true;
-    if (split)
-      fmt::print(stderr, "ioacct: --format fio-json: each batch is submitted in a call of its own (--split-submit), "
-                 "as fio submits, so that every I/O has fio's slat and clat\n");
+  // fio submits and reaps in separate calls, which is what gives each I/O
+  // its slat and clat; fio-json's clat percentiles and fio's _slat and
+  // _clat logs need the same.
+  bool split = false;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    JobSpec& j = jobs[i];
+    if (j.engine != EngineKind::Psync && !j.split_submit && (format == Format::FioJson || j.interval_split))
+      split = j.split_submit = true;
   }
+  if (split)
+    fmt::print(stderr, "ioacct: {}: each batch is submitted in a call of its own (--split-submit), as fio submits, "
+               "so that every I/O has fio's slat and clat\n",
+               format == Format::FioJson ? "--format fio-json" : "write_lat_log");
   if (jobs.size() == 1 && first.engine == EngineKind::Psync && a.iodepth_given && first.iodepth > first.threads)
     fmt::print(stderr, "warning: --engine psync does one I/O at a time per thread, so --iodepth {} "
                "is not used; add --threads N for N I/Os in flight\n", first.iodepth);

@@ -325,6 +325,7 @@ struct Worker::LoopState {
     for (unsigned i = 0; i < q; ++i) slots_[reqs_[i].tag].t_issued = s.now;
     if (s.fresh && q == nreq_ && counting_) {
       out_.slat->record_n(s.now - s.t_prep, s.fresh);
+      if (islat_[0]) [[unlikely]] islat_[epoch_ & 1]->record_n(s.now - s.t_prep, s.fresh);
       // The batch's new requests are the last `fresh` of the q (retries
       // were queued before the refill).
       if (dir_lat_) [[unlikely]] record_dir_slat(s.now - s.t_prep, q - s.fresh, q);

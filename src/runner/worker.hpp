@@ -57,6 +57,9 @@ class Worker {
   // The interval histogram of `epoch`; read it only once the worker has
   // acknowledged a later epoch (or is done).
   Histogram* interval_hist(uint32_t epoch) { return ihist_[epoch & 1].get(); }
+  // Its slat's and clat's, where the job keeps them (JobSpec::interval_split).
+  Histogram* interval_slat(uint32_t epoch) { return islat_[epoch & 1].get(); }
+  Histogram* interval_clat(uint32_t epoch) { return iclat_[epoch & 1].get(); }
   const Engine* engine() const { return engine_.get(); }
 
  private:
@@ -134,21 +137,26 @@ class Worker {
     Histogram& lat;
     Histogram* interval;  // null without --log-interval's histograms
     Histogram* clat;      // null unless latency is split
+    Histogram* iclat;     // the interval's clat: null unless JobSpec::interval_split
 
     [[gnu::always_inline]] void record_lat(uint64_t v, uint64_t n) {
       lat.record_n(v, n);
       if (interval) interval->record_n(v, n);
     }
+    [[gnu::always_inline]] void record_clat(uint64_t v, uint64_t n) {
+      clat->record_n(v, n);
+      if (iclat) [[unlikely]] iclat->record_n(v, n);
+    }
     [[gnu::always_inline]] void add_lat(Runs& run, uint64_t v) {
       run.add(v, [this](uint64_t x, uint64_t n) { record_lat(x, n); });
     }
     [[gnu::always_inline]] void add_clat(Runs& run, uint64_t v) {
-      run.add(v, [this](uint64_t x, uint64_t n) { clat->record_n(x, n); });
+      run.add(v, [this](uint64_t x, uint64_t n) { record_clat(x, n); });
     }
     // The batch's end: its open runs recorded, its counts into `out`.
     [[gnu::always_inline]] void finish(ThreadResult& out, const Runs& lat_run, const Runs& clat_run, const Moved& m) {
       if (lat_run.n) record_lat(lat_run.value, lat_run.n);
-      if (clat_run.n) clat->record_n(clat_run.value, clat_run.n);
+      if (clat_run.n) record_clat(clat_run.value, clat_run.n);
       out.ios += m.reads + m.writes;
       out.reads += m.reads;
       out.writes += m.writes;
@@ -156,7 +164,10 @@ class Worker {
       out.bytes_written += m.wbytes;
     }
   };
-  Tally tally() noexcept { return {*out_.latency, ihist_[0] ? ihist_[epoch_ & 1].get() : nullptr, out_.clat.get()}; }
+  Tally tally() noexcept {
+    return {*out_.latency, ihist_[0] ? ihist_[epoch_ & 1].get() : nullptr, out_.clat.get(),
+            iclat_[0] ? iclat_[epoch_ & 1].get() : nullptr};
+  }
   // A mixed job's reads' and writes' own latency (DirLatency), in runs as
   // the job's: [0] reads, [1] writes. Set (take) only in reap's mixed variant.
   struct DirRuns {
@@ -325,6 +336,7 @@ class Worker {
   Nanos window_start_ = 0;
   Nanos measure_start_ = 0, deadline_ = UINT64_MAX;  // this job's window, from jc_ once open
   std::unique_ptr<Histogram> ihist_[2];  // --log-interval with --acct latency or full
+  std::unique_ptr<Histogram> islat_[2], iclat_[2];  // and JobSpec::interval_split, where latency is split
   uint32_t epoch_ = 0;
 };
 

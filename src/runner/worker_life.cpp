@@ -172,6 +172,11 @@ void Worker::setup_latency() {
     split_lat_ = true;
     out_.slat = std::make_shared<Histogram>();
     out_.clat = std::make_shared<Histogram>();
+    if (job_.interval_split && ihist_[0])
+      for (int e = 0; e < 2; ++e) {
+        islat_[e] = std::make_unique<Histogram>();
+        iclat_[e] = std::make_unique<Histogram>();
+      }
   }
   if (rw_mixed(job_.rw)) {
     dir_lat_ = true;

@@ -378,8 +378,10 @@ const std::vector<FioOptionRow> kRowsAfterSizes = {  // NOLINT(cert-err58-cpp)
    "as `write_bw_log`",
    decode_log<&FioLogs::iops>},
   {{{"write_lat_log"}},
-   "after the run, `PREFIX_lat.1.log`: `msec, mean lat (ns), direction, 0, 0` per interval",
-   "as `write_bw_log`; fio writes `_clat` and `_slat` logs beside it, ioacct the `_lat` one only",
+   "after the run, `PREFIX_lat.1.log`, `PREFIX_clat.1.log` and `PREFIX_slat.1.log`: `msec, mean (ns), direction, 0, "
+   "0` per interval, as fio's; the job submits and reaps in separate calls (`--split-submit`), as fio does, so "
+   "that every I/O has a slat and a clat",
+   "as `write_bw_log`; the psync family (no slat) writes the `_lat` log only",
    decode_log<&FioLogs::lat>},
   {{{"log_avg_msec"}},
    "the run's `--log-interval` (the time series' interval, which the logs average over)",

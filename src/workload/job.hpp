@@ -128,6 +128,7 @@ struct JobSpec {
   SyncOptions sync;                     // the psync family: its syscall (--engine sync ...), --hipri, --nowait
   AcctLevel acct = AcctLevel::Latency;  // the default level: chosen here only
   std::chrono::nanoseconds log_interval{1'000'000'000};  // the time series' interval; 0: none
+  bool interval_split = false;          // ... and each interval's slat and clat (fio's write_lat_log: _slat, _clat)
   std::string dump_intervals;           // test-only: write every counted I/O's (submit, reap) stamps here
   bool sq_shared = false;               // all threads' rings share one SQ thread
   bool anatomy = false;                 // --anatomy: each I/O split into stages at the kernel's tracepoints

@@ -5,6 +5,7 @@
 // files and renders them with gnuplot. Each tool's logs of one job file
 // are drawn, and the charts must be there and hold the lines: a log fio's
 // tool cannot read gives no trace, or a trace without its points.
+// fio_generate_plots draws the latency logs (lat, slat, clat) as well.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -74,6 +75,17 @@ TEST(FioPlot, FiosOwnPlotterDrawsIoacctsLogsAsItDrawsFios) {
         EXPECT_TRUE(is_png(png, size)) << png;
         EXPECT_GT(size, 8000u) << png << ": too small to hold the axes and a trace";
       }
+    }
+    // fio_generate_plots, the other plotter Debian's fio ships, draws lat,
+    // IOPS, slat, clat and bandwidth from the same folder; it stops, exit
+    // 1, at the first kind it finds no log of.
+    const std::string said = sh("cd " + logs + " && fio_generate_plots run 2>&1; echo rc=$?");
+    EXPECT_NE(said.find("rc=0"), std::string::npos) << said;
+    for (const char* kind : {"lat", "iops", "slat", "clat", "bw"}) {
+      const std::string svg = slurp(logs + "/run-" + kind + ".svg");
+      EXPECT_NE(svg.find("<svg"), std::string::npos) << kind;
+      EXPECT_NE(svg.find("Queue depth"), std::string::npos) << kind << ": no trace's key";
+      EXPECT_GT(svg.size(), 4000u) << kind;
     }
   }
 }
