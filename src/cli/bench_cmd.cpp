@@ -58,6 +58,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--bs", a.bs, "Block size of each I/O (default 4k); R,W[,T] per direction (a mixed --rw)")->type_name("SIZE");
   b->add_option("--bssplit", a.bssplit, "Each I/O's size drawn from SIZE/WEIGHT shares, e.g. 4k/80:64k/20 "
                 "(fio's bssplit; offsets on the smallest size's grid); R,W[,T] per direction")->type_name("SPLIT");
+  b->add_option("--blockalign", a.blockalign, "Random offsets on this boundary instead of --bs's (fio's blockalign)")->type_name("SIZE");
   b->add_option("-d,--iodepth", a.iodepth, "I/Os in flight, total over all threads (default 32)")->type_name("N");
   b->add_option("--submit-batch", a.submit_batch, "I/Os submitted per syscall (default min(depth per thread, 32))")->type_name("N");
   b->add_option("--complete-batch", a.complete_batch, "Completions waited for per syscall (default min(depth per thread, 32))")->type_name("N");
@@ -201,6 +202,10 @@ void parse_shape(const BenchArgs& a, JobSpec& j) {
       j.bs_split = parse_bssplit("--bssplit", a.bssplit);
       for (const BsShare& s : j.bs_split) j.bs = std::max<uint64_t>(j.bs, s.size);
     }
+  }
+  if (!a.blockalign.empty()) {
+    j.blockalign = parse_size("--blockalign", a.blockalign);
+    if (!j.blockalign) throw UsageError("--blockalign: must be at least 1 byte (leave it out for --bs's boundary)");
   }
   j.iodepth = parse_small("--iodepth", a.iodepth, 1, kMaxDepth);
   if (!a.submit_batch.empty()) j.submit_batch = parse_small("--submit-batch", a.submit_batch, 1, kMaxDepth);

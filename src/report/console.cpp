@@ -293,6 +293,7 @@ std::string job_setup(const JobSpec& job, const std::string& engine_desc) {
       job.lockstep() ? fmt::format("lockstep batches: submit {} / complete {}", job.submit_batch_eff(), job.complete_batch_eff())
                      : "refilled as reaped" + refill_how(job);
   std::string sizes = job.bs_split.empty() ? format_size(job.bs) : "sizes " + bssplit_text(job.bs_split);
+  if (job.blockalign && rw_random(job.rw)) sizes += fmt::format(" on {} boundaries", format_size(job.blockalign));
   if (job.sized_by_direction()) {
     const auto of = [&](int d) {
       const std::vector<BsShare> l = job.sizes_of(d);

@@ -165,6 +165,7 @@ json job_options_json(const JobSpec& job) {
                                                                   {"write", bssplit_json(job.bs_split_dir[1])},
                                                                   {"trim", bssplit_json(job.bs_split_dir[2])}}},
       {"bssplit", bssplit_json(job.bs_split)},
+      {"blockalign", job.blockalign ? json(job.blockalign) : json(nullptr)},
       {"iodepth", job.depth_per_thread() * job.threads},
       {"iodepth_per_thread", job.depth_per_thread()},
       {"submit_batch", job.submit_batch_eff()},

@@ -199,7 +199,11 @@ void Worker::setup_offsets() {
   for (size_t k = 0; k < plan_.files.size(); ++k) {
     const Target& t = targets_.list[plan_.files[k]];
     if (!job_.bs_split.empty() && rw_random(job_.rw)) maps_.emplace_back(t.range / job_.bs_align());
-    gens_.emplace_back(t.base, t.range, job_.bs_align(), rw_random(job_.rw),
+    // --blockalign: random offsets every `ba` bytes, each with a whole
+    // --bs after it before the range's end (fio's blockalign).
+    const uint64_t ba = job_.blockalign && rw_random(job_.rw) ? job_.blockalign : 0;
+    const uint64_t range = ba ? (t.range >= job_.bs ? ((t.range - job_.bs) / ba + 1) * ba : 0) : t.range;
+    gens_.emplace_back(t.base, range, ba ? ba : job_.bs_align(), rw_random(job_.rw),
                        seed_ + 0x9e3779b97f4a7c15ull * (plan_.index * 131 + k + 1), plan_.start_block[k],
                        plan_.stride[k], plan_.phase[k], job_.distribution);
   }

@@ -76,6 +76,8 @@ struct FioSpec {
   std::vector<BsShare> bs_split;  // bssplit or bsrange with several sizes (bs is then unused)
   std::array<uint64_t, 3> bs_dir{};  // bs=r,w,t with different sizes (each set); all 0: bs
   std::array<std::vector<BsShare>, 3> bs_split_dir;  // bssplit=r,w,t with different lists; all empty: none
+  uint64_t blockalign = 0;                   // blockalign=, one for every direction; 0: none
+  const FioOption* blockalign_at = nullptr;  // where it was set
   uint64_t numjobs = 1;
   std::string engine = "psync";  // ioacct's name: uring, libaio, psync, sync, pvsync, pvsync2
   std::optional<uint64_t> iodepth;

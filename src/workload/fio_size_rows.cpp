@@ -118,6 +118,16 @@ void decode_bssplit(FioValues& v, const FioSetting& s, FioSpec& j) {
   }
 }
 
+// One boundary for every direction (fio's per-direction list only when its
+// values are equal).
+void decode_blockalign(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (const auto n = v.sizes(*s.opt, "alignments")) {
+    if (*n == 0) return v.bad(*s.opt, "0 is not a boundary; leave blockalign out for bs's");
+    j.blockalign = *n;
+    j.blockalign_at = s.opt;
+  }
+}
+
 }  // namespace
 
 std::vector<FioOptionRow> fio_size_rows() {
@@ -140,6 +150,11 @@ std::vector<FioOptionRow> fio_size_rows() {
    "the percentages add up to 100. With lists per direction each direction has its own grid (its smallest size), "
    "stream and random map",
    decode_bssplit},
+    {{{"blockalign"}, {"ba"}},
+     "`--blockalign`: random offsets on this boundary instead of `bs`'s",
+     "one boundary for every direction (a list per direction is an error); with one block size only: with `bsrange` "
+     "or `bssplit` it is an error (fio turns its random map off for it, ioacct keeps the map for mixed sizes)",
+     decode_blockalign},
   };
 }
 

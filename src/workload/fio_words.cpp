@@ -54,6 +54,11 @@ void put_what(Words& put, const FioSpec& s, FioValues& v) {
   else put("--bs", std::to_string(s.bs));
   // ioacct's random I/O keeps fio's random map with mixed sizes, and only then.
   const bool sizes = !s.bs_split.empty() || ((s.bs_dir[0] || !s.bs_split_dir[0].empty()) && mixed(s));  // mixed sizes
+  if (s.blockalign_at) {
+    if (sizes) v.bad(*s.blockalign_at, "with mixed sizes: ioacct keeps fio's random map for them, which fio turns off "
+                                       "for blockalign; give one bs");
+    else put("--blockalign", std::to_string(s.blockalign));
+  }
   if (s.norandommap_at && !sizes && !s.norandommap)
     v.bad(*s.norandommap_at, "0: ioacct keeps no random map for one block size (it draws every offset afresh, as "
                              "fio does with norandommap=1)");

@@ -136,6 +136,21 @@ void validate_direction_sizes(const JobSpec& job) {
     }
 }
 
+// --blockalign: one size's random offsets on another boundary. fio turns
+// its random map off for it; ioacct keeps one only for mixed sizes, so it
+// goes with one size, and with --verify only as --bs's own boundary.
+void validate_blockalign(const JobSpec& job) {
+  if (!job.blockalign) return;
+  if (!job.bs_split.empty() || job.sized_by_direction())
+    throw UsageError("--blockalign: takes one size (--bs); mixed sizes keep fio's random map on their smallest size's "
+                     "grid");
+  if (job.direct && job.blockalign % 512 != 0)
+    throw UsageError(fmt::format("--blockalign: {} bytes is not a multiple of 512, which O_DIRECT needs (use "
+                                 "--buffered, or a multiple of the device's block size)", job.blockalign));
+  if (job.verify && job.blockalign != job.bs)
+    throw UsageError("--blockalign: --verify checks blocks of --bs on --bs's boundaries; leave --blockalign out");
+}
+
 // The block size, the threads and the depth they share, the batches.
 void validate_sizes_and_depth(const JobSpec& job) {
   if (job.bs == 0) throw UsageError("--bs: must be at least 1 byte (try 4k)");
@@ -151,6 +166,7 @@ void validate_sizes_and_depth(const JobSpec& job) {
                                    "(use --buffered, or multiples of the device's block size)",
                                    s.size));
   validate_direction_sizes(job);
+  validate_blockalign(job);
   if (job.threads == 0 || job.threads > 1024)
     throw UsageError(fmt::format("--threads: {} is out of range (1 to 1024)", job.threads));
   if (job.iodepth == 0 || job.iodepth > kMaxDepth)

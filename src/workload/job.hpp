@@ -75,6 +75,9 @@ struct JobSpec {
   // --bssplit R,W[,T] (fio's bssplit=r,w,t), a mixed --rw: each direction's
   // own sizes by weight (bs is then the largest); all empty: none.
   std::array<std::vector<BsShare>, 3> bs_split_dir;
+  // --blockalign (fio's blockalign): random offsets on this boundary instead
+  // of bs's (a 4k read on 64k boundaries, a 64k one on 4k); 0: bs.
+  uint64_t blockalign = 0;
   unsigned iodepth = 32;       // total across threads; each gets an equal share
   // Batching. Neither given: refill as reaped (every free slot refilled at
   // once, wait for one completion, reap all that are there), so depth N is

@@ -294,5 +294,35 @@ TEST(BenchBssplit, ListsPerDirectionHaveFiosMeanSizesInBothTools) {
   EXPECT_EQ(ours["read"]["total_ios"].get<uint64_t>() + ours["write"]["total_ios"].get<uint64_t>(), 3000u);
 }
 
+// --blockalign on the device: 4k reads on 64k boundaries, every one on
+// one; 64k reads on 4k boundaries, on 4k ones and most not on 64k ones,
+// each whole and inside the device.
+TEST(BenchBssplit, BlockalignPutsRandomOffsetsOnItsBoundary) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.random_data = true});
+  for (const auto& [bs, ba] : {std::pair{4096u, 65536u}, std::pair{65536u, 4096u}}) {
+    SCOPED_TRACE(std::to_string(bs) + " on " + std::to_string(ba));
+    IssueTrace trace(rdev_of(loop.path()));
+    const auto o = run_ioacct({"bench", "--format", "json", "--rw", "randread", "--bs", std::to_string(bs),
+                               "--blockalign", std::to_string(ba), "--iodepth", "1", "--ios", "1000", "--acct", "basic",
+                               loop.path()});
+    const auto issued = trace.stop();
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    EXPECT_EQ(stdout_json(o)["context"]["options"]["blockalign"], ba);
+    ASSERT_EQ(issued.size(), 1000u);
+    uint64_t off_bs = 0;
+    for (const Issue& i : issued) {
+      EXPECT_EQ(i.bytes, bs);
+      EXPECT_EQ(i.sector * 512 % ba, 0u) << "sector " << i.sector;
+      EXPECT_LE(i.sector * 512 + i.bytes, 64u << 20) << "past the device's end";
+      off_bs += i.sector * 512 % bs != 0;
+    }
+    // On 4k boundaries a 64k read is on a 64k one one time in 16.
+    if (ba < bs) {
+      EXPECT_GT(off_bs, 800u);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ioacct::test

@@ -344,6 +344,17 @@ TEST(FioMap, BlockSizesPerDirectionAsFiosOwn) {
   EXPECT_EQ(split("randrw", "bssplit=4k/50:8k/50,4k/50:8k/50"), "4k/50:8k/50|") << "the same list: one";
 }
 
+// blockalign (ba): one boundary, with one size only.
+TEST(FioMap, BlockalignIsOneBoundaryForOneSize) {
+  EXPECT_EQ(word_after(map_text("[j]\nsize=1m\nrw=randread\nba=64k\n").jobs.at(0).words, "--blockalign"), "65536");
+  EXPECT_EQ(word_after(map_text("[j]\nsize=1m\nrw=randread\nblockalign=8k,8k\n").jobs.at(0).words, "--blockalign"),
+            "8192");
+  EXPECT_THAT(error_of([] { map_text("[j]\nsize=1m\nrw=randread\nblockalign=4k,8k\n"); }),
+              HasSubstr("blockalign: '4k,8k': different alignments"));
+  EXPECT_THAT(error_of([] { map_text("[j]\nsize=1m\nrw=randread\nbssplit=4k/50:8k/50\nba=4k\n"); }),
+              HasSubstr("j.fio:5: ba: with mixed sizes"));
+}
+
 TEST(Bssplit, ReadsFiosListAndSharesWhatIsLeft) {
   EXPECT_EQ(parse_bssplit("--x", "4k/80:64k/20"), (std::vector<BsShare>{{4096, 80}, {65536, 20}}));
   EXPECT_EQ(parse_bssplit("--x", "4k/50:8k:16k/"), (std::vector<BsShare>{{4096, 50}, {8192, 25}, {16384, 25}}));
