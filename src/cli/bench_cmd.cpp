@@ -478,7 +478,8 @@ int finish_run(const std::vector<JobSpec>& jobs, const RunResult& r, const StopS
   auto interrupted_exit = [&] { return 128 + signals.received(); };
   if (r.anatomy && r.anatomy->unavailable)
     fmt::print(stderr, "warning: --anatomy: {}; the anatomy is left out (null in the JSON)\n", *r.anatomy->unavailable);
-  if (first.latency_target.count() && r.total.latency_depth && !r.total.latency_found && !r.interrupted &&
+  if (first.latency_target.count() && !first.latency_run && r.total.latency_depth && !r.total.latency_found &&
+      !r.interrupted &&
       r.first_error.empty())
     fmt::print(stderr, "warning: --latency-target: the search had not settled when the run ended (depth {} then); "
                "the figures cover every depth it tried: give a longer --runtime or a shorter --latency-window\n",

@@ -25,6 +25,7 @@ struct BenchArgs {
   bool sqpoll = false, sq_shared = false, iopoll = false, fixed_files = false, fixed_bufs = false;
   bool register_ring = false, vectored = false, nowait = false, force_async = false, no_iowait = false;
   bool hipri = false;  // pvsync2: RWF_HIPRI
+  bool latency_run = false;
   bool single_issuer = false, no_single_issuer = false, defer_taskrun = false, no_defer_taskrun = false;
   bool coop_taskrun = false, no_coop_taskrun = false, no_sqarray = false;
   bool no_fixed_files = false, no_fixed_bufs = false, no_register_ring = false;

@@ -54,11 +54,14 @@ void parse_rates(const BenchArgs& a, JobSpec& j) {
 // --latency-target T [--latency-window W] [--latency-percentile P].
 void parse_latency_target(const BenchArgs& a, JobSpec& j) {
   if (a.latency_target.empty()) {
-    if (!a.latency_window.empty() || !a.latency_percentile.empty())
+    if (!a.latency_window.empty() || !a.latency_percentile.empty() || a.latency_run)
       throw UsageError(fmt::format("{}: only applies with --latency-target",
-                                   a.latency_window.empty() ? "--latency-percentile" : "--latency-window"));
+                                   !a.latency_window.empty()       ? "--latency-window"
+                                   : !a.latency_percentile.empty() ? "--latency-percentile"
+                                                                   : "--latency-run"));
     return;
   }
+  j.latency_run = a.latency_run;
   j.latency_target = parse_duration("--latency-target", a.latency_target);
   if (j.latency_target.count() <= 0) throw UsageError("--latency-target: must be more than 0");
   if (!a.latency_window.empty()) j.latency_window = parse_duration("--latency-window", a.latency_window);
@@ -108,6 +111,7 @@ void add_pace_options(CLI::App* b, BenchArgs& a) {
   b->add_option("--rate-cycle", a.rate_cycle, "What --rate-min and --rate-iops-min average over (default 1s; fio's rate_cycle)")->type_name("DURATION");
   b->add_option("--latency-target", a.latency_target, "Find the highest depth whose I/Os meet this latency (fio's latency_target)")->type_name("DURATION");
   b->add_option("--latency-window", a.latency_window, "With --latency-target: how long each depth is tried (default 1s)")->type_name("DURATION");
+  b->add_flag("--latency-run", a.latency_run, "With --latency-target: keep adjusting the depth for the whole run (fio's latency_run=1)");
   b->add_option("--latency-percentile", a.latency_percentile, "With --latency-target: the share of I/Os that must meet it (default 100)")->type_name("PCT");
 }
 

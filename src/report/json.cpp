@@ -191,7 +191,8 @@ json job_options_json(const JobSpec& job) {
       {"latency_target", job.latency_target.count()
                              ? json{{"target_ns", job.latency_target.count()},
                                     {"window_s", static_cast<double>(job.latency_window.count()) / 1e9},
-                                    {"percentile", job.latency_percentile}}
+                                    {"percentile", job.latency_percentile},
+                                    {"run", job.latency_run}}
                              : json(nullptr)},
       {"seed", job.seed},
       {"max_errors", job.max_errors},

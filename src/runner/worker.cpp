@@ -369,7 +369,7 @@ void Worker::loop() noexcept {
   }
   s.paced = s.pace || dir_pace_;
   if (job_.latency_target.count()) {
-    search_.emplace(depth, job_.latency_percentile);
+    search_.emplace(depth, job_.latency_percentile, job_.latency_run);
     search_cap_ = out_.latency_depth = search_->depth();
     cycle_start_ = s.now;
   }

@@ -103,6 +103,7 @@ struct FioSpec {
   std::string distribution;  // ioacct's spelling; "" for uniform
   std::optional<uint64_t> latency_target_ns, latency_window_ns;  // fio's default unit: µs
   std::optional<double> latency_percentile;
+  bool latency_run = false;
   bool fresh_seed = false;   // randrepeat=0
   const FioOption* norandommap_at = nullptr;  // where norandommap was set
   bool norandommap = false;                   // and to what

@@ -59,10 +59,8 @@ void decode_latency_percentile(FioValues& v, const FioSetting& s, FioSpec& j) {
   if (!j.latency_percentile) v.bad(*s.opt, fmt::format("'{}' is not a percentage above 0, at most 100", s.opt->value));
 }
 
-void decode_latency_run(FioValues& v, const FioSetting& s, FioSpec&) {
-  if (v.boolean(*s.opt).value_or(false))
-    v.bad(*s.opt, "1 (keep adjusting the depth for the whole run) is not mapped; ioacct ends the job at the depth "
-                  "found, as fio's default latency_run=0 does");
+void decode_latency_run(FioValues& v, const FioSetting& s, FioSpec& j) {
+  j.latency_run = v.boolean(*s.opt).value_or(false);
 }
 
 }  // namespace
@@ -99,7 +97,10 @@ std::vector<FioOptionRow> fio_pace_rows() {
    decode_latency_target},
   {{{"latency_window"}}, "`--latency-window` (microseconds without a unit)", "", decode_latency_window},
   {{{"latency_percentile"}}, "`--latency-percentile`", "", decode_latency_percentile},
-  {{{"latency_run"}}, "`0`: ioacct's search (it ends the job at the depth found)", "`1` is an error",
+  {{{"latency_run"}},
+   "`0`: the search ends the job at the depth found; `1`: `--latency-run`, it keeps adjusting the depth for the "
+   "whole run",
+   "",
    decode_latency_run},
   };
 }

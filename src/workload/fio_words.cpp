@@ -175,6 +175,7 @@ void put_pace(Words& put, const FioSpec& s, uint64_t fresh_seed) {
     // fio's latency_window defaults to 0: the depth is judged at every check.
     put("--latency-window", fmt::format("{}ns", s.latency_window_ns.value_or(0)));
     if (s.latency_percentile) put("--latency-percentile", fmt::format("{}", *s.latency_percentile));
+    if (s.latency_run) put("--latency-run");
   }
   if (!s.distribution.empty()) put("--random-distribution", s.distribution);
   if (s.fresh_seed && !s.seed_given) put("--seed", std::to_string(fresh_seed));

@@ -118,6 +118,7 @@ struct JobSpec {
   std::chrono::nanoseconds latency_target{0};
   std::chrono::nanoseconds latency_window{1'000'000'000};  // how long each depth is tried
   double latency_percentile = 100.0;  // the share of a window's I/Os that must meet the target
+  bool latency_run = false;           // --latency-run: keep adjusting the depth for the whole run (fio's latency_run=1)
   uint64_t seed = 0;
   bool seed_given = false;
   uint64_t max_errors = 0;
