@@ -86,6 +86,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--cpus", a.cpus, "Pin thread i to the i-th CPU of this list, e.g. 0,2-3")->type_name("LIST");
   b->add_option("--engine", a.engine, "uring (io_uring), psync (pread/pwrite, depth 1 per thread; sync, pvsync, pvsync2 as fio's), nop (IORING_OP_NOP) or libaio (Linux AIO)")->type_name("ENGINE");
   b->add_flag("--hipri", a.hipri, "RWF_HIPRI with --engine pvsync2: poll for each completion (devices with poll queues)");
+  b->add_option("--hipri-percentage", a.hipri_percentage, "With --hipri: the share of calls that carry RWF_HIPRI (default 100; fio's hipri_percentage)")->type_name("PCT");
   add_pace_options(b, a);
   b->add_option("--seed", a.seed, "Seed for offsets and data (default fixed: runs repeat)")->type_name("N");
   b->add_option("--max-errors", a.max_errors, "I/O errors tolerated before the run stops (default 0)")->type_name("N");
@@ -243,6 +244,10 @@ void parse_engine_and_pace(const BenchArgs& a, JobSpec& j) {
   j.engine = e->first;
   j.sync.call = e->second;
   j.sync.hipri = a.hipri;
+  if (!a.hipri_percentage.empty()) {
+    if (!a.hipri) throw UsageError("--hipri-percentage: only applies with --hipri");
+    j.sync.hipri_pct = parse_small("--hipri-percentage", a.hipri_percentage, 0, 100);
+  }
   parse_pace(a, j);
   if (!a.seed.empty()) {
     j.seed = parse_count("--seed", a.seed);

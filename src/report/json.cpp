@@ -197,7 +197,7 @@ json job_options_json(const JobSpec& job) {
       {"seed", job.seed},
       {"max_errors", job.max_errors},
       {"uring", uring_options_json(job)},
-      {"sync", job.engine == EngineKind::Psync ? json{{"hipri", job.sync.hipri}, {"nowait", job.sync.nowait}} : json(nullptr)},
+      {"sync", job.engine == EngineKind::Psync ? json{{"hipri", job.sync.hipri}, {"hipri_percentage", job.sync.hipri_pct}, {"nowait", job.sync.nowait}} : json(nullptr)},
       {"log_interval_s", static_cast<double>(job.log_interval.count()) / 1e9},
       {"acct", acct_name(job.acct)},
       {"verify", job.verify},

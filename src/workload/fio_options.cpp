@@ -256,6 +256,14 @@ void decode_hipri(FioValues& v, const FioSetting& s, FioSpec& j) {
   if (v.boolean(*s.opt).value_or(false)) j.hipri_at = s.opt;
 }
 
+// Read in fio_words(): pvsync2's option, meaningful with hipri=1.
+void decode_hipri_percentage(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (const auto n = v.integer(*s.opt, 0, 100)) {
+    j.hipri_pct = *n;
+    j.hipri_pct_at = s.opt;
+  }
+}
+
 void decode_nowait(FioValues& v, const FioSetting& s, FioSpec& j) {
   if (v.boolean(*s.opt).value_or(false)) j.nowait_at = s.opt;
 }
@@ -427,8 +435,12 @@ const std::vector<FioOptionRow> kRowsAfterPace = {  // NOLINT(cert-err58-cpp)
   {{{"sqthread_poll_cpu"}}, "`--sq-cpu`", "needs `sqthread_poll=1`", decode_sq_cpu},
   {{{"hipri"}},
    "`--iopoll` (io_uring); `--hipri` (pvsync2: `RWF_HIPRI` on each call)",
-   "other engines: an error (`hipri_percentage` is not mapped)",
+   "other engines: an error",
    decode_hipri},
+  {{{"hipri_percentage"}},
+   "`--hipri-percentage` (pvsync2 with `hipri=1`: the share of calls that carry `RWF_HIPRI`, drawn per call)",
+   "other engines: an error (fio's option of pvsync2); without `hipri=1` accepted, no effect",
+   decode_hipri_percentage},
   {{{"nowait"}}, "`--nowait` (`RWF_NOWAIT`: io_uring, libaio, pvsync2)", "other engines: an error", decode_nowait},
   {{{"fixedbufs"}}, "`--fixed-bufs`", "io_uring only", uring_flag<kFlagFixedBufs>},
   {{{"registerfiles"}}, "`--fixed-files`", "io_uring only", uring_flag<kFlagFixedFiles>},

@@ -116,6 +116,8 @@ struct FioSpec {
   const FioOption* sq_cpu_at = nullptr;
   bool vectored = false;  // nonvectored=0
   const FioOption* hipri_at = nullptr;   // hipri=1: io_uring's --iopoll, pvsync2's --hipri
+  uint64_t hipri_pct = 100;                  // hipri_percentage (pvsync2)
+  const FioOption* hipri_pct_at = nullptr;  // where it was set
   const FioOption* nowait_at = nullptr;  // nowait=1: --nowait (io_uring, pvsync2)
   const FioOption* gtod_reduce_at = nullptr;  // set, and true
   const FioOption* verify_at = nullptr;       // a check type (not verify=null)

@@ -200,6 +200,10 @@ void put_modes(Words& put, const FioSpec& s, FioValues& v) {
     else if (s.engine == "pvsync2") put("--hipri");
     else v.bad(*s.hipri_at, "is an io_uring and pvsync2 option; this job's ioengine is neither");
   }
+  if (s.hipri_pct_at) {
+    if (s.engine != "pvsync2") v.bad(*s.hipri_pct_at, "is a pvsync2 option; this job's ioengine is not pvsync2");
+    else if (s.hipri_at && s.hipri_pct != 100) put("--hipri-percentage", std::to_string(s.hipri_pct));
+  }
   if (s.nowait_at) {
     if (s.engine == "uring" || s.engine == "libaio" || s.engine == "pvsync2") put("--nowait");
     else v.bad(*s.nowait_at, "is mapped for io_uring, libaio and pvsync2 only; this job's ioengine is none of them");
