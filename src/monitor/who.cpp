@@ -176,6 +176,7 @@ WhoRow who_row(const BusyWho& x, const BusyWho& y, const BusyCounters& b, BusyBy
   if (by == BusyBy::Process && y.pid != BusyWho::kUnknownPid) {
     r.pid = y.pid;
     if (y.pid == 0) r.comm = "[kernel]";
+    else if (!y.comm.empty()) r.comm = y.comm;
     else if (auto c = names.comms.find(y.pid); c != names.comms.end()) r.comm = c->second;
   }
   r.reads = y.ios[BusyWho::kRead] - x.ios[BusyWho::kRead];

@@ -46,6 +46,9 @@ struct BusyWho {
   // (writeback, the flush machinery); kUnknownPid when no record said.
   static constexpr uint32_t kUnknownPid = 0xffffffffu;
   uint32_t pid = kUnknownPid;
+  // By process: its name (/proc/PID/comm) when the tracker first saw it, so
+  // that a process gone by the report keeps it; empty: gone already.
+  std::string comm;
   enum Dir { kRead, kWrite, kOther, kDirs };  // kOther: discards, flushes, zeroing
   uint64_t ios[kDirs] = {}, bytes[kDirs] = {};  // completed requests and their bytes
   // Completed requests whose op and bytes no record said (counted as ios of

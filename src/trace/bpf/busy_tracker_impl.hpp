@@ -217,6 +217,7 @@ struct BusyTracker::Impl {
   PointerMap<busy::Proc> procs;
   std::unordered_map<uint64_t, uint32_t> who_index;
   std::vector<std::pair<uint64_t, uint32_t>> who_keys;
+  std::vector<std::string> who_comms;  // by process: each label's name, read when first seen
 
   std::thread bg;
   std::condition_variable cv;

@@ -7,6 +7,7 @@
 // "Who is using the disk".
 #include <algorithm>
 
+#include "common/files.hpp"
 #include "trace/bpf/busy_share.hpp"
 #include "trace/bpf/busy_tracker_impl.hpp"
 
@@ -20,7 +21,13 @@ uint32_t BusyTracker::Impl::who_of(uint64_t cgroup, uint32_t pid) {
   const bool by_pid = opt.by == BusyBy::Process;
   const uint64_t key = by_pid ? pid : cgroup;
   auto [it, made] = who_index.try_emplace(key, static_cast<uint32_t>(who_keys.size()));
-  if (made) who_keys.emplace_back(cgroup, by_pid ? pid : BusyWho::kUnknownPid);
+  if (made) {
+    who_keys.emplace_back(cgroup, by_pid ? pid : BusyWho::kUnknownPid);
+    // Read at the round that first sees it, within ~100 ms of its first
+    // request: a short-lived process is often gone by the report.
+    const bool task = by_pid && pid != 0 && pid != BusyWho::kUnknownPid;
+    who_comms.push_back(task ? read_first_line("/proc/" + std::to_string(pid) + "/comm") : std::string());
+  }
   else if (by_pid && cgroup) who_keys[it->second].first = cgroup;  // a process's latest cgroup
   return it->second;
 }
@@ -34,6 +41,7 @@ BusyWho& BusyTracker::Impl::who_in(Dev& d, uint32_t who) {
   BusyWho& w = v[who];
   w.cgroup = who_keys[who].first;
   w.pid = who_keys[who].second;
+  if (w.comm.empty()) w.comm = who_comms[who];
   return w;
 }
 
