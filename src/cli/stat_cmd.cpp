@@ -140,6 +140,24 @@ StatFormat stat_format(const StatArgs& a, const std::vector<StatDevice>& devices
   return f;
 }
 
+// iostat's [INTERVAL [COUNT]] [DEVICE...]: the interval and count into
+// `loop`; returns the devices named.
+std::vector<std::string> positional_args(const StatArgs& a, StatLoop& loop) {
+  std::vector<std::string> names;
+  size_t i = 0;
+  if (i < a.args.size() && looks_numeric(a.args[i])) loop.interval_ns = parse_interval(a.args[i++]);
+  if (i < a.args.size() && looks_numeric(a.args[i])) {
+    loop.count = parse_count("COUNT", a.args[i++]);
+    if (loop.count == 0) throw UsageError("COUNT: must be at least 1 (leave it out to run until Ctrl-C)");
+  }
+  for (; i < a.args.size(); ++i) {
+    if (looks_numeric(a.args[i]))
+      throw UsageError(fmt::format("{}: INTERVAL and COUNT come before the devices", a.args[i]));
+    names.push_back(a.args[i]);
+  }
+  return names;
+}
+
 // --by as given; None without it.
 BusyBy parse_by(const StatArgs& a) {
   if (a.by.empty()) return BusyBy::None;
@@ -157,18 +175,7 @@ int run_stat_command(const StatArgs& a) {
     throw UsageError("--by: needs the eBPF programs, but --no-bpf turns them off; give one of them");
   if (a.megabytes && a.kilobytes) throw UsageError("-m: MB/s, but -k asks for kB/s; give one of them");
   StatLoop loop;
-  std::vector<std::string> names;
-  size_t i = 0;
-  if (i < a.args.size() && looks_numeric(a.args[i])) loop.interval_ns = parse_interval(a.args[i++]);
-  if (i < a.args.size() && looks_numeric(a.args[i])) {
-    loop.count = parse_count("COUNT", a.args[i++]);
-    if (loop.count == 0) throw UsageError("COUNT: must be at least 1 (leave it out to run until Ctrl-C)");
-  }
-  for (; i < a.args.size(); ++i) {
-    if (looks_numeric(a.args[i]))
-      throw UsageError(fmt::format("{}: INTERVAL and COUNT come before the devices", a.args[i]));
-    names.push_back(a.args[i]);
-  }
+  const std::vector<std::string> names = positional_args(a, loop);
   loop.omit_first = a.omit_first;
   if (a.omit_first && loop.interval_ns == 0)
     throw UsageError("-y: needs an INTERVAL (without one the only report is the one since boot)");
