@@ -241,7 +241,7 @@ int BPF_PROG(on_rq_complete, struct request *rq, unsigned char error, unsigned i
   if (!g) return 0;
   struct ioacct_watch *w = watched(h, disk_dev(g));
   if (!w) return 0;
-  append(h, IOACCT_LOG_ATTR, (__u64)rq, rq->start_time_ns, rq_cgroup(rq), nr_bytes, rq->cmd_flags & IOACCT_OP_MASK);
+  append(h, IOACCT_LOG_ATTR, (__u64)rq, rq_cgroup(rq), bpf_ktime_get_ns(), nr_bytes, rq->cmd_flags & IOACCT_OP_MASK);
   return 0;
 }
 

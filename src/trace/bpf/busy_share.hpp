@@ -23,7 +23,9 @@ struct BusyShareOutput {
 };
 
 // Pure. `labels[i]` is span i's label, each < n_labels; spans are clipped to
-// the round (from, to] and may overlap, repeat or lie outside it.
+// the round (from, to] and may overlap, repeat or lie outside it. Beyond
+// 2^20 labels or a round of 2.4 hours (neither happens: rounds are 100 ms
+// apart) every share is 0.
 BusyShareOutput busy_shares(uint64_t from, uint64_t to, const std::vector<BusySpan>& spans,
                             const std::vector<uint32_t>& labels, size_t n_labels);
 

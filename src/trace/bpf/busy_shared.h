@@ -66,11 +66,13 @@ struct ioacct_rec {
 #define IOACCT_UNACCOUNTED 0xfffffffeu
 /* The attribution logs reuse the record's fields (one record size, one
  * drain for every log):
- * - ATTR: rq; s = rq->start_time_ns (it pairs with the DONE record of the
- *   same rq and s); t = the cgroup's id (its kernfs node id, 0: no bio or no
- *   blkcg), not a time: the reader pairs these records by (rq, s) and never
- *   puts this log in time order; disk = the bytes completed (a request
- *   completed in parts has several records); part = the op (REQ_OP_*).
+ * - ATTR: rq; s = the cgroup's id (its kernfs node id, 0: no bio or no
+ *   blkcg), not a stamp; t = bpf_ktime_get_ns() at block_rq_complete: a
+ *   struct's last ATTR record before its DONE record is that request's (the
+ *   reader walks both logs in time order, so that a struct's records wait
+ *   in a map as small as the requests in flight); disk = the bytes completed
+ *   (a request completed in parts has several records); part = the op
+ *   (REQ_OP_*).
  * - PROC: rq; s = 0; t = bpf_ktime_get_ns() at block_io_start; disk = the
  *   submitting task's tgid (0: a kernel thread, such as the flusher);
  *   part = 0. */

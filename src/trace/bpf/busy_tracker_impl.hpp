@@ -70,21 +70,14 @@ struct SkelDeleter {
 // Attribution: no label yet.
 inline constexpr uint32_t kNoWho = 0xffffffffu;
 
-// An ATTR record not paired with its DONE yet (busy_shared.h): by the
-// request's struct and start stamp.
+// The ATTR records of a struct's request not yet paired with its DONE
+// (busy_shared.h), by struct.
 struct Attr {
   uint64_t cgroup = 0, bytes = 0;
   uint32_t op = 0;
   uint64_t round = 0;  // the round it arrived in (0: none yet): unpaired ones are forgotten after kAttrRounds
 };
 inline constexpr uint64_t kAttrRounds = 50;
-struct AttrKey {
-  uint64_t rq = 0, s = 0;
-  bool operator==(const AttrKey&) const = default;
-};
-struct AttrHash {
-  size_t operator()(const AttrKey& k) const { return static_cast<size_t>((k.rq >> 6) ^ (k.s * 0x9E3779B97F4A7C15ull)); }
-};
 // The last PROC record on a struct: the task that submitted its request.
 struct Proc {
   uint64_t t = 0;
@@ -213,9 +206,11 @@ struct BusyTracker::Impl {
   // Attribution (opt.by): ATTR records waiting for their DONE, the last
   // PROC record per struct, and the labels: a cgroup id (or a tgid, by
   // process) to its index, and each index's cgroup and pid.
-  std::unordered_map<busy::AttrKey, busy::Attr, busy::AttrHash> attrs;
+  PointerMap<busy::Attr> attrs;  // by struct: its request's ATTR records so far
   PointerMap<busy::Proc> procs;
   std::unordered_map<uint64_t, uint32_t> who_index;
+  uint64_t last_who_key = 0;
+  uint32_t last_who = busy::kNoWho;
   std::vector<std::pair<uint64_t, uint32_t>> who_keys;
   std::vector<std::string> who_comms;  // by process: each label's name, read when first seen
 
@@ -283,7 +278,7 @@ struct BusyTracker::Impl {
   bool attributing() const { return opt.by != BusyBy::None; }
   uint32_t who_of(uint64_t cgroup, uint32_t pid);
   BusyWho& who_in(Dev& d, uint32_t who);
-  void take_attrs();
+  void feed_attrs(size_t& next, uint64_t upto);
   void feed_procs(size_t& next, uint64_t upto);
   uint32_t who_of_done(const ioacct_rec& r, const Req* known, busy::Attr& attr, bool& paired);
   void book_done(Dev& d, uint32_t who, const busy::Attr& attr, bool paired, uint64_t lat);

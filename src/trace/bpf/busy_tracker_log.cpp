@@ -100,9 +100,7 @@ bool BusyTracker::Impl::drain() {
   for (uint32_t k = 0; k < nlogs; ++k) {
     batch[k].swap(pending[k]);
     pending[k].clear();
-    // ATTR records pair by struct and stamp, in no order (their `t` is a
-    // cgroup id).
-    if (ncpu > 1 && k != IOACCT_LOG_ATTR)
+    if (ncpu > 1)
       std::stable_sort(batch[k].begin(), batch[k].end(),
                        [](const ioacct_rec& a, const ioacct_rec& b) { return a.t < b.t; });
   }
@@ -185,12 +183,13 @@ void BusyTracker::Impl::ended_on(uint64_t rq, uint64_t le, uint64_t s, uint64_t 
 // requests they end leave the in-flight set. `k`: when the kernel's
 // in-flight count was read (0: not read).
 void BusyTracker::Impl::apply(uint64_t from, uint64_t t, uint64_t k) {
-  size_t next_proc = 0;
-  if (attributing()) take_attrs();
+  size_t next_proc = 0, next_attr = 0;
   for (const ioacct_rec& r : batch[IOACCT_LOG_DONE]) {
+    if (attributing()) feed_attrs(next_attr, r.t);
     if (opt.by == BusyBy::Process) feed_procs(next_proc, r.t);
     if (r.part == IOACCT_UNACCOUNTED) {  // the kernel did not account it: nor does the sweep
       if (opt.by == BusyBy::Process) procs.erase(r.rq);
+      if (attributing()) attrs.erase(r.rq);
       continue;
     }
     if (r.disk != kNone && r.disk < sample.size()) sample[r.disk] = r.rq;
@@ -241,6 +240,7 @@ void BusyTracker::Impl::apply(uint64_t from, uint64_t t, uint64_t k) {
     if (same) inflight.erase(r.rq);
     ++cost.completions;
   }
+  if (attributing()) feed_attrs(next_attr, UINT64_MAX);
   if (opt.by == BusyBy::Process) feed_procs(next_proc, UINT64_MAX);
   for (const ioacct_rec& r : batch[IOACCT_LOG_MERGE]) {
     // Merged away: the survivor keeps the earlier start stamp, so the

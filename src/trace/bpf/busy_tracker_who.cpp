@@ -20,6 +20,12 @@ using busy::kNoWho;
 uint32_t BusyTracker::Impl::who_of(uint64_t cgroup, uint32_t pid) {
   const bool by_pid = opt.by == BusyBy::Process;
   const uint64_t key = by_pid ? pid : cgroup;
+  // Runs of one cgroup's or process's requests are the rule: the last
+  // label found spares the hash map most look-ups.
+  if (key == last_who_key && last_who < who_keys.size()) {
+    if (by_pid && cgroup) who_keys[last_who].first = cgroup;  // a process's latest cgroup
+    return last_who;
+  }
   auto [it, made] = who_index.try_emplace(key, static_cast<uint32_t>(who_keys.size()));
   if (made) {
     who_keys.emplace_back(cgroup, by_pid ? pid : BusyWho::kUnknownPid);
@@ -29,6 +35,8 @@ uint32_t BusyTracker::Impl::who_of(uint64_t cgroup, uint32_t pid) {
     who_comms.push_back(task ? read_first_line("/proc/" + std::to_string(pid) + "/comm") : std::string());
   }
   else if (by_pid && cgroup) who_keys[it->second].first = cgroup;  // a process's latest cgroup
+  last_who_key = key;
+  last_who = it->second;
   return it->second;
 }
 
@@ -45,18 +53,23 @@ BusyWho& BusyTracker::Impl::who_in(Dev& d, uint32_t who) {
   return w;
 }
 
-// The batch's ATTR records, waiting for their DONE records (which come in
-// this batch or a later one: a request's complete runs before its done, and
-// collect() reads the DONE logs' heads first).
-void BusyTracker::Impl::take_attrs() {
-  for (const ioacct_rec& r : batch[IOACCT_LOG_ATTR]) {
-    busy::Attr& a = attrs[{r.rq, r.s}];
+// The batch's ATTR records up to time `upto` (the batch is in time order),
+// waiting for their DONE records: a request's complete runs before its done,
+// and collect() reads the DONE logs' heads first, so a DONE drained finds
+// its ATTR drained too. A record on a struct that already waits is another
+// part of the same request (completed in parts), or follows a request whose
+// DONE no program logged: its bytes are added either way.
+void BusyTracker::Impl::feed_attrs(size_t& next, uint64_t upto) {
+  const std::vector<ioacct_rec>& v = batch[IOACCT_LOG_ATTR];
+  for (; next < v.size() && v[next].t <= upto; ++next) {
+    const ioacct_rec& r = v[next];
+    busy::Attr& a = attrs[r.rq];
     if (!a.round) {
-      a.cgroup = r.t;
+      a.cgroup = r.s;
       a.op = r.part;
       a.round = round_no;
     }
-    a.bytes += r.disk;  // a request completed in parts has a record per part
+    a.bytes += r.disk;
   }
 }
 
@@ -71,11 +84,11 @@ void BusyTracker::Impl::feed_procs(size_t& next, uint64_t upto) {
 // `attrs` into `attr`; `paired` says whether there was one), else what the
 // sweep read of it; by process, the struct's last PROC record.
 uint32_t BusyTracker::Impl::who_of_done(const ioacct_rec& r, const Req* known, busy::Attr& attr, bool& paired) {
-  auto it = attrs.find({r.rq, r.s});
-  paired = it != attrs.end();
+  const busy::Attr* a = attrs.find(r.rq);
+  paired = a != nullptr;
   if (paired) {
-    attr = it->second;
-    attrs.erase(it);
+    attr = *a;
+    attrs.erase(r.rq);
   }
   uint64_t cgroup = paired ? attr.cgroup : 0;
   if (!cgroup && known && known->who != kNoWho) cgroup = who_keys[known->who].first;
@@ -145,7 +158,11 @@ void BusyTracker::Impl::share_round(Dev& d, uint64_t from, uint64_t t) {
 // skipped) are forgotten after ~5 s of rounds.
 void BusyTracker::Impl::forget_attrs() {
   if (attrs.empty() || round_no <= busy::kAttrRounds) return;
-  std::erase_if(attrs, [&](const auto& kv) { return kv.second.round + busy::kAttrRounds < round_no; });
+  std::vector<uint64_t> old;
+  attrs.for_each([&](uint64_t key, const busy::Attr& a) {
+    if (a.round + busy::kAttrRounds < round_no) old.push_back(key);
+  });
+  for (uint64_t key : old) attrs.erase(key);
 }
 
 }  // namespace ioacct
