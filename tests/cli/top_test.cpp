@@ -1,0 +1,168 @@
+// `ioacct top` in a real terminal: tmux runs it in an 80x24 pane, presses
+// its keys (send-keys) and reads the screen back (capture-pane); and
+// --batch without one.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/run_binary.hpp"
+
+namespace ioacct::test {
+namespace {
+
+// Paced O_DIRECT reads: N of them, GAP seconds apart.
+constexpr const char* kReader = R"(import mmap, os, sys, time
+dev, n, gap = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+fd = os.open(dev, os.O_RDONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+for i in range(n):
+    os.preadv(fd, [buf], (i % 1024) * 4096)
+    time.sleep(gap)
+)";
+
+// A tmux server of the test's own (its own socket), one 80x24 session.
+class Tmux {
+ public:
+  explicit Tmux(const std::string& command) : sock_("ioacct-top-" + std::to_string(getpid())) {
+    sh(tmux() + " new-session -d -s top -x 80 -y 24 '" + command + "'");
+  }
+  ~Tmux() { std::system((tmux() + " kill-server 2>/dev/null").c_str()); }
+  Tmux(const Tmux&) = delete;
+  Tmux& operator=(const Tmux&) = delete;
+  std::string screen() const { return sh(tmux() + " capture-pane -p -t top"); }
+  void key(const std::string& k) const { sh(tmux() + " send-keys -t top " + k); }
+  bool running() const { return std::system((tmux() + " has-session -t top 2>/dev/null").c_str()) == 0; }
+  // Waits up to `s` seconds for the screen to hold `text`; returns the screen.
+  std::string wait_for(const std::string& text, double s = 5) const {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(s);
+    std::string now = screen();
+    while (now.find(text) == std::string::npos && std::chrono::steady_clock::now() < end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      now = screen();
+    }
+    return now;
+  }
+
+ private:
+  std::string tmux() const { return "tmux -L " + sock_; }
+  std::string sock_;
+};
+
+class TwoCgroups {
+ public:
+  TwoCgroups() : base_("/sys/fs/cgroup/blkio/ioacct-top-" + std::to_string(getpid())) {
+    sh("mkdir -p " + base_ + "/busy " + base_ + "/light");
+  }
+  ~TwoCgroups() { std::system(("rmdir " + base_ + "/busy " + base_ + "/light " + base_ + " 2>/dev/null").c_str()); }
+  TwoCgroups(const TwoCgroups&) = delete;
+  TwoCgroups& operator=(const TwoCgroups&) = delete;
+  std::string path(const std::string& g) const { return base_.substr(std::string("/sys/fs/cgroup/blkio").size()) + "/" + g; }
+  std::string run_in(const std::string& g, const std::string& cmd) const {
+    return "sh -c 'echo $$ > " + base_ + "/" + g + "/cgroup.procs; exec " + cmd + "'";
+  }
+
+ private:
+  std::string base_;
+};
+
+// The line of `screen` that holds `text`, or "".
+std::string line_with(const std::string& screen, const std::string& text) {
+  std::istringstream in(screen);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(text) != std::string::npos) return line;
+  return "";
+}
+
+// The frame against the same run's `stat --by cgroup --format json`, then
+// every key as the help line says.
+TEST(Top, AFrameInTmuxMatchesStatAndEveryKeyDoesWhatItsHelpSays) {
+  if (access("/sys/fs/cgroup/blkio/cgroup.procs", W_OK) != 0)
+    GTEST_SKIP() << "no cgroup v1 blkio hierarchy to make the test's cgroups in";
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.size = "8m"});
+  const std::string reader = dir.path() + "/reader.py";
+  std::ofstream(reader) << kReader;
+  TwoCgroups cg;
+  // The busy cgroup reads ~10x as often as the light one, for ~6 s.
+  std::thread busy([&] { sh(cg.run_in("busy", "python3 " + reader + " " + loop.path() + " 3000 0.002")); });
+  std::thread light([&] { sh(cg.run_in("light", "python3 " + reader + " " + loop.path() + " 120 0.05")); });
+  Tmux t(std::string(IOACCT_BINARY) + " top --interval 500ms " + loop.name() + " vda");
+  Outcome stat = run_ioacct({"stat", "--by", "cgroup", "--format", "json", "-y", "2", "1", loop.name()});
+  std::string s = t.wait_for(cg.path("light"));
+  ASSERT_EQ(stat.exit_code, 0) << stat.err;
+  const auto j = nlohmann::json::parse(stat.out);
+  const auto& who = j["devices"].at(0)["who"];
+  ASSERT_GE(who.size(), 2u) << who;
+  EXPECT_EQ(who[0]["cgroup"], cg.path("busy")) << "stat: the busy cgroup first: " << who;
+  // The frame: the device with its exact busy%, the cgroups in stat's order.
+  EXPECT_NE(s.find("ioacct top"), std::string::npos) << s;
+  EXPECT_NE(line_with(s, "DEVICE").find("busy%"), std::string::npos) << s;
+  EXPECT_FALSE(line_with(s, loop.name() + " ").empty()) << s;
+  EXPECT_LT(s.find(cg.path("busy")), s.find(cg.path("light"))) << "top: by share, the busy cgroup first, as stat\n" << s;
+  EXPECT_NE(s.find("q quit  s sort  d device  c cgroup/process  p pause"), std::string::npos) << s;
+  for (const std::string& line : [&] {
+         std::vector<std::string> v;
+         std::istringstream in(s);
+         for (std::string l; std::getline(in, l);) v.push_back(l);
+         return v;
+       }())
+    EXPECT_LE(line.size(), 80u) << "fits 80 columns: " << line;
+
+  t.key("s");
+  EXPECT_NE(t.wait_for("sort io/s").find("sort io/s"), std::string::npos);
+  t.key("s");
+  EXPECT_NE(t.wait_for("sort MB/s").find("sort MB/s"), std::string::npos);
+  t.key("s");
+  EXPECT_NE(t.wait_for("sort share").find("sort share"), std::string::npos);
+  t.key("d");  // all -> the first device (/proc/diskstats order: loop before vda)
+  s = t.wait_for("device " + loop.name());
+  EXPECT_NE(s.find("device " + loop.name()), std::string::npos) << s;
+  EXPECT_TRUE(line_with(s, "vda ").empty()) << "vda's row is filtered out\n" << s;
+  t.key("d");
+  t.key("d");  // vda, then all again
+  EXPECT_NE(t.wait_for("device all").find("device all"), std::string::npos);
+  t.key("p");
+  s = t.wait_for("[paused]");
+  ASSERT_NE(s.find("[paused]"), std::string::npos) << s;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // two intervals: a running top would redraw
+  EXPECT_EQ(t.screen(), s) << "paused: the frame stays";
+  t.key("p");
+  s = t.wait_for("by cgroup  sort share  device all\n");
+  EXPECT_EQ(s.find("[paused]"), std::string::npos) << s;
+  t.key("c");
+  s = t.wait_for("python3");
+  EXPECT_NE(s.find("by process"), std::string::npos) << s;
+  EXPECT_NE(s.find("python3"), std::string::npos) << "by process, the readers' pids and names\n" << s;
+  t.key("q");
+  for (int i = 0; i < 30 && t.running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(t.running()) << "q quits";
+  busy.join();
+  light.join();
+}
+
+TEST(Top, BatchPrintsNFramesWithoutATerminal) {
+  TempDir dir;
+  LoopDevice loop(dir.path(), {.size = "8m"});
+  const Outcome o = run_ioacct({"top", "--batch", "2", "--interval", "200ms", loop.name()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  size_t frames = 0;
+  for (size_t at = o.out.find("ioacct top "); at != std::string::npos; at = o.out.find("ioacct top ", at + 1)) ++frames;
+  EXPECT_EQ(frames, 2u) << o.out;
+  EXPECT_NE(o.out.find(loop.name()), std::string::npos) << o.out;
+}
+
+TEST(Top, WithoutATerminalOrWithBadFlagsItSaysWhat) {
+  expect_refused(run_ioacct({"top"}), {"terminal", "--batch"});
+  expect_refused(run_ioacct({"top", "--batch", "0"}), {"--batch"});
+  expect_refused(run_ioacct({"top", "--by", "pod", "--batch", "1"}), {"--by", "pod"});
+  expect_refused(run_ioacct({"top", "--interval", "1ms", "--batch", "1"}), {"--interval"});
+}
+
+}  // namespace
+}  // namespace ioacct::test
