@@ -16,13 +16,17 @@
 namespace ioacct::test {
 namespace {
 
-// Paced O_DIRECT reads: N of them, GAP seconds apart.
+// Paced O_DIRECT reads, GAP seconds apart, until the file STOP exists (or
+// 60 s have passed).
 constexpr const char* kReader = R"(import mmap, os, sys, time
-dev, n, gap = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+dev, gap, stop = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 fd = os.open(dev, os.O_RDONLY | os.O_DIRECT)
 buf = mmap.mmap(-1, 4096)
-for i in range(n):
+end = time.monotonic() + 60
+i = 0
+while not os.path.exists(stop) and time.monotonic() < end:
     os.preadv(fd, [buf], (i % 1024) * 4096)
+    i += 1
     time.sleep(gap)
 )";
 
@@ -79,6 +83,15 @@ std::string line_with(const std::string& screen, const std::string& text) {
   return "";
 }
 
+// The device filter the header names ("all", "vda"), or "".
+std::string filtered(const std::string& screen) {
+  const std::string header = line_with(screen, "ioacct top");
+  const size_t at = header.find(" device ");
+  if (at == std::string::npos) return "";
+  const std::string rest = header.substr(at + 8);
+  return rest.substr(0, rest.find(' '));
+}
+
 // The frame against the same run's `stat --by cgroup --format json`, then
 // every key as the help line says.
 TEST(Top, AFrameInTmuxMatchesStatAndEveryKeyDoesWhatItsHelpSays) {
@@ -89,9 +102,20 @@ TEST(Top, AFrameInTmuxMatchesStatAndEveryKeyDoesWhatItsHelpSays) {
   const std::string reader = dir.path() + "/reader.py";
   std::ofstream(reader) << kReader;
   TwoCgroups cg;
-  // The busy cgroup reads ~10x as often as the light one, for ~6 s.
-  std::thread busy([&] { sh(cg.run_in("busy", "python3 " + reader + " " + loop.path() + " 3000 0.002")); });
-  std::thread light([&] { sh(cg.run_in("light", "python3 " + reader + " " + loop.path() + " 120 0.05")); });
+  // The busy cgroup reads ~10x as often as the light one, until the test
+  // is done with the keys.
+  const std::string stop = dir.path() + "/stop";
+  std::thread busy([&] { sh(cg.run_in("busy", "python3 " + reader + " " + loop.path() + " 0.002 " + stop)); });
+  std::thread light([&] { sh(cg.run_in("light", "python3 " + reader + " " + loop.path() + " 0.05 " + stop)); });
+  struct Stop {
+    std::string file;
+    std::thread &a, &b;
+    ~Stop() {
+      std::ofstream{file};
+      a.join();
+      b.join();
+    }
+  } stop_readers{stop, busy, light};
   Tmux t(std::string(IOACCT_BINARY) + " top --interval 500ms " + loop.name() + " vda");
   Outcome stat = run_ioacct({"stat", "--by", "cgroup", "--format", "json", "-y", "2", "1", loop.name()});
   std::string s = t.wait_for(cg.path("light"));
@@ -120,13 +144,22 @@ TEST(Top, AFrameInTmuxMatchesStatAndEveryKeyDoesWhatItsHelpSays) {
   EXPECT_NE(t.wait_for("sort MB/s").find("sort MB/s"), std::string::npos);
   t.key("s");
   EXPECT_NE(t.wait_for("sort share").find("sort share"), std::string::npos);
-  t.key("d");  // all -> the first device (/proc/diskstats order: loop before vda)
-  s = t.wait_for("device " + loop.name());
-  EXPECT_NE(s.find("device " + loop.name()), std::string::npos) << s;
+  // d: all, then each device in /proc/diskstats order (a loop device made
+  // late comes after vda), then all again.
+  auto press_d_until = [&](const std::string& want) {
+    for (int i = 0; i < 3 && filtered(t.screen()) != want; ++i) {
+      const std::string was = filtered(t.screen());
+      t.key("d");
+      for (int k = 0; k < 30 && filtered(t.screen()) == was; ++k) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return t.screen();
+  };
+  s = press_d_until(loop.name());
+  ASSERT_EQ(filtered(s), loop.name()) << s;
   EXPECT_TRUE(line_with(s, "vda ").empty()) << "vda's row is filtered out\n" << s;
-  t.key("d");
-  t.key("d");  // vda, then all again
-  EXPECT_NE(t.wait_for("device all").find("device all"), std::string::npos);
+  EXPECT_FALSE(line_with(s, loop.name() + " ").empty()) << s;
+  s = press_d_until("all");
+  EXPECT_EQ(filtered(s), "all") << "d comes back to all devices: " << s;
   t.key("p");
   s = t.wait_for("[paused]");
   ASSERT_NE(s.find("[paused]"), std::string::npos) << s;
@@ -142,8 +175,6 @@ TEST(Top, AFrameInTmuxMatchesStatAndEveryKeyDoesWhatItsHelpSays) {
   t.key("q");
   for (int i = 0; i < 30 && t.running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(t.running()) << "q quits";
-  busy.join();
-  light.join();
 }
 
 TEST(Top, BatchPrintsNFramesWithoutATerminal) {
