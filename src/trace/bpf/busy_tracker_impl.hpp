@@ -80,7 +80,6 @@ struct Attr {
 inline constexpr uint64_t kAttrRounds = 50;
 // The last PROC record on a struct: the task that submitted its request.
 struct Proc {
-  uint64_t t = 0;
   uint32_t tgid = 0;
 };
 

@@ -1,7 +1,7 @@
 // The busy tracker's attribution (BusyOptions::by): whose each request is,
 // from the ATTR records (its cgroup, op and bytes, logged at
-// block_rq_complete and paired with its DONE record by struct and start
-// stamp) and, by process, the PROC records (the submitting task, logged at
+// block_rq_complete: a struct's last one before its DONE record, in time
+// order) and, by process, the PROC records (the submitting task, logged at
 // block_io_start); its completion booked to that cgroup or process; and
 // each round's busy time split among them (busy_shares()). docs/design.md,
 // "Who is using the disk".
@@ -33,8 +33,9 @@ uint32_t BusyTracker::Impl::who_of(uint64_t cgroup, uint32_t pid) {
     // request: a short-lived process is often gone by the report.
     const bool task = by_pid && pid != 0 && pid != BusyWho::kUnknownPid;
     who_comms.push_back(task ? read_first_line("/proc/" + std::to_string(pid) + "/comm") : std::string());
+  } else if (by_pid && cgroup) {
+    who_keys[it->second].first = cgroup;  // a process's latest cgroup
   }
-  else if (by_pid && cgroup) who_keys[it->second].first = cgroup;  // a process's latest cgroup
   last_who_key = key;
   last_who = it->second;
   return it->second;
@@ -77,7 +78,7 @@ void BusyTracker::Impl::feed_attrs(size_t& next, uint64_t upto) {
 // a struct's last one before its request's DONE is that request's.
 void BusyTracker::Impl::feed_procs(size_t& next, uint64_t upto) {
   const std::vector<ioacct_rec>& v = batch[IOACCT_LOG_PROC];
-  for (; next < v.size() && v[next].t <= upto; ++next) procs[v[next].rq] = {v[next].t, v[next].disk};
+  for (; next < v.size() && v[next].t <= upto; ++next) procs[v[next].rq] = {v[next].disk};
 }
 
 // Whose completed request `r` was: its ATTR record's cgroup (taken out of
