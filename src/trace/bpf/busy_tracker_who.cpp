@@ -105,7 +105,9 @@ uint32_t BusyTracker::Impl::who_of_done(const ioacct_rec& r, const Req* known, b
 void BusyTracker::Impl::book_done(Dev& d, uint32_t who, const busy::Attr& attr, bool paired, uint64_t lat) {
   BusyWho& w = who_in(d, who);
   // REQ_OP_READ is 0, REQ_OP_WRITE 1; the rest (flush, discard, ...) other.
-  const int dir = !paired ? BusyWho::kOther : attr.op == 0 ? BusyWho::kRead : attr.op == 1 ? BusyWho::kWrite : BusyWho::kOther;
+  int dir = BusyWho::kOther;
+  if (paired && attr.op == 0) dir = BusyWho::kRead;
+  if (paired && attr.op == 1) dir = BusyWho::kWrite;
   ++w.ios[dir];
   w.bytes[dir] += attr.bytes;
   if (!paired) ++w.unpaired;
