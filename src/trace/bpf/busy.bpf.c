@@ -214,6 +214,9 @@ int BPF_PROG(on_rq_issue, struct request *rq) {
  * blkcg a bio carries is the dirtying cgroup's for writeback where cgroup
  * writeback is on). 0 when the request has no bio or no blkcg. */
 static __always_inline __u64 rq_cgroup(struct request *rq) {
+  /* A kernel without CONFIG_BLK_CGROUP has no bi_blkg: every request is
+   * then nobody's (0), and the programs still load. */
+  if (!bpf_core_field_exists(struct bio, bi_blkg)) return 0;
   struct bio *b = rq->bio;
   if (!b) return 0;
   struct blkcg_gq *g = b->bi_blkg;
@@ -392,6 +395,9 @@ static __always_inline __u64 probed_cgroup(struct request *rq) {
   struct cgroup *cg = 0;
   struct kernfs_node *kn = 0;
   __u64 id = 0;
+  /* The sweep is loaded without attribution too: on a kernel without
+   * CONFIG_BLK_CGROUP it must load all the same (rq_cgroup()). */
+  if (!bpf_core_field_exists(struct bio, bi_blkg)) return 0;
   if (bpf_core_read(&b, sizeof(b), &rq->bio) || !b) return 0;
   if (bpf_core_read(&g, sizeof(g), &b->bi_blkg) || !g) return 0;
   if (bpf_core_read(&c, sizeof(c), &g->blkcg) || !c) return 0;
