@@ -254,6 +254,21 @@ int BPF_PROG(on_rq_complete, struct request *rq, unsigned char error, unsigned i
  * costs the submitting task (docs/design.md, "What it costs"): the reason
  * it is opt-in. */
 #define IOACCT_PF_KTHREAD 0x00200000u
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, IOACCT_COMMS);
+  __type(key, __u32);
+  __type(value, struct ioacct_comm);
+} comms SEC(".maps");
+
+/* The process's name, on its first request only (one look-up otherwise). */
+static __always_inline void note_comm(__u32 tgid) {
+  if (!tgid || bpf_map_lookup_elem(&comms, &tgid)) return;
+  struct ioacct_comm c = {};
+  bpf_get_current_comm(&c.comm, sizeof(c.comm));
+  bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST);
+}
 SEC("tp_btf/block_io_start")
 int BPF_PROG(on_io_start, struct request *rq) {
   struct ioacct_head *h = log_head(IOACCT_LOG_PROC);
@@ -264,6 +279,7 @@ int BPF_PROG(on_io_start, struct request *rq) {
   if (!w) return 0;
   struct task_struct *task = (struct task_struct *)bpf_get_current_task_btf();
   __u32 tgid = (task->flags & IOACCT_PF_KTHREAD) ? 0 : (__u32)(bpf_get_current_pid_tgid() >> 32);
+  note_comm(tgid);
   append(h, IOACCT_LOG_PROC, (__u64)rq, 0, bpf_ktime_get_ns(), tgid, 0);
   return 0;
 }

@@ -78,6 +78,14 @@ struct ioacct_rec {
  *   part = 0. */
 #define IOACCT_OP_MASK 0xffu
 
+/* By process: the name of each submitting process as its first request
+ * found it (bpf_get_current_comm: the submitting thread's), by tgid, for a
+ * process gone before the reader could read /proc/PID/comm. */
+#define IOACCT_COMMS 4096
+struct ioacct_comm {
+  char comm[16];
+};
+
 /* Per log and CPU, one cache line: `head`, `dropped*` written by its
  * program, `tail` by the reader, and everything else a program reads before
  * its record, set by the reader: `armed` once every program is attached, the

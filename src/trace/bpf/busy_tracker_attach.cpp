@@ -261,7 +261,10 @@ void BusyTracker::Impl::open_and_load(uint32_t watch_slots, const std::function<
   bpf_map__set_max_entries(raw->maps.tagsets, static_cast<uint32_t>(std::max<size_t>(1, devices.size())));
   if (!opt.device_span) bpf_program__set_autoload(raw->progs.on_rq_issue, false);
   if (opt.by == BusyBy::None) bpf_program__set_autoload(raw->progs.on_rq_complete, false);
-  if (opt.by != BusyBy::Process) bpf_program__set_autoload(raw->progs.on_io_start, false);
+  if (opt.by != BusyBy::Process) {
+    bpf_program__set_autoload(raw->progs.on_io_start, false);
+    bpf_map__set_max_entries(raw->maps.comms, 1);  // unused: the start program notes names
+  }
   step("opened");
   {
     HugePageHeap huge;

@@ -276,6 +276,7 @@ struct BusyTracker::Impl {
   // busy_tracker_who.cpp: attribution.
   bool attributing() const { return opt.by != BusyBy::None; }
   uint32_t who_of(uint64_t cgroup, uint32_t pid);
+  std::string comm_of(uint32_t pid) const;
   BusyWho& who_in(Dev& d, uint32_t who);
   void feed_attrs(size_t& next, uint64_t upto);
   void feed_procs(size_t& next, uint64_t upto);

@@ -5,7 +5,10 @@
 // block_io_start); its completion booked to that cgroup or process; and
 // each round's busy time split among them (busy_shares()). docs/design.md,
 // "Who is using the disk".
+#include <bpf/bpf.h>
+
 #include <algorithm>
+#include <cstring>
 
 #include "common/files.hpp"
 #include "trace/bpf/busy_share.hpp"
@@ -32,13 +35,24 @@ uint32_t BusyTracker::Impl::who_of(uint64_t cgroup, uint32_t pid) {
     // Read at the round that first sees it, within ~100 ms of its first
     // request: a short-lived process is often gone by the report.
     const bool task = by_pid && pid != 0 && pid != BusyWho::kUnknownPid;
-    who_comms.push_back(task ? read_first_line("/proc/" + std::to_string(pid) + "/comm") : std::string());
+    who_comms.push_back(task ? comm_of(pid) : std::string());
   } else if (by_pid && cgroup) {
     who_keys[it->second].first = cgroup;  // a process's latest cgroup
   }
   last_who_key = key;
   last_who = it->second;
   return it->second;
+}
+
+// A process's name: /proc/PID/comm while it runs, else what the start
+// program noted at its first request (busy_shared.h, IOACCT_COMMS).
+std::string BusyTracker::Impl::comm_of(uint32_t pid) const {
+  bool ok = false;
+  std::string comm = read_first_line("/proc/" + std::to_string(pid) + "/comm", &ok);
+  if (ok) return comm;
+  ioacct_comm c{};
+  if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.comms), &pid, &c) != 0) return {};
+  return std::string(c.comm, strnlen(c.comm, sizeof(c.comm)));
 }
 
 BusyWho& BusyTracker::Impl::who_in(Dev& d, uint32_t who) {
