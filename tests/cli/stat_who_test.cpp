@@ -207,7 +207,11 @@ TEST(StatWho, ProcessBytesMatchProcIo) {
   std::string said;
   RunOptions opts;
   opts.action_after = "exact busy time from";
-  opts.action = [&] { said = sh("python3 " + script + " " + loop.path() + " 200 100 0.001"); };
+  opts.action = [&] {
+    said = sh("python3 " + script + " " + loop.path() + " 200 100 0.001");
+    // A process gone within milliseconds, before the tracker's next round.
+    sh("dd if=" + loop.path() + " of=/dev/null bs=4k count=10 iflag=direct status=none");
+  };
   const Outcome o = run_ioacct({"stat", "--by", "process", "--format", "json", "-y", "2", "1", loop.name()}, opts);
   const auto events = trace.stop();
   ASSERT_EQ(o.exit_code, 0) << o.err;
@@ -227,6 +231,10 @@ TEST(StatWho, ProcessBytesMatchProcIo) {
   within_1pct((*e)["write_bytes"].get<double>(), write_bytes, "write bytes");
   EXPECT_EQ((*e)["reads"], 200);
   EXPECT_EQ((*e)["writes"], 100);
+  const auto* dd = who_entry(row, "comm", "dd");
+  ASSERT_TRUE(dd) << "the short dd keeps its name: " << row["who"];
+  EXPECT_EQ((*dd)["reads"], 10);
+  EXPECT_EQ((*dd)["read_bytes"], 10 * 4096);
 }
 
 TEST(StatWho, ABadByIsAUsageError) {
