@@ -192,8 +192,8 @@ int run_stat_command(const StatArgs& a) {
   const bool interval_reports = loop.interval_ns > 0 && (loop.count != 1 || loop.omit_first);
   // -c alone: no device report, so no exact columns to load for.
   if (!a.no_bpf && interval_reports && !devices.empty() && (!a.cpu_only || a.device_only)) {
-    TrackerAttach attached = attach_tracker(busy_devices(devices),
-                                            {.latency = a.latency, .device_span = a.dev, .bpf_stats = a.bpf_stats, .by = by});
+    TrackerAttach attached = attach_tracker(
+        busy_devices(devices), {.latency = a.latency, .device_span = a.dev, .bpf_stats = a.bpf_stats, .by = by});
     tracker = std::move(attached.tracker);
     if (tracker) {
       f.source = tracker->source();
@@ -201,8 +201,8 @@ int run_stat_command(const StatArgs& a) {
                  devices.size(), devices.size() == 1 ? "" : "s");
     } else {
       f.unavailable = attached.unavailable;
-      fmt::print(stderr, "ioacct stat: no busy%/dev%/in-flight columns{}: {}\n", by != BusyBy::None ? " and no --by tables" : "",
-                 *attached.unavailable);
+      fmt::print(stderr, "ioacct stat: no busy%/dev%/in-flight columns{}: {}\n",
+                 by != BusyBy::None ? " and no --by tables" : "", *attached.unavailable);
     }
   }
 
