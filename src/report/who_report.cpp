@@ -38,10 +38,11 @@ std::string format_who_console(const StatReport& r, double interval_s) {
     const double s = static_cast<double>(*row.window_ns) / 1e9;
     out += fmt::format("{} by {}: busy {:.2f}% of {:.2f} s; share% of the window, in the order of share\n",
                        row.device.name, who_by_name(r.who_by), row.busy_pct.value_or(0), s > 0 ? s : interval_s);
-    out += fmt::format(" share% busy-of%  infl%     r/s     w/s   rMB/s   wMB/s await_ms  {}\n",
-                       by_pid ? "pid     comm             cgroup" : "cgroup");
+    // The header's cells as wide as the figures below them.
+    out += fmt::format("{:>7} {:>8} {:>6} {:>7} {:>7} {:>7} {:>7} {:>8}  {}\n", "share%", "busy-of%", "infl%", "r/s",
+                       "w/s", "rMB/s", "wMB/s", "await_ms", by_pid ? "pid     comm             cgroup" : "cgroup");
     for (const WhoRow& w : row.who) {
-      out += fmt::format("{:7.2f} {:7.2f} {:6.2f} {:7.1f} {:7.1f} {:7.2f} {:7.2f} {:8.3f}  ", w.busy_share_pct,
+      out += fmt::format("{:7.2f} {:8.2f} {:6.2f} {:7.1f} {:7.1f} {:7.2f} {:7.2f} {:8.3f}  ", w.busy_share_pct,
                          w.share_of_busy_pct.value_or(0), w.inflight_pct, per_s(w.reads, s), per_s(w.writes, s),
                          per_s(w.read_bytes, s) / 1048576.0, per_s(w.write_bytes, s) / 1048576.0,
                          w.latency.mean_ns / 1e6);
