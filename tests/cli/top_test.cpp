@@ -42,15 +42,20 @@ class Tmux {
   std::string screen() const { return sh(tmux() + " capture-pane -p -t top"); }
   void key(const std::string& k) const { sh(tmux() + " send-keys -t top " + k); }
   bool running() const { return std::system((tmux() + " has-session -t top 2>/dev/null").c_str()) == 0; }
-  // Waits up to `s` seconds for the screen to hold `text`; returns the screen.
+  // Waits up to `s` seconds for the screen to hold `text`, and to hold it
+  // again 100 ms later (a capture may land in the middle of a redraw);
+  // returns the later screen.
   std::string wait_for(const std::string& text, double s = 5) const {
     const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(s);
     std::string now = screen();
-    while (now.find(text) == std::string::npos && std::chrono::steady_clock::now() < end) {
+    for (;;) {
+      const bool held = now.find(text) != std::string::npos;
+      if (std::chrono::steady_clock::now() >= end) return now;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      now = screen();
+      const std::string later = screen();
+      if (held && later.find(text) != std::string::npos) return later;
+      now = later;
     }
-    return now;
   }
 
  private:
@@ -163,6 +168,14 @@ TEST(Top, AFrameInTmuxMatchesStatAndEveryKeyDoesWhatItsHelpSays) {
   t.key("p");
   s = t.wait_for("[paused]");
   ASSERT_NE(s.find("[paused]"), std::string::npos) << s;
+  // The capture may land in the middle of the redraw that shows it: the
+  // frame is whole once two captures agree.
+  for (int i = 0; i < 20; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    const std::string again = t.screen();
+    if (again == s) break;
+    s = again;
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // two intervals: a running top would redraw
   EXPECT_EQ(t.screen(), s) << "paused: the frame stays";
   t.key("p");
