@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 
 #include "cli/cli.hpp"
 #include "cli/signals.hpp"
@@ -24,14 +25,25 @@ int frame_ms(std::chrono::nanoseconds d) { return static_cast<int>(d.count() / 1
 class Screen {
  public:
   Screen() {
-    initscr();
+    // newterm, not initscr: a terminal ncurses does not know is an error
+    // line of ours, not ncurses' own message and exit.
+    screen_ = newterm(nullptr, stdout, stdin);
+    if (!screen_) {
+      const char* term = std::getenv("TERM");  // NOLINT(concurrency-mt-unsafe): read before any thread starts
+      throw RuntimeError(fmt::format("top: terminal type '{}' is not one ncurses knows: set TERM (e.g. "
+                                     "TERM=xterm-256color), or give --batch N for plain-text frames",
+                                     term ? term : ""));
+    }
     cbreak();
     noecho();
     keypad(stdscr, TRUE);
     curs_set(0);
     timeout(100);  // getch() waits at most this long: signals and the next frame are looked at in between
   }
-  ~Screen() { endwin(); }
+  ~Screen() {
+    endwin();
+    delscreen(screen_);
+  }
   Screen(const Screen&) = delete;
   Screen& operator=(const Screen&) = delete;
   static void draw(const std::vector<std::string>& lines) {
@@ -40,6 +52,9 @@ class Screen {
       mvaddnstr(static_cast<int>(i), 0, lines[i].c_str(), COLS);
     refresh();
   }
+
+ private:
+  SCREEN* screen_ = nullptr;
 };
 
 // One key, as its help line says (kTopHelp); false: quit.
