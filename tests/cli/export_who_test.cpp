@@ -30,7 +30,8 @@ class ManyCgroups {
   explicit ManyCgroups(int n) : base_("/sys/fs/cgroup/blkio/ioacct-who-export-" + std::to_string(getpid())), n_(n) {
     sh("mkdir -p " + base_ + " && cd " + base_ + " && for i in $(seq 0 " + std::to_string(n - 1) + "); do mkdir c$i; done");
   }
-  ~ManyCgroups() { std::system(("cd " + base_ + " && rmdir c* && cd / && rmdir " + base_ + " 2>/dev/null").c_str()); }
+  // c[0-9]*: the folder's own files (cgroup.procs, ...) match c* too.
+  ~ManyCgroups() { std::system(("cd " + base_ + " && rmdir c[0-9]*; cd / && rmdir " + base_ + " 2>/dev/null").c_str()); }
   ManyCgroups(const ManyCgroups&) = delete;
   ManyCgroups& operator=(const ManyCgroups&) = delete;
   const std::string& base() const { return base_; }
