@@ -11,7 +11,12 @@
 #      minus what bpf_stats itself adds per program run, measured on an empty
 #      program attached to block_io_done in the same run;
 #    - g2: fio IOPS with / without stat >= 0.98;
-#    - for reference: stat's own user CPU per I/O (its JSON's tracker cost).
+#    - for reference: stat's own user CPU per I/O (its JSON's tracker cost);
+#    - with BY=cgroup (or process): a fourth run per round, `stat --by BY
+#      --bpf-stats`, and g3: what attribution adds to the programs' time per
+#      I/O (the --by run's less the plain one's, each less bpf_stats' own
+#      share per run) <= 0.1 us; and a fifth, `stat --by BY` without
+#      bpf_stats, for its IOPS.
 # w) g2 again, inside one fio run: fio runs throughout, and `ioacct stat 1`
 #    is attached in every other window (the order alternating per pair).
 #    Each window's IOPS is the device's own completed reads
@@ -29,7 +34,8 @@
 # Usage: bench/stat_cost.sh            (as root)
 # Environment: RUNTIME (5s) REPS (5) DEPTHS ("1 32") CASES ("vda loop") LOOP_MIB (512) DIRECT_MIB (1024)
 #   IOACCT FIO OUT_DIR BENCH_DIR (see lib.sh); PARTS ("g h w") which parts run; for w:
-#   PAIRS (12), WINDOW (1, seconds) and FLOOR (0; 1: the empty-program window).
+#   PAIRS (12), WINDOW (1, seconds) and FLOOR (0; 1: the empty-program window); for g: BY ("": no
+#   attribution runs; cgroup or process: stat --by's runs beside, g3).
 # Exit status: 0 when everything ran (whatever PASS/FAIL says), 2 when a run failed.
 set -euo pipefail
 REPS=${REPS:-5}
@@ -41,6 +47,7 @@ DIRECT_MIB=${DIRECT_MIB:-1024}
 DEPTHS=${DEPTHS:-1 32}
 CASES=${CASES:-vda loop}
 PARTS=${PARTS:-g h w}
+BY=${BY:-}
 PAIRS=${PAIRS:-12}
 WINDOW=${WINDOW:-1}
 need_ioacct
@@ -48,7 +55,7 @@ need_fio
 [ "$(id -u)" = 0 ] || die "needs root (a loop device, BPF programs)"
 command -v bpftool >/dev/null || die "bpftool not found (apt-get install bpftool)"
 print_context
-echo "# DEPTHS=$DEPTHS CASES=$CASES PARTS=$PARTS"
+echo "# DEPTHS=$DEPTHS CASES=$CASES PARTS=$PARTS BY=$BY"
 
 SHM=$(mktemp -d /dev/shm/ioacct-stat-cost.XXXXXX)
 LOOP=""
@@ -131,6 +138,7 @@ if [[ " $PARTS " == *" g "* ]]; then
       for qd in $DEPTHS; do
         # off / on alternate in order from round to round; the bpf_stats run last.
         if [ $((rep % 2)) = 1 ]; then order=(off on stats); else order=(on off stats); fi
+        [ -n "$BY" ] && order+=(byon bystats)
         for mode in "${order[@]}"; do
           out=$OUT_DIR/g.$c.$qd.$mode.$rep
           # shellcheck disable=SC2046 # fio_args is a list of words
@@ -141,8 +149,15 @@ if [[ " $PARTS " == *" g "* ]]; then
               run_fio "$out.json" $(fio_args "$c" "$qd")
               stop_stat "$out"
               ;;
-            stats)
-              start_stat "$out" 3600 --bpf-stats "${DEV[$c]}"
+            byon)
+              start_stat "$out" "$STAT_S" --by "$BY" "${DEV[$c]}"
+              run_fio "$out.json" $(fio_args "$c" "$qd")
+              stop_stat "$out"
+              ;;
+            stats | bystats)
+              by_args=()
+              [ "$mode" = bystats ] && by_args=(--by "$BY")
+              start_stat "$out" 3600 --bpf-stats "${by_args[@]}" "${DEV[$c]}"
               start_empty block_io_done
               read -r t0 n0 < <(prog_runs "$STAT_PID")
               read -r e0 m0 < <(prog_runs name:ioacct_empty)
@@ -162,19 +177,29 @@ import json, sys
 d, c, qd, rep = sys.argv[1:5]
 def iops(mode):
     return json.load(open(f"{d}/g.{c}.{qd}.{mode}.{rep}.json"))["jobs"][0]["read"]["iops"]
-base = f"{d}/g.{c}.{qd}.stats.{rep}"
-t, n, e, m, blk = map(int, open(base + ".progs").read().split())
-fio_ios = json.load(open(base + ".json"))["jobs"][0]["read"]["total_ios"]
-ios = max(blk, fio_ios)  # every request on the machine; at least fio's
-empty = e / m if m else 0.0
-prog_us = (t - n * empty) / ios / 1000 if ios else 0.0
-raw_us = t / ios / 1000 if ios else 0.0
-fio_share = fio_ios / ios if ios else 0.0
+import os
+def progs(mode):  # the programs' µs per I/O less bpf_stats' share, with it, its share per run, runs per I/O, fio's share
+    base = f"{d}/g.{c}.{qd}.{mode}.{rep}"
+    t, n, e, m, blk = map(int, open(base + ".progs").read().split())
+    fio_ios = json.load(open(base + ".json"))["jobs"][0]["read"]["total_ios"]
+    ios = max(blk, fio_ios)  # every request on the machine; at least fio's
+    empty = e / m if m else 0.0
+    return ((t - n * empty) / ios / 1000 if ios else 0.0, t / ios / 1000 if ios else 0.0, empty,
+            n / ios if ios else 0, fio_ios / ios if ios else 0.0)
+prog_us, raw_us, empty, runs, fio_share = progs("stats")
+by = os.path.exists(f"{d}/g.{c}.{qd}.bystats.{rep}.progs")
+by_us = progs("bystats")[0] if by else 0.0
+by_iops = iops("byon") if by else 0.0
 tr = json.loads(open(f"{d}/g.{c}.{qd}.on.{rep}.stat").readline() or "{}").get("tracker") or {}
 user_us = (tr.get("user_cpu_ns") or 0) / max(1, tr.get("completions") or 0) / 1000
-print(c, qd, rep, iops("off"), iops("on"), prog_us, raw_us, empty, n / ios if ios else 0, user_us, fio_share)
+by_user_us = 0.0
+if by:
+    tb = json.loads(open(f"{d}/g.{c}.{qd}.byon.{rep}.stat").readline() or "{}").get("tracker") or {}
+    by_user_us = (tb.get("user_cpu_ns") or 0) / max(1, tb.get("completions") or 0) / 1000
+print(c, qd, rep, iops("off"), iops("on"), prog_us, raw_us, empty, runs, user_us, fio_share, by_us, by_iops, by_user_us)
 PYEOF
-        tail -1 "$ROWS" | awk '{printf "  rep %s  %-4s depth %-2s  IOPS without %8.0f  with %8.0f (%.3f)  programs %.3f us/IO (%.3f with bpf_stats; empty program %.0f ns, %.2f runs/IO; fio %.0f%% of the I/Os)  reader %.3f us/IO\n", $3, $1, $2, $4, $5, $5 / $4, $6, $7, $8, $9, 100 * $11, $10}'
+        tail -1 "$ROWS" | awk '{printf "  rep %s  %-4s depth %-2s  IOPS without %8.0f  with %8.0f (%.3f)  programs %.3f us/IO (%.3f with bpf_stats; empty program %.0f ns, %.2f runs/IO; fio %.0f%% of the I/Os)  reader %.3f us/IO", $3, $1, $2, $4, $5, $5 / $4, $6, $7, $8, $9, 100 * $11, $10}
+          $13 > 0 {printf "  --by: programs %.3f us/IO, IOPS %8.0f, reader %.3f us/IO", $12, $13, $14} {printf "\n"}'
       done
     done
   done
@@ -198,12 +223,26 @@ for c, qd in cases:
     fails += [f"g1 {c} depth {qd}"] if prog > 0.3 else []
     fails += [f"g2 {c} depth {qd}"] if ratio < 0.98 else []
 print(f"(medians of {len(rows) // max(1, len(cases))} interleaved rounds)")
+by = any(float(r[12]) > 0 for r in rows)
+if by:
+    print()
+    print("| case | depth | programs µs/IO | with --by | added (median of rounds) | IOPS with stat | with stat --by | ratio (median of rounds) | reader µs/IO | with --by |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for c, qd in cases:
+        rs = [r for r in rows if (r[0], r[1]) == (c, qd)]
+        med = lambda k: st.median(float(r[k]) for r in rs)
+        added = st.median(float(r[11]) - float(r[5]) for r in rs)
+        ratio = st.median(float(r[12]) / float(r[4]) for r in rs)  # round by round: the host's pace moves between rounds
+        print(f"| {c} | {qd} | {med(5):.3f} | {med(11):.3f} | {added:.3f} | {med(4):,.0f} | {med(12):,.0f} | {ratio:.3f} | {med(9):.3f} | {med(13):.3f} |")
 for c, qd in cases:
     rs = [r for r in rows if (r[0], r[1]) == (c, qd)]
     prog = st.median(float(r[5]) for r in rs)
     ratio = st.median(float(r[4]) / float(r[3]) for r in rs)
     print(f"{'PASS' if prog <= 0.3 else 'FAIL'}  g1 {c} depth {qd}: programs {prog:.3f} us per I/O (target <= 0.3)")
     print(f"{'PASS' if ratio >= 0.98 else 'FAIL'}  g2 {c} depth {qd}: IOPS with / without stat {ratio:.3f} (target >= 0.98)")
+    if by:
+        added = st.median(float(r[11]) - float(r[5]) for r in rs)
+        print(f"{'PASS' if added <= 0.1 else 'FAIL'}  g3 {c} depth {qd}: attribution adds {added:.3f} us per I/O to the programs (target <= 0.1)")
 PYEOF
 fi
 

@@ -45,6 +45,12 @@ CLI::App* add_export_command(CLI::App& app, ExportArgs& a) {
   e->add_option("--per-process-limit", a.per_process_limit,
                 "With --per-process: at most this many rings get series, lowest pid and fd first (default 100)")
       ->type_name("COUNT");
+  e->add_flag("--per-cgroup", a.per_cgroup,
+              "ioacct_cgroup_* series: each device's busy time, I/Os, bytes and latency by cgroup (one more eBPF "
+              "program per I/O, at the completion); the top K cgroups by busy time, the rest as cgroup=\"other\"");
+  e->add_option("--per-cgroup-top", a.per_cgroup_top,
+                "With --per-cgroup: K, the cgroups per device with series of their own (default 20)")
+      ->type_name("K");
   e->add_option("--min-interval", a.min_interval,
                 "A scrape less than this after the last walk gets that walk's figures (default 0s: every scrape "
                 "walks; keep it at most half the scrape interval)")
@@ -81,6 +87,12 @@ int run_export_command(const ExportArgs& a) {
   options.per_process_limit = parse_count("--per-process-limit", a.per_process_limit);
   if (options.per_process_limit == 0)
     throw UsageError("--per-process-limit: must be at least 1 (leave out --per-process for no per-process series)");
+  options.per_cgroup = a.per_cgroup;
+  options.per_cgroup_top = parse_count("--per-cgroup-top", a.per_cgroup_top);
+  if (options.per_cgroup_top == 0)
+    throw UsageError("--per-cgroup-top: must be at least 1 (leave out --per-cgroup for no per-cgroup series)");
+  if (a.per_cgroup && a.no_bpf)
+    throw UsageError("--per-cgroup: needs the eBPF programs, but --no-bpf turns them off; give one of them");
   if ((a.device_include || a.device_exclude) && !a.devices.empty())
     throw UsageError(fmt::format("{}: filters the devices chosen when none are named; name devices or filter, not "
                                  "both", a.device_include ? "--device-include" : "--device-exclude"));
@@ -95,7 +107,10 @@ int run_export_command(const ExportArgs& a) {
   std::unique_ptr<BusyTracker> tracker;
   if (!a.no_bpf && !devices.empty()) {
     TrackerAttach attached = attach_tracker(busy_devices(devices),
-                                            {.latency = !a.no_latency, .device_span = a.dev, .bpf_stats = a.bpf_stats});
+                                            {.latency = !a.no_latency,
+                                             .device_span = a.dev,
+                                             .bpf_stats = a.bpf_stats,
+                                             .by = a.per_cgroup ? BusyBy::Cgroup : BusyBy::None});
     tracker = std::move(attached.tracker);
     if (!tracker)
       fmt::print(stderr, "ioacct export: no exact busy, in-flight or latency metrics: {}\n", *attached.unavailable);

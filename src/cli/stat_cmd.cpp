@@ -55,6 +55,11 @@ CLI::App* add_stat_command(CLI::App& app, StatArgs& a) {
   s->add_flag("--dev", a.dev,
               "also dev%: >= 1 request between block_rq_issue and the end of its accounting (one more tracepoint, "
               "with a clock read, per I/O)");
+  s->add_option("--by", a.by,
+                "cgroup or process: a table per device of who made it busy, by share of the exact busy time, with "
+                "I/Os, bytes, time in flight and latency (process adds a program where requests start, which "
+                "costs the submitting task; see docs/cli.md)")
+      ->type_name("WHO");
   s->add_flag("--bpf-stats", a.bpf_stats,
               "turn on the kernel's BPF run-time statistics while running, so that the JSON's tracker cost includes "
               "the programs' own time (it costs every BPF program on the machine two clock reads per run)");
@@ -135,12 +140,9 @@ StatFormat stat_format(const StatArgs& a, const std::vector<StatDevice>& devices
   return f;
 }
 
-}  // namespace
-
-int run_stat_command(const StatArgs& a) {
-  const Format format = output_format(a);
-  if (a.megabytes && a.kilobytes) throw UsageError("-m: MB/s, but -k asks for kB/s; give one of them");
-  StatLoop loop;
+// iostat's [INTERVAL [COUNT]] [DEVICE...]: the interval and count into
+// `loop`; returns the devices named.
+std::vector<std::string> positional_args(const StatArgs& a, StatLoop& loop) {
   std::vector<std::string> names;
   size_t i = 0;
   if (i < a.args.size() && looks_numeric(a.args[i])) loop.interval_ns = parse_interval(a.args[i++]);
@@ -153,6 +155,27 @@ int run_stat_command(const StatArgs& a) {
       throw UsageError(fmt::format("{}: INTERVAL and COUNT come before the devices", a.args[i]));
     names.push_back(a.args[i]);
   }
+  return names;
+}
+
+// --by as given; None without it.
+BusyBy parse_by(const StatArgs& a) {
+  if (a.by.empty()) return BusyBy::None;
+  if (a.by == "cgroup") return BusyBy::Cgroup;
+  if (a.by == "process") return BusyBy::Process;
+  throw UsageError(fmt::format("--by: '{}' is not cgroup or process", a.by));
+}
+
+}  // namespace
+
+int run_stat_command(const StatArgs& a) {
+  const Format format = output_format(a);
+  const BusyBy by = parse_by(a);
+  if (by != BusyBy::None && a.no_bpf)
+    throw UsageError("--by: needs the eBPF programs, but --no-bpf turns them off; give one of them");
+  if (a.megabytes && a.kilobytes) throw UsageError("-m: MB/s, but -k asks for kB/s; give one of them");
+  StatLoop loop;
+  const std::vector<std::string> names = positional_args(a, loop);
   loop.omit_first = a.omit_first;
   if (a.omit_first && loop.interval_ns == 0)
     throw UsageError("-y: needs an INTERVAL (without one the only report is the one since boot)");
@@ -169,8 +192,8 @@ int run_stat_command(const StatArgs& a) {
   const bool interval_reports = loop.interval_ns > 0 && (loop.count != 1 || loop.omit_first);
   // -c alone: no device report, so no exact columns to load for.
   if (!a.no_bpf && interval_reports && !devices.empty() && (!a.cpu_only || a.device_only)) {
-    TrackerAttach attached = attach_tracker(busy_devices(devices),
-                                            {.latency = a.latency, .device_span = a.dev, .bpf_stats = a.bpf_stats});
+    TrackerAttach attached = attach_tracker(
+        busy_devices(devices), {.latency = a.latency, .device_span = a.dev, .bpf_stats = a.bpf_stats, .by = by});
     tracker = std::move(attached.tracker);
     if (tracker) {
       f.source = tracker->source();
@@ -178,7 +201,8 @@ int run_stat_command(const StatArgs& a) {
                  devices.size(), devices.size() == 1 ? "" : "s");
     } else {
       f.unavailable = attached.unavailable;
-      fmt::print(stderr, "ioacct stat: no busy%/dev%/in-flight columns: {}\n", *attached.unavailable);
+      fmt::print(stderr, "ioacct stat: no busy%/dev%/in-flight columns{}: {}\n",
+                 by != BusyBy::None ? " and no --by tables" : "", *attached.unavailable);
     }
   }
 
@@ -229,6 +253,7 @@ int run_stat_command(const StatArgs& a) {
     if (a.omit_idle) omit_idle(r);
     write_output(format == Format::Json ? stat_to_json(r, f).dump() + "\n" : format_stat_console(r, f));
   };
+  if (tracker) loop.who_by = by;
   run_stat_loop(loop, devices, tracker.get(), [&](int ms) { return signals.wait(ms); }, emit);
   tracker.reset();  // detach before saying goodbye
   if (signals.received()) return 128 + signals.received();

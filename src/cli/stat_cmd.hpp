@@ -14,6 +14,7 @@ struct StatArgs {
   bool no_bpf = false;      // --no-bpf: io_ticks columns only
   bool dev = false;         // --dev: also dev% (one more tracepoint per I/O)
   bool bpf_stats = false;   // --bpf-stats: the kernel's BPF run-time statistics on, for the tracker's cost
+  std::string by;           // --by cgroup|process: who made each device busy
   // iostat's other habits (iostat(1)):
   bool time = false;         // -t: the time before each report
   bool megabytes = false;    // -m: MB/s columns

@@ -445,6 +445,7 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
   out.push_back(std::move(up));
   diskstats_families(devices, s, out);
   busy_families(devices, s, out);
+  if (s.who) who_families(devices, s.gone, *s.who, out);
   cost_families(s, out);
   walk_families(s, o, out);
   return out;
@@ -453,7 +454,9 @@ std::vector<MetricFamily> export_families(const std::vector<StatDevice>& devices
 ExportCollector::ExportCollector(std::vector<StatDevice> devices, const BusyTracker* tracker, ExportOptions options,
                                  uint64_t max_age_ns, std::chrono::nanoseconds rings_wait)
     : devices_(std::move(devices)), tracker_(tracker), options_(options), max_age_ns_(max_age_ns),
-      rings_(rings_wait, kRingsWalkFresh) {}
+      rings_(rings_wait, kRingsWalkFresh) {
+  if (options_.per_cgroup && tracker_) paths_.emplace();
+}
 
 std::vector<MetricFamily> ExportCollector::collect() {
   const uint64_t start = now_ns();
@@ -468,6 +471,10 @@ std::vector<MetricFamily> ExportCollector::collect() {
       s.disks = std::move(st.disks);
       s.busy = std::move(st.busy);
       s.cost = st.cost;
+      if (paths_ && s.busy) {
+        accumulate_who(who_, *s.busy, options_.per_cgroup_top, read_who_names(*s.busy, *paths_));
+        s.who = who_;
+      }
     } catch (const std::exception&) {
       return cached_;  // an exception must not reach the HTTP server's thread
     }

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "monitor/export_who.hpp"
 #include "monitor/ring_walker.hpp"
 #include "monitor/rings.hpp"
 #include "monitor/stat.hpp"
@@ -68,6 +69,8 @@ bool thread_alive(uint64_t tid);
 struct ExportOptions {
   bool per_process = false;        // pid/tid/fd series for rings and SQ threads
   size_t per_process_limit = 100;  // at most this many rings get them (lowest pid, fd first)
+  bool per_cgroup = false;         // ioacct_cgroup_* series (the tracker attributes by cgroup)
+  size_t per_cgroup_top = 20;      // per device: the top K cgroups by busy time, the rest as cgroup="other"
 };
 
 // What one walk found. `busy` in device order; none without a tracker.
@@ -79,6 +82,7 @@ struct ExportSample {
   std::set<std::string> gone;
   std::optional<std::vector<BusyCounters>> busy;
   std::optional<BusyCost> cost;  // the tracker's own cost, with `busy`
+  std::optional<WhoTotals> who;  // --per-cgroup, with `busy`: the series after this walk's fold
   RingScan rings;
   SqTotals sq;               // after this walk's scan
   double walk_seconds = -1;  // how long the walk took; < 0 unknown
@@ -133,6 +137,8 @@ class ExportCollector {
   mutable std::mutex mu_;
   std::vector<prometheus::MetricFamily> cached_;
   SqTotals sq_;
+  WhoTotals who_;                     // --per-cgroup
+  std::optional<CgroupPaths> paths_;  // --per-cgroup: cgroup ids to paths
   uint64_t sq_seq_ = 0;  // the rings walk sq_ has seen last
   uint64_t walked_ns_ = 0, walks_ = 0;
   std::set<std::string> gone_;

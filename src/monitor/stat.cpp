@@ -70,7 +70,8 @@ std::vector<StatDevice> select_stat_devices(std::string_view diskstats_text, con
   return out;
 }
 
-StatSample take_stat_sample(const std::vector<StatDevice>& devices, const BusyTracker* tracker) {
+StatSample take_stat_sample(const std::vector<StatDevice>& devices, const BusyTracker* tracker, CgroupPaths* paths,
+                            BusyBy by) {
   StatSample s;
   bool ok = false;
   const std::string up = read_first_line("/proc/uptime", &ok);
@@ -90,6 +91,10 @@ StatSample take_stat_sample(const std::vector<StatDevice>& devices, const BusyTr
     try {
       s.busy = tracker->read();
       s.cost = tracker->cost();
+      if (paths && by != BusyBy::None) {
+        s.who_by = by;
+        s.who_names = read_who_names(*s.busy, *paths);
+      }
     } catch (const std::exception& e) {
       s.busy_error = e.what();
     }
@@ -145,6 +150,7 @@ StatReport make_stat_report(const std::vector<StatDevice>& devices, const StatSa
   StatReport r;
   r.cpu = cpu_row(prev ? prev->cpu_ticks : std::vector<uint64_t>{}, cur.cpu_ticks);
   r.since_boot = prev == nullptr;
+  r.who_by = cur.who_by;
   r.busy_error = cur.busy_error;
   if (prev && prev->cost && cur.cost) {
     TrackerCost c;
@@ -204,6 +210,7 @@ StatReport make_stat_report(const std::vector<StatDevice>& devices, const StatSa
       std::array<double, BusyCounters::kDepthBuckets> d{};
       for (int k = 0; k < BusyCounters::kDepthBuckets; ++k) d[k] = pct(y.depth_ns[k] - x.depth_ns[k], w);
       row.depth_pct = d;
+      if (cur.who_by != BusyBy::None) row.who = who_rows(x, y, cur.who_by, cur.who_names);
       if (!y.latency_count.empty() && x.latency_count.size() == y.latency_count.size()) {
         std::vector<uint64_t> delta(y.latency_count.size());
         LatencySummary l;
@@ -233,7 +240,10 @@ StatReport make_stat_report(const std::vector<StatDevice>& devices, const StatSa
 
 void run_stat_loop(const StatLoop& loop, const std::vector<StatDevice>& devices, const BusyTracker* tracker,
                    const std::function<bool(int ms)>& wait, const std::function<void(const StatReport&)>& emit) {
-  StatSample prev = take_stat_sample(devices, tracker);
+  std::optional<CgroupPaths> paths;
+  if (loop.who_by != BusyBy::None && tracker) paths.emplace();
+  CgroupPaths* p = paths ? &*paths : nullptr;
+  StatSample prev = take_stat_sample(devices, tracker, p, loop.who_by);
   const uint64_t t0 = now_ns();
   uint64_t made = 0;
   if (!loop.omit_first || loop.interval_ns == 0) {
@@ -247,7 +257,7 @@ void run_stat_loop(const StatLoop& loop, const std::vector<StatDevice>& devices,
       const auto ms = static_cast<int>(std::min<uint64_t>((due - now + 999'999) / 1'000'000, 200));
       if (wait(ms)) return;
     }
-    StatSample cur = take_stat_sample(devices, tracker);
+    StatSample cur = take_stat_sample(devices, tracker, p, loop.who_by);
     emit(make_stat_report(devices, &prev, cur));
     ++made;
     prev = std::move(cur);

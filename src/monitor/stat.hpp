@@ -15,6 +15,7 @@
 
 #include "acct/procfs.hpp"
 #include "acct/system.hpp"
+#include "monitor/who.hpp"
 #include "trace/bpf/busy_tracker.hpp"
 
 namespace ioacct {
@@ -46,10 +47,14 @@ struct StatSample {
   std::optional<std::vector<BusyCounters>> busy;  // in device order; none without a tracker
   std::optional<BusyCost> cost;                   // the tracker's own cost so far
   std::optional<std::string> busy_error;          // the tracker could not be read (then `busy` is none)
+  BusyBy who_by = BusyBy::None;                   // the tracker's attribution (BusyCounters::who)
+  WhoNames who_names;                             // the names of its labels, read with it
 };
 // Reads /proc/uptime, then /proc/diskstats, then the tracker (iostat's order),
-// then /proc/diskstats once more.
-StatSample take_stat_sample(const std::vector<StatDevice>& devices, const BusyTracker* tracker);
+// then /proc/diskstats once more. With `paths` (the tracker attributes by
+// `by`), also the names of the tracker's labels.
+StatSample take_stat_sample(const std::vector<StatDevice>& devices, const BusyTracker* tracker,
+                            CgroupPaths* paths = nullptr, BusyBy by = BusyBy::None);
 
 struct LatencySummary {
   uint64_t count = 0;
@@ -78,6 +83,8 @@ struct StatRow {
   // Completions diskstats counted that no program saw at either end (beyond
   // what the two samples' few hundred µs apart explain).
   std::optional<uint64_t> invisible;
+  // --by: the device's cgroups or processes over the window, by busy share.
+  std::vector<WhoRow> who;
 };
 
 // The tracker's own cost over a report's window, all devices together.
@@ -108,6 +115,7 @@ struct StatReport {
   std::optional<TrackerCost> tracker;  // none in a since-boot report or without a tracker
   std::optional<std::string> busy_error;  // the tracker could not be read for this report
   std::optional<CpuRow> cpu;              // from /proc/stat
+  BusyBy who_by = BusyBy::None;           // --by: rows' `who` are by this
 };
 
 // `prev` null: the since-boot report (counters against zero, interval = uptime).
@@ -126,6 +134,7 @@ struct StatLoop {
   uint64_t interval_ns = 0;  // 0: one since-boot report
   uint64_t count = 0;
   bool omit_first = false;   // -y: no since-boot report first
+  BusyBy who_by = BusyBy::None;  // --by: the tracker attributes so; name its labels
 };
 void run_stat_loop(const StatLoop& loop, const std::vector<StatDevice>& devices, const BusyTracker* tracker,
                    const std::function<bool(int ms)>& wait, const std::function<void(const StatReport&)>& emit);

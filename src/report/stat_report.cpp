@@ -6,6 +6,7 @@
 
 #include "common/units.hpp"
 #include "report/json_opt.hpp"
+#include "report/who_report.hpp"
 
 namespace ioacct {
 namespace {
@@ -112,6 +113,7 @@ std::string format_stat_console(const StatReport& r, const StatFormat& f) {
     out += '\n';
   }
   out += '\n';
+  out += format_who_console(r, r.interval_s);
   return out;
 }
 
@@ -168,6 +170,9 @@ nlohmann::json stat_to_json(const StatReport& r, const StatFormat& f) {
                       {"max_ns", row.latency->count ? nlohmann::json(row.latency->max_ns) : nlohmann::json()}};
     else if (f.latency)
       d["latency"] = nullptr;
+    if (r.who_by != BusyBy::None)
+      d["who"] = row.busy_ns ? who_to_json(row.who, r.who_by, static_cast<double>(row.window_ns.value_or(0)) / 1e9)
+                             : nlohmann::json();
     devices.push_back(std::move(d));
   }
   nlohmann::json tracker = nullptr;
@@ -190,6 +195,7 @@ nlohmann::json stat_to_json(const StatReport& r, const StatFormat& f) {
                                         {"system_pct", r.cpu->system}, {"iowait_pct", r.cpu->iowait},
                                         {"steal_pct", r.cpu->steal},   {"idle_pct", r.cpu->idle}}
                        : nlohmann::json();
+  if (r.who_by != BusyBy::None) out["who_by"] = who_by_name(r.who_by);
   if (!f.devices) out["devices"] = nlohmann::json::array();
   return out;
 }

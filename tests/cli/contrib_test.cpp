@@ -39,11 +39,12 @@ std::set<std::string> names_in(const std::string& text) {
   return out;
 }
 
-// Metric names a real exporter serves (with the tracker, on a loop device).
+// Metric names a real exporter serves (with the tracker, on a loop device,
+// and its per-cgroup series).
 std::set<std::string> exported_names() {
   TempDir dir;
   LoopDevice loop(dir.path());
-  Exporter ex({"--listen", "127.0.0.1:0", loop.name()});
+  Exporter ex({"--listen", "127.0.0.1:0", "--per-cgroup", loop.name()});
   const std::string text = ex.scrape();
   std::set<std::string> out;
   const std::regex type(R"(# TYPE (\S+) (\S+))");

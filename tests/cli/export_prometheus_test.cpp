@@ -220,7 +220,8 @@ TEST(ExportPrometheus, RatesStayTrueAtA1sScrapeAndTheContribRulesAndDashboardWor
   LoopDevice loop(dir.path(), {.size = "256m", .random_data = true});
   // Direct I/O onto the VM's disk: each request really waits on a device.
   sh("losetup --direct-io=on " + loop.path());
-  Exporter ex({"--listen", "127.0.0.1:0", loop.name()});
+  // --per-cgroup: the dashboard's "who" panels find data too.
+  Exporter ex({"--listen", "127.0.0.1:0", "--per-cgroup", loop.name()});
   ASSERT_GT(ex.port(), 0) << ex.err();
   const std::string source = IOACCT_SOURCE_DIR;
   Prometheus prom(dir.path(), "127.0.0.1:" + std::to_string(ex.port()), source + "/contrib/prometheus/ioacct-rules.yml");

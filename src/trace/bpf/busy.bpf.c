@@ -209,6 +209,94 @@ int BPF_PROG(on_rq_issue, struct request *rq) {
   return 0;
 }
 
+/* Attribution (stat --by, export --per-cgroup): the cgroup of a request's
+ * first bio, the one the kernel's own per-cgroup statistics charge (the
+ * blkcg a bio carries is the dirtying cgroup's for writeback where cgroup
+ * writeback is on). 0 when the request has no bio or no blkcg. */
+static __always_inline __u64 rq_cgroup(struct request *rq) {
+  /* A kernel without CONFIG_BLK_CGROUP has no bi_blkg: every request is
+   * then nobody's (0), and the programs still load. */
+  if (!bpf_core_field_exists(struct bio, bi_blkg)) return 0;
+  struct bio *b = rq->bio;
+  if (!b) return 0;
+  struct blkcg_gq *g = b->bi_blkg;
+  if (!g) return 0;
+  struct blkcg *c = g->blkcg;
+  if (!c) return 0;
+  struct cgroup *cg = c->css.cgroup;
+  if (!cg) return 0;
+  struct kernfs_node *kn = cg->kn;
+  return kn ? kn->id : 0;
+}
+
+/* Attribution only (not loaded otherwise): whose request completed, and
+ * how many bytes. block_io_done comes too late for either (the bios are
+ * gone and the length zeroed by then); this tracepoint runs just before
+ * it, in the same completion context, so it costs the submitter nothing.
+ * Requests the kernel does not account end unpaired (their DONE record says
+ * so), so they are not logged. */
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(on_rq_complete, struct request *rq, unsigned char error, unsigned int nr_bytes) {
+  struct ioacct_head *h = log_head(IOACCT_LOG_ATTR);
+  if (!h || !armed(h)) return 0;
+  if (!(rq->rq_flags & rqf_io_stat())) return 0;
+  struct gendisk *g = rq->q->disk;
+  if (!g) return 0;
+  struct ioacct_watch *w = watched(h, disk_dev(g));
+  if (!w) return 0;
+  append(h, IOACCT_LOG_ATTR, (__u64)rq, rq_cgroup(rq), bpf_ktime_get_ns(), nr_bytes, rq->cmd_flags & IOACCT_OP_MASK);
+  return 0;
+}
+
+/* By process only (not loaded otherwise): the task that submitted the
+ * request, where block_io_start runs (in the submitter, except for what
+ * a kernel thread submits: writeback, the flush machinery). A program here
+ * costs the submitting task (docs/design.md, "What it costs"): the reason
+ * it is opt-in. */
+#define IOACCT_PF_KTHREAD 0x00200000u
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, IOACCT_COMMS);
+  __type(key, __u32);
+  __type(value, struct ioacct_comm);
+} comms SEC(".maps");
+
+/* Whether a thread's name is noted: storage on the task itself, which the
+ * program reaches through `current` (a hash look-up by tgid per I/O cost
+ * the program ~50 ns more here). */
+struct {
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, __u32);
+} noted SEC(".maps");
+
+/* The process's name, on each thread's first request only: the first
+ * thread's stays (an SQPOLL or worker thread of a process noted already
+ * does not rename it). */
+static __always_inline void note_comm(struct task_struct *task, __u32 tgid) {
+  if (!tgid || bpf_task_storage_get(&noted, task, 0, 0)) return;
+  bpf_task_storage_get(&noted, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  struct ioacct_comm c = {};
+  bpf_get_current_comm(&c.comm, sizeof(c.comm));
+  bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST);
+}
+SEC("tp_btf/block_io_start")
+int BPF_PROG(on_io_start, struct request *rq) {
+  struct ioacct_head *h = log_head(IOACCT_LOG_PROC);
+  if (!h || !armed(h)) return 0;
+  struct gendisk *g = rq->q->disk;
+  if (!g) return 0;
+  struct ioacct_watch *w = watched(h, disk_dev(g));
+  if (!w) return 0;
+  struct task_struct *task = (struct task_struct *)bpf_get_current_task_btf();
+  __u32 tgid = (task->flags & IOACCT_PF_KTHREAD) ? 0 : (__u32)(bpf_get_current_pid_tgid() >> 32);
+  note_comm(task, tgid);
+  append(h, IOACCT_LOG_PROC, (__u64)rq, 0, bpf_ktime_get_ns(), tgid, 0);
+  return 0;
+}
+
 /* Run by the reader (BPF_PROG_TEST_RUN): where each watched queue keeps its
  * requests, from one request of it, the queue or an open file of the device
  * (busy_shared.h). Raw_tp programs, attached nowhere: a tp_btf one cannot be
@@ -324,6 +412,30 @@ int find_tags(void *ctx) {
   return 0;
 }
 
+/* Set by the reader: the sweep also reads each held request's cgroup
+ * (attribution). */
+__u32 want_cgroup = 0;
+
+/* rq_cgroup() for a request the sweep holds no typed pointer to. */
+static __always_inline __u64 probed_cgroup(struct request *rq) {
+  struct bio *b = 0;
+  struct blkcg_gq *g = 0;
+  struct blkcg *c = 0;
+  struct cgroup *cg = 0;
+  struct kernfs_node *kn = 0;
+  __u64 id = 0;
+  /* The sweep is loaded without attribution too: on a kernel without
+   * CONFIG_BLK_CGROUP it must load all the same (rq_cgroup()). */
+  if (!bpf_core_field_exists(struct bio, bi_blkg)) return 0;
+  if (bpf_core_read(&b, sizeof(b), &rq->bio) || !b) return 0;
+  if (bpf_core_read(&g, sizeof(g), &b->bi_blkg) || !g) return 0;
+  if (bpf_core_read(&c, sizeof(c), &g->blkcg) || !c) return 0;
+  if (bpf_core_read(&cg, sizeof(cg), &c->css.cgroup) || !cg) return 0;
+  if (bpf_core_read(&kn, sizeof(kn), &cg->kn) || !kn) return 0;
+  if (bpf_core_read(&id, sizeof(id), &kn->id)) return 0;
+  return id;
+}
+
 /* The kernel's own view of each request in `probes`: its accounting state,
  * read from the struct request in each static_rqs slot. */
 static long probe_one(__u64 i, void *ctx) {
@@ -355,6 +467,8 @@ static long probe_one(__u64 i, void *ctx) {
   if (!err && bd) err |= bpf_core_read(&p->part_dev, sizeof(p->part_dev), &bd->bd_dev);
   p->accounted = (flags & rqf_io_stat()) ? 1 : 0;
   p->ok = err ? 0 : 1;
+  p->cgroup = 0;
+  if (want_cgroup && p->accounted) p->cgroup = probed_cgroup(rq);
   /* Only with the test hook: the reader takes what is held and accounted. */
   if (p->ref <= 0 && p->accounted && p->start_time_ns > stale) {
     p->ref = 1;

@@ -50,7 +50,9 @@ enum {
   IOACCT_LOG_DONE = 0,  /* block_io_done: a request left the span, with the kernel's own start stamp */
   IOACCT_LOG_MERGE = 1, /* block_rq_merge: it was merged into another request and left */
   IOACCT_LOG_ISSUE = 2, /* block_rq_issue (dev% only): the driver got it */
-  IOACCT_LOGS = 3,
+  IOACCT_LOG_ATTR = 3,  /* block_rq_complete (attribution only): whose request it was, and its bytes */
+  IOACCT_LOG_PROC = 4,  /* block_io_start (by process only): the task that submitted it */
+  IOACCT_LOGS = 5,
 };
 
 struct ioacct_rec {
@@ -62,6 +64,27 @@ struct ioacct_rec {
                * IOACCT_UNACCOUNTED: ended without accounting */
 };
 #define IOACCT_UNACCOUNTED 0xfffffffeu
+/* The attribution logs reuse the record's fields (one record size, one
+ * drain for every log):
+ * - ATTR: rq; s = the cgroup's id (its kernfs node id, 0: no bio or no
+ *   blkcg), not a stamp; t = bpf_ktime_get_ns() at block_rq_complete: a
+ *   struct's last ATTR record before its DONE record is that request's (the
+ *   reader walks both logs in time order, so that a struct's records wait
+ *   in a map as small as the requests in flight); disk = the bytes completed
+ *   (a request completed in parts has several records); part = the op
+ *   (REQ_OP_*).
+ * - PROC: rq; s = 0; t = bpf_ktime_get_ns() at block_io_start; disk = the
+ *   submitting task's tgid (0: a kernel thread, such as the flusher);
+ *   part = 0. */
+#define IOACCT_OP_MASK 0xffu
+
+/* By process: the name of each submitting process as its first request
+ * found it (bpf_get_current_comm: the submitting thread's), by tgid, for a
+ * process gone before the reader could read /proc/PID/comm. */
+#define IOACCT_COMMS 4096
+struct ioacct_comm {
+  char comm[16];
+};
 
 /* Per log and CPU, one cache line: `head`, `dropped*` written by its
  * program, `tail` by the reader, and everything else a program reads before
@@ -129,6 +152,7 @@ struct ioacct_probe {
   __s32 ref;           /* out: rq->ref; 0 once the block layer freed it */
   __u32 part_dev;      /* out: rq->part->bd_dev, 0 when unset */
   __u32 ok;            /* out: 1 when every read succeeded */
+  __u64 cgroup;        /* out (with `want_cgroup`): the request's cgroup id, as the ATTR record's; 0: none */
 };
 
 #endif

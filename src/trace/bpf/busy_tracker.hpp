@@ -22,10 +22,42 @@ struct BusyDevice {  // what to watch, resolved by the caller
   unsigned major = 0, minor = 0;
 };
 
+// Attribution: whose requests made the device busy (stat --by, export
+// --per-cgroup). Cgroup costs one more program per I/O, at the completion;
+// Process adds one where the request starts, in the submitting task (which
+// costs it: docs/design.md, "Who is using the disk").
+enum class BusyBy { None, Cgroup, Process };
+
 struct BusyOptions {
   bool latency = false;      // a latency histogram per device (accounting span; costs the reader, not the I/O)
   bool device_span = false;  // dev%: also block_rq_issue (one more program, with a clock read, per I/O)
   bool bpf_stats = false;    // turn on the kernel's BPF run-time statistics while attached, for BusyCost::bpf_run_ns
+  BusyBy by = BusyBy::None;  // attribution: BusyCounters::who
+};
+
+// One cgroup's or process's part of a device, cumulative like BusyCounters.
+struct BusyWho {
+  // The cgroup's id: the kernfs id of its directory in the hierarchy that
+  // holds the block controller (its inode number there). 0: not known (a
+  // request with no bio, such as a flush, or whose records were lost). By
+  // process: the cgroup of its latest request.
+  uint64_t cgroup = 0;
+  // By process: the submitting process (tgid), 0 for a kernel thread
+  // (writeback, the flush machinery); kUnknownPid when no record said.
+  static constexpr uint32_t kUnknownPid = 0xffffffffu;
+  uint32_t pid = kUnknownPid;
+  // By process: its name (/proc/PID/comm) when the tracker first saw it, so
+  // that a process gone by the report keeps it; empty: gone already.
+  std::string comm;
+  enum Dir { kRead, kWrite, kOther, kDirs };  // kOther: discards, flushes, zeroing
+  uint64_t ios[kDirs] = {}, bytes[kDirs] = {};  // completed requests and their bytes
+  // Completed requests whose op and bytes no record said (counted as ios of
+  // kOther too).
+  uint64_t unpaired = 0;
+  uint64_t share_ns = 0;     // its share of busy_ns (busy_shares(): the shares of a device add up to busy_ns)
+  uint64_t inflight_ns = 0;  // time with >= 1 of its requests certainly in flight
+  std::vector<uint64_t> latency_count;  // completions per BusyCounters::who_latency_le_ns bucket
+  uint64_t latency_sum_ns = 0;
 };
 
 // Cumulative since the tracker started counting (attach_ns), up to stamp_ns.
@@ -59,6 +91,11 @@ struct BusyCounters {
   std::vector<uint64_t> latency_le_ns;  // latency bucket upper bounds (ns), with BusyOptions::latency
   std::vector<uint64_t> latency_count;  // completions per bucket (not cumulative over buckets)
   uint64_t latency_sum_ns = 0, latency_max_ns = 0;
+  // With BusyOptions::by: per cgroup or process, by an index that stays the
+  // same for the tracker's life (an entry once made is never moved), so
+  // that two reads' entries at one index are one cgroup's or process's.
+  std::vector<BusyWho> who;
+  std::vector<uint64_t> who_latency_le_ns;  // latency bucket upper bounds (ns) of BusyWho::latency_count
 };
 
 // What the tracker itself costs, cumulative since attach, for all devices.

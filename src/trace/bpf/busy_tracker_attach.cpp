@@ -234,7 +234,12 @@ void BusyTracker::Impl::size_logs() {
   const int n = libbpf_num_possible_cpus();
   if (n <= 0) throw NotAvailable(fmt::format("cannot count the possible CPUs: {}", errno_text(-n)));
   ncpu = static_cast<uint32_t>(n);
-  nlogs = opt.device_span ? 3 : 2;
+  // The logs up to the last program loaded (busy_shared.h's order); one
+  // not loaded stays empty.
+  nlogs = opt.by == BusyBy::Process ? IOACCT_LOG_PROC + 1
+          : opt.by == BusyBy::Cgroup ? IOACCT_LOG_ATTR + 1
+          : opt.device_span          ? IOACCT_LOG_ISSUE + 1
+                                     : IOACCT_LOG_MERGE + 1;
   // 4096 records (128 KiB) per log and CPU: small enough to stay in the
   // CPU's cache (a ring four times larger cost each append a cache miss,
   // ~50-80 ns here), large enough that the background thread, which empties
@@ -255,6 +260,11 @@ void BusyTracker::Impl::open_and_load(uint32_t watch_slots, const std::function<
   bpf_map__set_max_entries(raw->maps.probes, probe_cap);
   bpf_map__set_max_entries(raw->maps.tagsets, static_cast<uint32_t>(std::max<size_t>(1, devices.size())));
   if (!opt.device_span) bpf_program__set_autoload(raw->progs.on_rq_issue, false);
+  if (opt.by == BusyBy::None) bpf_program__set_autoload(raw->progs.on_rq_complete, false);
+  if (opt.by != BusyBy::Process) {
+    bpf_program__set_autoload(raw->progs.on_io_start, false);
+    bpf_map__set_max_entries(raw->maps.comms, 1);  // unused: the start program notes names
+  }
   step("opened");
   {
     HugePageHeap huge;
@@ -325,7 +335,10 @@ void BusyTracker::Impl::map_logs(const ioacct_watch& first, uint32_t watch_slots
       for (int b = 0; b < busy::kLatBuckets; ++b) d.c.latency_le_ns[static_cast<size_t>(b)] = busy::latency_le(b);
       d.c.latency_count.assign(busy::kLatBuckets, 0);
     }
+    if (attributing())
+      for (int b = 0; b < busy::kLatBuckets; ++b) d.c.who_latency_le_ns.push_back(busy::latency_le(b));
   }
+  skel->bss->want_cgroup = attributing() ? 1 : 0;
   if (opt.bpf_stats) stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 }
 
@@ -401,7 +414,8 @@ void BusyTracker::Impl::settle() {
 
 uint64_t BusyTracker::Impl::recursion_misses() const {
   uint64_t missed = 0;
-  for (const bpf_program* prog : {skel->progs.on_io_done, skel->progs.on_rq_merge, skel->progs.on_rq_issue}) {
+  for (const bpf_program* prog : {skel->progs.on_io_done, skel->progs.on_rq_merge, skel->progs.on_rq_issue,
+                                  skel->progs.on_rq_complete, skel->progs.on_io_start}) {
     const int fd = bpf_program__fd(prog);
     if (fd < 0) continue;
     bpf_prog_info info{};
@@ -420,7 +434,8 @@ std::vector<BusyCounters> BusyTracker::read() const {
   const uint64_t missed = m.recursion_misses();
   std::vector<BusyCounters> out;
   out.reserve(m.dev.size());
-  for (const Impl::Dev& d : m.dev) {
+  for (Impl::Dev& d : m.dev) {
+    for (size_t w = 0; w < d.c.who.size(); ++w) d.c.who[w].cgroup = m.who_keys[w].first;  // by process: the latest
     out.push_back(d.c);
     out.back().missed = missed;
     out.back().dropped = m.dropped_total;
@@ -434,7 +449,8 @@ BusyCost BusyTracker::cost() const {
   BusyCost c = m.cost;
   uint64_t ns = 0, runs = 0;
   for (const bpf_program* prog : {m.skel->progs.on_io_done, m.skel->progs.on_rq_merge, m.skel->progs.on_rq_issue,
-                                  m.skel->progs.find_tags, m.skel->progs.sweep}) {
+                                  m.skel->progs.on_rq_complete, m.skel->progs.on_io_start, m.skel->progs.find_tags,
+                                  m.skel->progs.sweep}) {
     const int fd = bpf_program__fd(prog);
     if (fd < 0) continue;
     bpf_prog_info info{};

@@ -9,6 +9,9 @@
 //   busy_tracker_round.cpp   the sweep (the kernel's own view of every
 //                            request), diskstats, and the round that turns
 //                            both into cumulative figures
+//   busy_tracker_who.cpp     attribution: whose each request is, its
+//                            completions booked to it, and its share of
+//                            each round's busy time
 // Every member is guarded by `mu` (the background thread and read() take it).
 #include <bpf/libbpf.h>
 
@@ -64,6 +67,22 @@ struct SkelDeleter {
   void operator()(busy_bpf* s) const { busy_bpf__destroy(s); }
 };
 
+// Attribution: no label yet.
+inline constexpr uint32_t kNoWho = 0xffffffffu;
+
+// The ATTR records of a struct's request not yet paired with its DONE
+// (busy_shared.h), by struct.
+struct Attr {
+  uint64_t cgroup = 0, bytes = 0;
+  uint32_t op = 0;
+  uint64_t round = 0;  // the round it arrived in (0: none yet): unpaired ones are forgotten after kAttrRounds
+};
+inline constexpr uint64_t kAttrRounds = 50;
+// The last PROC record on a struct: the task that submitted its request.
+struct Proc {
+  uint32_t tgid = 0;
+};
+
 // What the reader knows of a request it has seen in the accounting span.
 struct Req {
   uint32_t disk = kNone;  // the whole disk's index (kNone: only a partition of it is watched)
@@ -73,6 +92,7 @@ struct Req {
   uint64_t issue = 0;     // block_rq_issue's stamp (dev% only; 0: not issued)
   uint64_t q = 0;         // its request_queue
   bool swept = false;     // this round's sweep found it
+  uint32_t who = kNoWho;  // attribution: its label (the sweep read its cgroup)
 };
 
 // A queue the sweep walks: the index of its whole disk (kNone: only a
@@ -152,6 +172,8 @@ struct BusyTracker::Impl {
     // count them) are `amb`: they may explain a count, and their latencies
     // are not taken off the bound.
     uint64_t win_n = 0, win_lat = 0, win_amb = 0, next_n = 0, next_lat = 0, next_amb = 0;
+    // Attribution: the label of each span in acct.certain and carry_acct.
+    std::vector<uint32_t> acct_who, carry_who;
   };
   std::vector<Dev> dev;
   uint64_t t_prev = 0, t_arm = 0, last_read = 0;
@@ -179,6 +201,17 @@ struct BusyTracker::Impl {
   // after this round's sweep (began, ended).
   uint64_t win_lo_start = 0, win_lo = 0, k_now = 0, k_end = 0;
   uint64_t win_cap = UINT64_MAX, win_cap_end = UINT64_MAX;
+
+  // Attribution (opt.by): ATTR records waiting for their DONE, the last
+  // PROC record per struct, and the labels: a cgroup id (or a tgid, by
+  // process) to its index, and each index's cgroup and pid.
+  PointerMap<busy::Attr> attrs;  // by struct: its request's ATTR records so far
+  PointerMap<busy::Proc> procs;
+  std::unordered_map<uint64_t, uint32_t> who_index;
+  uint64_t last_who_key = 0;
+  uint32_t last_who = busy::kNoWho;
+  std::vector<std::pair<uint64_t, uint32_t>> who_keys;
+  std::vector<std::string> who_comms;  // by process: each label's name, read when first seen
 
   std::thread bg;
   std::condition_variable cv;
@@ -223,7 +256,8 @@ struct BusyTracker::Impl {
   struct Found {
     uint64_t rq, q, s;
     uint32_t part_dev;
-    bool hooked;  // free, read as held by IOACCT_TEST_STALE_SWEEP
+    bool hooked;      // free, read as held by IOACCT_TEST_STALE_SWEEP
+    uint64_t cgroup;  // attribution: its cgroup id (0: none read)
   };
   bool find_tags(uint32_t n);
   void find_queues();
@@ -238,6 +272,21 @@ struct BusyTracker::Impl {
   void take_found(const Found& f, uint64_t from, uint64_t t, uint64_t k);
   void drop_unswept(uint64_t from, uint64_t t);
   void close_round(bool check, bool unknown, const std::vector<uint64_t>& kernel, uint64_t from, uint64_t t);
+
+  // busy_tracker_who.cpp: attribution.
+  bool attributing() const { return opt.by != BusyBy::None; }
+  uint32_t who_of(uint64_t cgroup, uint32_t pid);
+  std::string comm_of(uint32_t pid) const;
+  BusyWho& who_in(Dev& d, uint32_t who);
+  void feed_attrs(size_t& next, uint64_t upto);
+  void feed_procs(size_t& next, uint64_t upto);
+  uint32_t who_of_done(const ioacct_rec& r, const Req* known, busy::Attr& attr, bool& paired);
+  void book_done(Dev& d, uint32_t who, const busy::Attr& attr, bool paired, uint64_t lat);
+  uint32_t who_of_found(const Found& f);
+  void certain_acct(Dev& d, uint64_t a, uint64_t b, uint64_t t, uint32_t who);
+  void carry_over(Dev& d);
+  void share_round(Dev& d, uint64_t from, uint64_t t);
+  void forget_attrs();
 };
 
 }  // namespace ioacct

@@ -65,7 +65,7 @@ bool BusyTracker::Impl::collect() {
       const uint64_t dropped_ns = __atomic_load_n(&h.dropped_ns, __ATOMIC_RELAXED);
       if (dropped != dropped_seen[idx]) {
         dropped_total += dropped - dropped_seen[idx];
-        if (k != IOACCT_LOG_DONE) unknown = true;
+        if (k == IOACCT_LOG_MERGE || k == IOACCT_LOG_ISSUE) unknown = true;  // attribution drops lose no request
         dropped_seen[idx] = dropped;
       }
       if (dropped_ns != dropped_ns_seen[idx]) {
@@ -183,8 +183,15 @@ void BusyTracker::Impl::ended_on(uint64_t rq, uint64_t le, uint64_t s, uint64_t 
 // requests they end leave the in-flight set. `k`: when the kernel's
 // in-flight count was read (0: not read).
 void BusyTracker::Impl::apply(uint64_t from, uint64_t t, uint64_t k) {
+  size_t next_proc = 0, next_attr = 0;
   for (const ioacct_rec& r : batch[IOACCT_LOG_DONE]) {
-    if (r.part == IOACCT_UNACCOUNTED) continue;  // the kernel did not account it: nor does the sweep
+    if (attributing()) feed_attrs(next_attr, r.t);
+    if (opt.by == BusyBy::Process) feed_procs(next_proc, r.t);
+    if (r.part == IOACCT_UNACCOUNTED) {  // the kernel did not account it: nor does the sweep
+      if (opt.by == BusyBy::Process) procs.erase(r.rq);
+      if (attributing()) attrs.erase(r.rq);
+      continue;
+    }
     if (r.disk != kNone && r.disk < sample.size()) sample[r.disk] = r.rq;
     else if (r.part != kNone && r.part < sample.size()) sample[r.part] = r.rq;
     Req* known = inflight.find(r.rq);
@@ -200,8 +207,12 @@ void BusyTracker::Impl::apply(uint64_t from, uint64_t t, uint64_t k) {
     ended_on(r.rq, r.s, r.s, r.t);
     const uint64_t lat = r.t > r.s ? r.t - r.s : 0;
     const uint64_t issue = known ? known->issue : issue_of(r.rq, r.s);
+    busy::Attr attr;
+    bool paired = false;
+    const uint32_t who = attributing() ? who_of_done(r, known, attr, paired) : busy::kNoWho;
     for_devices(r.disk, r.part, [&](Dev& d) {
-      certain(d.acct.certain, d.carry_acct, r.s, r.t, t);
+      certain_acct(d, r.s, r.t, t, who);
+      if (attributing()) book_done(d, who, attr, paired, lat);
       if (issue && issue < r.t) certain(d.dev.certain, d.carry_dev, issue, r.t, t);
       ++d.c.done;
       d.c.latency_sum_ns += lat;
@@ -229,13 +240,15 @@ void BusyTracker::Impl::apply(uint64_t from, uint64_t t, uint64_t k) {
     if (same) inflight.erase(r.rq);
     ++cost.completions;
   }
+  if (attributing()) feed_attrs(next_attr, UINT64_MAX);
+  if (opt.by == BusyBy::Process) feed_procs(next_proc, UINT64_MAX);
   for (const ioacct_rec& r : batch[IOACCT_LOG_MERGE]) {
     // Merged away: the survivor keeps the earlier start stamp, so the
     // union loses nothing; its own span up to here counts for depth.
     ended_on(r.rq, r.t, r.s, r.t);
     const Req* known = inflight.find(r.rq);
     for_devices(r.disk, known ? known->part : kNone, [&](Dev& d) {
-      if (known) certain(d.acct.certain, d.carry_acct, std::max(known->s, from), r.t, t);
+      if (known) certain_acct(d, std::max(known->s, from), r.t, t, known->who);
       ++d.c.merged;
     });
     if (known) inflight.erase(r.rq);

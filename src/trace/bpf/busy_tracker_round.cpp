@@ -106,7 +106,8 @@ std::vector<BusyTracker::Impl::Found> BusyTracker::Impl::sweep() {
         if (Queue* q = queues.find(slot_q[first + i])) q->walked = false;
         continue;
       }
-      if (p.ref > 0 && p.accounted && p.start_time_ns) out.push_back({p.rq, p.q, p.start_time_ns, p.part_dev, p.accounted == 2});
+      if (p.ref > 0 && p.accounted && p.start_time_ns)
+        out.push_back({p.rq, p.q, p.start_time_ns, p.part_dev, p.accounted == 2, p.cgroup});
     }
   }
   keys.clear();
@@ -228,10 +229,10 @@ void BusyTracker::Impl::round(bool check) {
 // The spans of the last round's completions that ran past its end.
 void BusyTracker::Impl::begin_round() {
   ++round_no;
+  forget_attrs();
   for (Dev& d : dev) {
-    for (const BusySpan& s : d.carry_acct) d.acct.certain.push_back(s);
+    carry_over(d);
     for (const BusySpan& s : d.carry_dev) d.dev.certain.push_back(s);
-    d.carry_acct.clear();
     d.carry_dev.clear();
     d.in_walk = d.ended_at_k = 0;
   }
@@ -283,6 +284,7 @@ void BusyTracker::Impl::take_found(const Found& f, uint64_t from, uint64_t t, ui
     n.s = f.s;
     n.issue = issue_of(f.rq, f.s);
     n.q = f.q;
+    if (attributing()) n.who = who_of_found(f);
     known = &n;
   }
   known->s = std::min(known->s, f.s);  // a request merged into it: the kernel keeps the earlier stamp
@@ -291,7 +293,7 @@ void BusyTracker::Impl::take_found(const Found& f, uint64_t from, uint64_t t, ui
   known->seen = t;
   if (known->s < t)
     for_devices(known->disk, known->part, [&](Dev& d) {
-      d.acct.certain.push_back({std::max(known->s, from), t});
+      certain_acct(d, std::max(known->s, from), t, t, known->who);
       if (known->issue && known->issue < t) d.dev.certain.push_back({std::max(known->issue, from), t});
       if (!k || known->s <= k) ++d.in_walk;
     });
@@ -331,6 +333,7 @@ void BusyTracker::Impl::close_round(bool check, bool unknown, const std::vector<
     d.acct.unknown = d.dev.unknown = unknown_here;
     d.dev.unsure_extra_ns = d.acct.unsure_extra_ns;
     const BusyRoundOutput a = busy_round(d.acct);
+    share_round(d, from, t);
     d.c.busy_ns += a.busy_ns;
     d.c.unsure_ns += a.unsure_ns;
     for (int b = 0; b < kBusyDepthBuckets; ++b) d.c.depth_ns[b] += a.depth_ns[static_cast<size_t>(b)];

@@ -94,6 +94,7 @@ struct files_struct {
 } __attribute__((preserve_access_index));
 
 struct task_struct {
+  unsigned int flags; /* PF_KTHREAD: a kernel thread */
   int pid;
   int tgid;
   struct files_struct *files;
@@ -111,8 +112,37 @@ enum mq_rq_state {
   MQ_RQ_COMPLETE = 2,
 };
 
+/* Who a request is for (attribution): its first bio's blkcg, the cgroup in
+ * the hierarchy that holds the block controller (cgroup v1 blkio or cgroup2
+ * io), named by its kernfs node id, which is its directory's inode number. */
+struct kernfs_node {
+  __u64 id;
+} __attribute__((preserve_access_index));
+
+struct cgroup {
+  struct kernfs_node *kn;
+} __attribute__((preserve_access_index));
+
+struct cgroup_subsys_state {
+  struct cgroup *cgroup;
+} __attribute__((preserve_access_index));
+
+struct blkcg {
+  struct cgroup_subsys_state css;
+} __attribute__((preserve_access_index));
+
+struct blkcg_gq {
+  struct blkcg *blkcg;
+} __attribute__((preserve_access_index));
+
+struct bio {
+  struct blkcg_gq *bi_blkg;
+} __attribute__((preserve_access_index));
+
 struct request {
   struct request_queue *q;
+  struct bio *bio;     /* NULL once every bio has completed (block_io_done sees it so) */
+  __u32 cmd_flags;     /* the op in the low 8 bits (REQ_OP_MASK) */
   struct blk_mq_hw_ctx *mq_hctx;
   int tag;          /* the driver's tag */
   int internal_tag; /* the scheduler's tag, -1 without a scheduler */
