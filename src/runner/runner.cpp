@@ -209,6 +209,7 @@ class RunSession {
   void plan();
   void start_workers();
   void wait_until_ready();
+  void wait_for_start_at();
   void attach_instruments();
   void open();
   void supervise();
@@ -374,7 +375,24 @@ void RunSession::attach_instruments() {
   if (hooks_.on_start) hooks_.on_start(result_);
 }
 
+// --start-at: sleep on the wall clock until --ramp before the instant, so
+// that the window opens at it. Slices of up to 100 ms let a signal end the
+// wait; the last stretch is one absolute CLOCK_REALTIME sleep, which the
+// kernel ends on time even if the clock is stepped meanwhile.
+void RunSession::wait_for_start_at() {
+  if (!run_.start_at_unix_ns) return;
+  const int64_t at = run_.start_at_unix_ns - static_cast<int64_t>(run_.ramp.count());
+  for (int64_t left = at - wall_ns(); left > 2'000'000 && !interrupted_; left = at - wall_ns())
+    if (hooks_.wait_stop_signal && hooks_.wait_stop_signal(static_cast<int>(std::min<int64_t>(100, left / 1'000'000 - 1))))
+      interrupted_ = true;
+  if (interrupted_) return;
+  const timespec ts{static_cast<time_t>(at / 1'000'000'000), static_cast<long>(at % 1'000'000'000)};
+  while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+  }
+}
+
 void RunSession::open() {
+  wait_for_start_at();
   // Without a ramp, every window of the first group opens at the start:
   // take the opening sample now, before any I/O, rather than in the first
   // worker while the others may already be issuing theirs.
