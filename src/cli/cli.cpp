@@ -12,6 +12,7 @@
 #include "cli/compare_cmd.hpp"
 #include "cli/docgen.hpp"
 #include "cli/export_cmd.hpp"
+#include "cli/merge_cmd.hpp"
 #include "cli/probe_cmd.hpp"
 #include "cli/rings_cmd.hpp"
 #include "cli/stat_cmd.hpp"
@@ -64,6 +65,8 @@ int run_cli(int argc, char** argv) {
   CLI::App* stat_cmd = add_stat_command(app, stat);
   ExportArgs export_args;
   CLI::App* export_cmd = add_export_command(app, export_args);
+  MergeArgs merge;
+  CLI::App* merge_cmd = add_merge_command(app, merge);
   // For the build (cmake/manpages.cmake): man pages and completions from the
   // definitions above, written before any subcommand is required.
   app.add_option_function<std::vector<std::string>>(
@@ -104,6 +107,7 @@ int run_cli(int argc, char** argv) {
     if (rings_cmd->parsed()) return run_rings_command(rings);
     if (stat_cmd->parsed()) return run_stat_command(stat);
     if (export_cmd->parsed()) return run_export_command(export_args);
+    if (merge_cmd->parsed()) return run_merge_command(merge, args);
   } catch (const UsageError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return kExitUsage;
