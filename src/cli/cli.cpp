@@ -57,6 +57,8 @@ int run_cli(int argc, char** argv) {
   CLI::App* bench_cmd = add_bench_command(app, bench);
   CompareArgs compare;
   CLI::App* compare_cmd = add_compare_command(app, compare);
+  MergeArgs merge;
+  CLI::App* merge_cmd = add_merge_command(app, merge);
   ProbeArgs probe;
   CLI::App* probe_cmd = add_probe_command(app, probe);
   RingsArgs rings;
@@ -65,8 +67,6 @@ int run_cli(int argc, char** argv) {
   CLI::App* stat_cmd = add_stat_command(app, stat);
   ExportArgs export_args;
   CLI::App* export_cmd = add_export_command(app, export_args);
-  MergeArgs merge;
-  CLI::App* merge_cmd = add_merge_command(app, merge);
   // For the build (cmake/manpages.cmake): man pages and completions from the
   // definitions above, written before any subcommand is required.
   app.add_option_function<std::vector<std::string>>(

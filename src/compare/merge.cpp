@@ -32,11 +32,13 @@ void merge_windows(MergedRun& m) {
   m.end_skew_ns = m.union_end_ns - earliest_end;
 }
 
-// One clock per boot: the hosts of one boot share it, and two boots' clocks
-// are within the sum of their maxerrors when both are synchronised.
+// One clock per boot: the results of one boot (a random id the kernel draws
+// at boot: one machine) share it, and two boots' clocks are within the sum
+// of their maxerrors when both are synchronised. Without a boot id, the host
+// name stands for it.
 void bound_clocks(MergedRun& m) {
-  std::map<std::pair<std::string, std::string>, const HostRun*> boots;
-  for (const HostRun& r : m.hosts) boots.emplace(std::make_pair(r.hostname, r.boot_id), &r);
+  std::map<std::string, const HostRun*> boots;
+  for (const HostRun& r : m.hosts) boots.emplace(r.boot_id.empty() ? "host " + r.hostname : r.boot_id, &r);
   m.boots = static_cast<unsigned>(boots.size());
   if (boots.size() == 1) {
     m.clock_error_bound_us = 0;

@@ -100,7 +100,7 @@ struct MergedRun {
   // maxerrors among different boots (0 for one boot: one clock). None when
   // a host of another boot has no synchronised clock.
   std::optional<int64_t> clock_error_bound_us;
-  unsigned boots = 0;  // distinct (host name, boot id)
+  unsigned boots = 0;  // distinct boot ids (machines); a result without one counts by its host name
   uint64_t ios = 0, reads = 0, writes = 0, trims = 0;
   uint64_t bytes_read = 0, bytes_written = 0, bytes_trimmed = 0;
   double iops = 0;
