@@ -43,10 +43,9 @@ int run_merge_command(const MergeArgs& a, const std::vector<std::string>& argv) 
       std::string error;
       const auto text = read_user_file(path, size_t{1} << 30, error);
       if (!text) throw UsageError(fmt::format("{}: cannot read: {}", path, error));
-      nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
-      if (doc.is_discarded()) throw UsageError(fmt::format("{}: not valid JSON; give files written by 'ioacct bench --format json'", path));
-      hosts.push_back(host_run_of(path, doc));
-      if (first_context.is_null()) first_context = std::move(doc["context"]);
+      hosts.push_back(host_run_of(path, *text));
+      // The merged document keeps the first host's context (its options).
+      if (first_context.is_null()) first_context = nlohmann::json::parse(*text).at("context");
     }
   const MergedRun m = merge_hosts(std::move(hosts));
   fmt::print(stderr, "{}\n", merged_summary_line(m));

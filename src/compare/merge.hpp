@@ -1,8 +1,8 @@
 #pragma once
 // `ioacct merge`: several hosts' bench results made one, as if one run had
 // held every host's I/Os. Pure: merge_hosts() works on plain data, and
-// host_run_of() reads one bench document that the command has read from a
-// file; nothing here opens a file.
+// host_run_of() reads one bench document's text that the command has read
+// from a file; nothing here opens a file.
 //
 // What is exact and what is bounded (docs/design.md, "Merging hosts"):
 // counts add; latency histograms add bucket by bucket (one fixed layout), so
@@ -73,11 +73,12 @@ struct HostRun {
   std::string options_key;             // context.options without the seed, printed: tells workloads apart
 };
 
-// `doc` is one bench document (already parsed, from `source`). Throws
-// UsageError("SOURCE: ...") for a run without results, one of several jobs
-// (merge takes one job per host), or one from before the fields a merge
-// needs (window edges: ioacct before schema 2's merge fields).
-HostRun host_run_of(const std::string& source, const nlohmann::json& doc);
+// `text` is one bench document, as read from `source`. Throws
+// UsageError("SOURCE: ...") for text that is not JSON or not a bench result,
+// a run without results, one of several jobs (merge takes one job per host),
+// or one from before the fields a merge needs (the window's wall-clock
+// edges).
+HostRun host_run_of(const std::string& source, const std::string& text);
 
 // A point of the merged series: the hosts' samples that end in the same
 // interval of the common clock, added.
