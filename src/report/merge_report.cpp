@@ -93,13 +93,16 @@ json results_json(const MergedRun& m) {
     }
   json errors = json::object();
   for (const auto& [k, n] : m.errors_by_kind) errors[k] = n;
-  const bool win = m.overlapped;
+  // The common window; where there is none, the union, so that the result
+  // stays a run of some length to its readers (merge.overlapped says which).
+  const int64_t open = m.overlapped ? m.overlap_start_ns : m.union_start_ns;
+  const int64_t close = m.overlapped ? m.overlap_end_ns : m.union_end_ns;
   json r = {
-      {"window_s", m.overlap_s()},
-      {"window_start_unix_ns", opt_ns(m.overlap_start_ns, win)},
-      {"window_end_unix_ns", opt_ns(m.overlap_end_ns, win)},
-      {"window_start_time", win ? json(format_rfc3339_ns(m.overlap_start_ns)) : json(nullptr)},
-      {"window_end_time", win ? json(format_rfc3339_ns(m.overlap_end_ns)) : json(nullptr)},
+      {"window_s", static_cast<double>(close - open) / 1e9},
+      {"window_start_unix_ns", open},
+      {"window_end_unix_ns", close},
+      {"window_start_time", format_rfc3339_ns(open)},
+      {"window_end_time", format_rfc3339_ns(close)},
       {"ios", m.ios}, {"reads", m.reads}, {"writes", m.writes}, {"trims", m.trims}, {"syncs", 0},
       {"bytes", m.bytes_read + m.bytes_written}, {"bytes_read", m.bytes_read}, {"bytes_written", m.bytes_written},
       {"bytes_trimmed", m.bytes_trimmed}, {"iops", m.iops}, {"bytes_per_s", opt_json(m.bytes_per_s)},

@@ -162,6 +162,12 @@ TEST(Merge, HostsThatDidNotOverlapAreWarnedAboutAndCompareTakesGlobGroups) {
   EXPECT_NE(merged.err.find("warning: merge: the hosts' windows do not overlap"), std::string::npos) << merged.err;
   EXPECT_NE(merged.err.find("--start-at"), std::string::npos) << "says what to do";
   EXPECT_NE(merged.out.find("total (2)"), std::string::npos) << merged.out;
+  // A merged result is one bench run to compare.
+  const Outcome as_one = run_ioacct({"merge", "--format", "json", "-o", dir.path() + "/merged-a.json", dir.path() + "/runs-a"});
+  ASSERT_EQ(as_one.exit_code, 0) << as_one.err;
+  const Outcome cmp1 = run_ioacct({"compare", dir.path() + "/merged-a.json", dir.path() + "/runs-b/0.json", "--format", "json"});
+  ASSERT_EQ(cmp1.exit_code, 0) << cmp1.err;
+  EXPECT_EQ(stdout_json(cmp1)["variants"][0]["name"], "merged-a");
   const Outcome cmp = run_ioacct({"compare", "a=" + dir.path() + "/runs-a/*.json", "b=" + dir.path() + "/runs-b/*.json",
                                   "--format", "json"});
   ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
