@@ -118,6 +118,11 @@ struct MergedRun {
   std::vector<MergedSample> series;
   std::vector<std::string> warnings;  // one line each, saying what to do
   double overlap_s() const { return overlapped ? static_cast<double>(overlap_end_ns - overlap_start_ns) / 1e9 : 0.0; }
+  // The merged result's window: the common one, or the union where there is
+  // none (so that it stays a run of some length to its readers).
+  int64_t window_start_ns() const { return overlapped ? overlap_start_ns : union_start_ns; }
+  int64_t window_end_ns() const { return overlapped ? overlap_end_ns : union_end_ns; }
+  double window_s() const { return static_cast<double>(window_end_ns() - window_start_ns()) / 1e9; }
 };
 
 // Throws UsageError when `hosts` is empty, or one run is given twice (same

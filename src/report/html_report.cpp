@@ -224,10 +224,10 @@ std::string html_merge_report(const MergedRun& m, json merged) {
                    lat ? format_duration_ns(static_cast<double>(m.latency.quantile(0.5))) : "-",
                    lat ? format_duration_ns(static_cast<double>(m.latency.quantile(0.99))) : "-",
                    m.cpu && m.ios ? format_duration_ns((m.cpu->user_s + m.cpu->sys_s) * 1e9 / static_cast<double>(m.ios)) : "-",
-                   format_duration_ns(m.overlap_s() * 1e9), ""});
+                   format_duration_ns(m.window_s() * 1e9), m.overlapped ? "(common window)" : "(no common window: their union)"});
   HtmlPage p;
   p.kind = "merge";
-  p.title = fmt::format("ioacct merge: {} hosts, one window", m.hosts.size());
+  p.title = fmt::format("ioacct merge: {} hosts", m.hosts.size());
   p.headline = fmt::format("{} IOPS over {} hosts; p99 {}", format_count(m.iops), m.hosts.size(),
                            lat ? format_duration_ns(static_cast<double>(m.latency.quantile(0.99))) : "-");
   p.body = "<h2>Hosts</h2>\n" + html_table(table, [](size_t j) { return j < 2; }) +

@@ -93,12 +93,10 @@ json results_json(const MergedRun& m) {
     }
   json errors = json::object();
   for (const auto& [k, n] : m.errors_by_kind) errors[k] = n;
-  // The common window; where there is none, the union, so that the result
-  // stays a run of some length to its readers (merge.overlapped says which).
-  const int64_t open = m.overlapped ? m.overlap_start_ns : m.union_start_ns;
-  const int64_t close = m.overlapped ? m.overlap_end_ns : m.union_end_ns;
+  // merge.overlapped says which window this is.
+  const int64_t open = m.window_start_ns(), close = m.window_end_ns();
   json r = {
-      {"window_s", static_cast<double>(close - open) / 1e9},
+      {"window_s", m.window_s()},
       {"window_start_unix_ns", open},
       {"window_end_unix_ns", close},
       {"window_start_time", format_rfc3339_ns(open)},
@@ -208,7 +206,7 @@ std::string merged_console(const MergedRun& m) {
   out += fmt::format("{:<20} {:>10} {:>11} {:>10} {:>10} {:>10} {:>9}\n", fmt::format("total ({})", m.hosts.size()),
                      format_count(m.iops), m.bytes_per_s ? format_bandwidth(*m.bytes_per_s) : "-", lat(m.latency, 0.5),
                      lat(m.latency, 0.99), m.cpu && m.ios ? format_duration_ns(cpu * 1e9 / static_cast<double>(m.ios)) : "-",
-                     format_duration_ns(m.overlap_s() * 1e9));
+                     format_duration_ns(m.window_s() * 1e9));
   out += fmt::format("  {} I/Os; latency from every host's histogram merged: p99.9 {}, max {}\n", m.ios,
                      lat(m.latency, 0.999), lat(m.latency, 1.0));
   out += "  " + merged_summary_line(m).substr(std::string("ioacct merge: ").size()) + "\n";
