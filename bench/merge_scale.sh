@@ -57,7 +57,7 @@ for h in range(hosts):
     with open(f"{out}/hosts/client-{h:04d}.json", "w") as f:
         json.dump(d, f, indent=2)
 PYEOF
-echo "# inputs: $(ls "$OUT_DIR/hosts" | wc -l) files, $(du -sk "$OUT_DIR/hosts" | cut -f1) KiB; one is $(stat -c %s "$OUT_DIR/hosts/client-0000.json") bytes"
+echo "# inputs: $(find "$OUT_DIR/hosts" -name "*.json" | wc -l) files, $(du -sk "$OUT_DIR/hosts" | cut -f1) KiB; one is $(stat -c %s "$OUT_DIR/hosts/client-0000.json") bytes"
 
 walls=(); rss=()
 for r in $(seq 1 "$REPS"); do

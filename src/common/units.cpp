@@ -368,7 +368,11 @@ int64_t parse_instant(std::string_view flag, std::string_view text) {
   tm back{};
   gmtime_r(&secs, &back);
   if (back.tm_mday != day) throw bad("no such day in that month");
-  return (static_cast<int64_t>(secs) + (sec == 60 ? 1 : 0) - offset_s) * 1'000'000'000 + ns;
+  // Nanoseconds since the epoch in 64 bits: 1970 to 2262.
+  const int64_t total = static_cast<int64_t>(secs) + (sec == 60 ? 1 : 0) - offset_s;
+  if (total < 0 || total > std::numeric_limits<int64_t>::max() / 1'000'000'000 - 1)
+    throw bad("outside 1970 to 2262, the instants ns since the epoch hold");
+  return total * 1'000'000'000 + ns;
 }
 
 }  // namespace ioacct
