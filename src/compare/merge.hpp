@@ -70,7 +70,7 @@ struct HostRun {
   std::vector<HostSample> series;
   nlohmann::json devices = nlohmann::json::array();  // results.devices as printed: kept per host, never added
   nlohmann::json targets = nlohmann::json::array();  // context.targets
-  std::string options_key;             // context.options without the seed, printed: tells workloads apart
+  std::string options_key;             // context.options but seed, ramp_s, log_interval_s, printed: tells workloads apart
 };
 
 // `text` is one bench document, as read from `source`. Throws

@@ -107,8 +107,11 @@ void read_identity(HostRun& h, const element& ctx) {
                         static_cast<int>(i64(c, "state").value_or(0))};
   h.start_mono_ns = i64(ctx, "start_monotonic_ns").value_or(0);
   h.targets = as_json(ctx, "targets", nlohmann::json::array());
+  // What a window measures: the seed, the ramp before it and the series'
+  // interval do not change the workload.
   nlohmann::json options = as_json(ctx, "options", nlohmann::json::object());
-  if (options.is_object()) options.erase("seed");
+  if (options.is_object())
+    for (const char* k : {"seed", "ramp_s", "log_interval_s"}) options.erase(k);
   h.options_key = options.dump();
 }
 

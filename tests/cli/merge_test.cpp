@@ -3,6 +3,7 @@
 // results and merged back; four bench processes on four loop devices with
 // one start time; compare taking globbed groups as variants.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <time.h>
 
 #include <cmath>
@@ -33,6 +34,20 @@ TEST(Merge, StartAtInThePastOrMalformedIsOneUsageError) {
   expect_refused(run_ioacct({"bench", "--engine", "nop", "--tag", "novalue"}), {"--tag", "KEY=VALUE"});
   expect_refused(run_ioacct({"bench", "--engine", "nop", "--tag", "a=1", "--tag", "a=2"}), {"--tag", "twice"});
   expect_refused(run_ioacct({"bench", "--job", "x:--start-at @9999999999", "--engine", "nop"}), {"--start-at"});
+}
+
+// A signal ends the wait for the start time at once: the run is
+// interrupted before its window opened, and says so.
+TEST(Merge, ASignalEndsTheWaitForTheStartTime) {
+  const Outcome o = run_ioacct({"bench", "--engine", "nop", "--runtime", "1s", "--start-at",
+                                "@" + std::to_string(now_unix_s() + 60), "--format", "json"},
+                               {.signal = SIGINT, .signal_after = "ioacct bench:", .signal_delay_s = 0.2});
+  EXPECT_EQ(o.exit_code, 130) << o.err;
+  EXPECT_GE(o.signal_to_exit_s, 0) << "the signal was sent";
+  EXPECT_LT(o.signal_to_exit_s, 1.0) << "within a second of the signal, not at the start time";
+  const json j = stdout_json(o);
+  EXPECT_TRUE(j["interrupted"].get<bool>());
+  EXPECT_EQ(j["results"]["ios"], 0);
 }
 
 TEST(Merge, BadInputsAreOneUsageError) {
@@ -111,9 +126,11 @@ TEST(Merge, FourProcessesWithOneStartTimeOnFourLoopDevices) {
   std::vector<std::thread> runs;
   for (int i = 0; i < 4; ++i)
     runs.emplace_back([&, i] {
+      // Host 0 ramps first: its window still opens at the instant.
       outs[i] = run_ioacct({"bench", loops[i]->path(), "--runtime", "1s", "--iodepth", "8", "--log-interval", "250ms",
-                            "--start-at", "@" + std::to_string(at), "--tag", "host=h" + std::to_string(i), "--format",
-                            "json", "-o", dir.path() + "/run" + std::to_string(i) + ".json"});
+                            "--ramp", i == 0 ? "300ms" : "0s", "--start-at", "@" + std::to_string(at), "--tag",
+                            "host=h" + std::to_string(i), "--format", "json", "-o",
+                            dir.path() + "/run" + std::to_string(i) + ".json"});
     });
   for (auto& t : runs) t.join();
   double sum = 0;
@@ -137,7 +154,11 @@ TEST(Merge, FourProcessesWithOneStartTimeOnFourLoopDevices) {
   EXPECT_NE(merged.err.find("windows overlap"), std::string::npos) << merged.err;
   EXPECT_EQ(merged.err.find("warning"), std::string::npos) << merged.err;
   ASSERT_TRUE(m["results"]["series"].is_object());
-  for (const json& s : m["results"]["series"]["samples"]) EXPECT_EQ(s["hosts"], 4) << s.dump();
+  // Every point but the last has all four hosts in it; the last may miss a
+  // host whose last interval closed after its window did (left out as partial).
+  const json& samples = m["results"]["series"]["samples"];
+  ASSERT_GE(samples.size(), 3u);
+  for (size_t i = 0; i + 1 < samples.size(); ++i) EXPECT_EQ(samples[i]["hosts"], 4) << samples[i].dump();
   std::set<std::string> target_hosts;  // each host's loop device, kept per host (and what is under it)
   for (const json& d : m["results"]["devices"])
     if (d["role"] == "target") target_hosts.insert(d["host"].get<std::string>() + " " + d["device"].get<std::string>());
