@@ -141,3 +141,81 @@ TEST(Merge, ABucketOfAnotherLayoutIsRefused) {
 
 }  // namespace
 }  // namespace ioacct
+
+namespace ioacct {
+namespace {
+
+// host_run_of(): one bench document's text into the plain figures.
+const char* kDoc = R"({
+  "context": {"ioacct_version": "0.1.0", "host": "vm", "boot_id": "b-1", "kernel": "Linux 6.18",
+              "tags": {"host": "client-7", "rack": "r2"},
+              "clock": {"synchronised": true, "maxerror_us": 1500, "esterror_us": 20, "state": 0},
+              "start_monotonic_ns": 12345, "options": {"rw": "randread", "seed": 1, "ramp_s": 0.5},
+              "targets": [{"path": "/dev/loop0", "device": "loop0"}]},
+  "interrupted": false, "stop_reason": "runtime",
+  "results": {"window_s": 1.0, "window_start_unix_ns": 1796139600000000000, "window_end_unix_ns": 1796139601000000000,
+              "ios": 3, "reads": 3, "writes": 0, "trims": 0, "bytes_read": 12288, "bytes_written": 0, "bytes_trimmed": 0,
+              "iops": 3.0, "bytes_per_s": 12288.0, "iodepth": 1, "errors": {"EIO": 2},
+              "syscalls": {"total": 9, "submit": 3, "reap": 6, "submitted_ios": 3, "reaped_ios": 3},
+              "cpu": {"user_s": 0.5, "sys_s": 0.25, "voluntary_ctxsw": 7, "involuntary_ctxsw": 1},
+              "devices": [{"device": "loop0", "role": "target", "util_pct": 50.0}],
+              "latency_ns": {"count": 3, "min": 100, "max": 300, "mean": 200.0, "stdev": 81.6},
+              "latency_histogram_ns": [[100, 100, 1], [200, 200, 1], [300, 301, 1]],
+              "series": {"interval_s": 0.5, "keep_every": 2, "samples": [
+                {"t_s": 1.0, "end_unix_ns": 1796139601000000000, "dur_s": 1.0, "iops": 3.0, "bytes_per_s": null,
+                 "p50_ns": 200, "p99_ns": null}]}}
+})";
+
+TEST(MergeRead, ABenchDocumentsFigures) {
+  const HostRun h = host_run_of("a.json", kDoc);
+  EXPECT_EQ(h.name, "client-7") << "the host tag names it";
+  EXPECT_EQ(h.hostname, "vm");
+  EXPECT_EQ(h.boot_id, "b-1");
+  EXPECT_EQ(h.tags.at("rack"), "r2");
+  ASSERT_TRUE(h.clock);
+  EXPECT_TRUE(h.clock->synchronised);
+  EXPECT_EQ(h.clock->maxerror_us, 1500);
+  EXPECT_EQ(h.start_mono_ns, 12345);
+  EXPECT_EQ(h.window_start_ns, 1'796'139'600'000'000'000);
+  EXPECT_EQ(h.window_end_ns, 1'796'139'601'000'000'000);
+  EXPECT_EQ(h.ios, 3u);
+  EXPECT_EQ(h.bytes_read, 12288u);
+  EXPECT_EQ(h.errors_by_kind.at("EIO"), 2u);
+  EXPECT_EQ(h.syscalls.at("reap"), 6u);
+  ASSERT_TRUE(h.cpu);
+  EXPECT_DOUBLE_EQ(h.cpu->user_s, 0.5);
+  EXPECT_EQ(h.devices.size(), 1u);
+  EXPECT_EQ(h.targets[0]["device"], "loop0");
+  EXPECT_EQ(h.options_key, R"({"rw":"randread"})") << "seed and ramp do not make another workload";
+  ASSERT_EQ(h.latency.buckets.size(), 3u);
+  EXPECT_EQ(h.latency.min, 100u);
+  EXPECT_EQ(h.latency.max, 300u);
+  EXPECT_DOUBLE_EQ(h.series_interval_s, 1.0) << "interval_s x keep_every";
+  ASSERT_EQ(h.series.size(), 1u);
+  EXPECT_FALSE(h.series[0].bytes_per_s);
+  EXPECT_EQ(h.series[0].p50_ns, 200u);
+  EXPECT_FALSE(h.series[0].p99_ns);
+}
+
+TEST(MergeRead, WhatIsNotAMergeableResultIsAUsageErrorNamingTheFile) {
+  auto refused = [](const std::string& text, const std::string& says) {
+    try {
+      host_run_of("x.json", text);
+      ADD_FAILURE() << "accepted: " << text.substr(0, 80);
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("x.json: ", 0), 0u) << e.what();
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  refused("{not json", "not valid JSON");
+  refused(R"({"variants": [], "context": {"ioacct_version": "0.1.0"}})", "not an ioacct bench JSON document");
+  refused(R"({"context": {"ioacct_version": "0.1.0"}, "results": null})", "no results");
+  refused(R"({"context": {"ioacct_version": "0.1.0", "options": {"jobs": 2}}, "results": {}})", "2 jobs");
+  refused(R"({"context": {"ioacct_version": "0.1.0"}, "results": {"ios": 1}})", "window_start_unix_ns");
+  std::string bad = kDoc;
+  bad.replace(bad.find("[100, 100, 1]"), 13, "[100, 100]");
+  refused(bad, "[lo, hi, count]");
+}
+
+}  // namespace
+}  // namespace ioacct
