@@ -79,16 +79,20 @@ TEST(ExportFleet, ContribFleetRulesAddThreeHostsExporters) {
   EXPECT_NEAR(fleet_vs_hosts[0].second, 0, fleet[0].second * 1e-9);
   // What the three exporters served adds up to the I/Os asked of the three
   // loop devices (each counter's last sample less its first: no
-  // extrapolation), and the fleet rule is the rate Prometheus itself gives
-  // of every host's counters (one evaluation apart: the counters are flat
-  // by now).
+  // extrapolation), and the fleet rule, at the instant it was last
+  // evaluated, is the rate Prometheus itself gives of every host's counters
+  // at that instant.
   const auto served = prom.instant("sum(max_over_time(ioacct_device_completed_ios_total[1m]) - "
                                    "min_over_time(ioacct_device_completed_ios_total[1m]))");
   ASSERT_EQ(served.size(), 1u);
   EXPECT_NEAR(served[0].second / asked, 1.0, 0.02) << "served " << served[0].second << " asked " << asked;
-  const auto direct = prom.instant("sum(rate(ioacct_device_completed_ios_total[1m]))");
+  const auto evaluated = prom.instant("timestamp(fleet:ioacct_device_completed_ios:rate1m)");
+  ASSERT_EQ(evaluated.size(), 1u);
+  const auto at_eval = prom.instant("fleet:ioacct_device_completed_ios:rate1m", evaluated[0].second);
+  const auto direct = prom.instant("sum(rate(ioacct_device_completed_ios_total[1m]))", evaluated[0].second);
+  ASSERT_EQ(at_eval.size(), 1u);
   ASSERT_EQ(direct.size(), 1u);
-  EXPECT_NEAR(fleet[0].second / direct[0].second, 1.0, 0.05) << fleet[0].second << " " << direct[0].second;
+  EXPECT_NEAR(at_eval[0].second / direct[0].second, 1.0, 1e-9) << at_eval[0].second << " " << direct[0].second;
   // A quantile of the fleet lies between the hosts' own.
   const auto p99 = prom.instant("fleet:ioacct_device_request_latency_seconds:p99_rate1m");
   const auto own = prom.instant(

@@ -90,8 +90,10 @@ std::vector<std::pair<double, double>> Prometheus::range(const std::string& quer
   return out;
 }
 
-std::vector<std::pair<json, double>> Prometheus::instant(const std::string& query) const {
-  const json r = api("/api/v1/query", {{"query", query}});
+std::vector<std::pair<json, double>> Prometheus::instant(const std::string& query, double time) const {
+  std::vector<std::pair<std::string, std::string>> params = {{"query", query}};
+  if (time > 0) params.emplace_back("time", std::to_string(time));
+  const json r = api("/api/v1/query", params);
   std::vector<std::pair<json, double>> out;
   EXPECT_EQ(r["status"], "success") << query << ": " << r.dump();
   if (r["status"] != "success") return out;

@@ -28,8 +28,8 @@ class Prometheus {
   nlohmann::json api(const std::string& path, const std::vector<std::pair<std::string, std::string>>& params = {}) const;
   // Every value of the one series `query` gives over [start, end] at 1 s steps.
   std::vector<std::pair<double, double>> range(const std::string& query, double start, double end) const;
-  // Each series `query` gives now: its labels and value.
-  std::vector<std::pair<nlohmann::json, double>> instant(const std::string& query) const;
+  // Each series `query` gives now (or at `time`, seconds since the epoch): its labels and value.
+  std::vector<std::pair<nlohmann::json, double>> instant(const std::string& query, double time = 0) const;
 
  private:
   void start(const std::string& dir, const std::string& static_configs, const std::string& rules);
