@@ -338,7 +338,7 @@
       'earliest window\'s opening; the total adds the hosts\' points that end in the same interval, where every host has one';
     const pts = (list, get, div) => list.map((s) => ({ x: (s.end_unix_ns - t0) / 1e9 / t.unit.div, y: get(s) == null ? null : get(s) / (div || 1) }));
     const sets = (get, div) => hosts.map((h, i) => ({ label: h.name, data: pts(h.series, get, div), borderColor: color(i + 1),
-      backgroundColor: color(i + 1), pointRadius: 0, borderWidth: 1 }))
+      backgroundColor: color(i + 1), pointRadius: 0, borderWidth: 2 }))
       .concat([{ label: 'total', data: pts(res.series.samples.filter((s) => s.hosts === hosts.length), get, div), borderColor: color(0), backgroundColor: color(0),
         pointRadius: 2, borderWidth: 3 }]);
     figure('IOPS over time, per host and total', per + '.', {
