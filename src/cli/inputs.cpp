@@ -15,7 +15,8 @@ namespace {
 std::vector<std::string> glob_paths(const std::string& pattern) {
   glob_t g{};
   std::vector<std::string> out;
-  if (glob(pattern.c_str(), GLOB_ERR, nullptr, &g) == 0)
+  // The command line is expanded before any thread starts.
+  if (glob(pattern.c_str(), GLOB_ERR, nullptr, &g) == 0)  // NOLINT(concurrency-mt-unsafe)
     for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
   globfree(&g);
   return out;

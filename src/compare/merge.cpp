@@ -150,9 +150,11 @@ MergedRun merge_hosts(std::vector<HostRun> hosts) {
   merge_windows(m);
   bound_clocks(m);
   std::set<std::string> workloads;
+  std::map<std::string, unsigned> versions;
   for (const HostRun& r : m.hosts) {
     add_counts(m, r);
     workloads.insert(r.options_key);
+    ++versions[r.ioacct_version];
     if (r.latency.buckets.empty()) continue;
     Histogram h;
     if (!Histogram::restore(r.latency.buckets, r.latency.min, r.latency.max, r.latency.mean, r.latency.stdev, h))
@@ -165,6 +167,14 @@ MergedRun merge_hosts(std::vector<HostRun> hosts) {
     m.warnings.push_back(fmt::format("merge: the hosts ran {} different workloads (context.options); the total "
                                      "adds them as they are: merge runs of one workload for a like-for-like figure",
                                      workloads.size()));
+  // fio's client/server failed silently on a version mismatch (fio#620):
+  // say it, since a figure may change its meaning between versions.
+  if (versions.size() > 1) {
+    std::string list;
+    for (const auto& [v, n] : versions) list += fmt::format("{}{} on {}", list.empty() ? "" : ", ", v, plural(n, "host"));
+    m.warnings.push_back(fmt::format("merge: the hosts ran different ioacct versions ({}); a figure may mean "
+                                     "something else in another version: run one version on every host", list));
+  }
   check_overlap(m);
   merge_series(m);
   return m;

@@ -208,11 +208,12 @@ std::string html_merge_report(const MergedRun& m, json merged) {
   rows.push_back({"windows", merged_summary_line(m).substr(std::string("ioacct merge: ").size())});
   for (const auto& w : m.warnings) rows.push_back({"warning", w});
   merged["context_rows"] = rows;
-  std::vector<std::vector<std::string>> table = {{"host", "tags", "IOPS", "bandwidth", "p50", "p99", "CPU per I/O", "window", "opened after the first"}};
+  std::vector<std::vector<std::string>> table = {
+      {"host", "tags", "IOPS", "bandwidth", "p50", "p99", "CPU per I/O", "window", "opened after the first"}};
   for (const HostRun& h : m.hosts) {
     std::string tags;
-    for (const auto& [k, v] : h.tags) tags += (tags.empty() ? "" : " ") + k + "=" + v;
-    const json& lat = merged["merge"]["hosts"][table.size() - 1]["latency_ns"];
+    for (const auto& [k, v] : h.tags) tags += fmt::format("{}{}={}", tags.empty() ? "" : " ", k, v);
+    const json& lat = merged.at("merge").at("hosts").at(table.size() - 1).at("latency_ns");
     auto q = [&](const char* k) { return lat.is_object() ? format_duration_ns(lat[k].get<double>()) : std::string("-"); };
     table.push_back({h.name, tags, format_count(h.iops), h.bytes_per_s ? format_bandwidth(*h.bytes_per_s) : "-", q("p50"), q("p99"),
                      h.cpu && h.ios ? format_duration_ns((h.cpu->user_s + h.cpu->sys_s) * 1e9 / static_cast<double>(h.ios)) : "-",

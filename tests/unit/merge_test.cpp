@@ -101,6 +101,19 @@ TEST(Merge, ClocksOfDifferentBootsBoundTheSkew) {
   EXPECT_NE(m.warnings.front().find("chrony"), std::string::npos) << "says what to do";
 }
 
+TEST(Merge, DifferentIoacctVersionsAreWarnedAbout) {
+  Histogram h;
+  h.record(1000);
+  HostRun a = host("a", kT0, kT0 + 1'000'000'000, h), b = host("b", kT0, kT0 + 1'000'000'000, h);
+  a.ioacct_version = "0.1.0";
+  b.ioacct_version = "0.2.0";
+  const MergedRun m = merge_hosts({a, b});
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_NE(m.warnings[0].find("0.1.0 on 1 host, 0.2.0 on 1 host"), std::string::npos) << m.warnings[0];
+  b.ioacct_version = "0.1.0";
+  EXPECT_TRUE(merge_hosts({a, b}).warnings.empty());
+}
+
 TEST(Merge, OneRunGivenTwiceIsRefused) {
   Histogram h;
   h.record(1000);
