@@ -15,6 +15,7 @@ struct SeriesSample {
   double iops = 0, bytes_per_s = 0;
   std::optional<uint64_t> p50_ns, p99_ns;  // none: no completion in the interval
   std::optional<double> mean_ns;           // the same I/Os' mean latency (fio's averaged lat log)
+  std::optional<double> slat_mean_ns, clat_mean_ns;  // their slat's and clat's (JobSpec::interval_split only)
   uint64_t inflight = 0;                   // in flight at the interval's end
   std::optional<double> own_inflight_pct;  // exact time this run's own I/Os were in flight, % of the interval
   std::optional<double> device_busy_pct;   // the first target device's exact busy time (eBPF), % of the interval

@@ -9,6 +9,7 @@
 #include "acct/run_context.hpp"
 #include "cli/bench_fleet.hpp"
 #include "cli/bench_jobs.hpp"
+#include "cli/bench_pace.hpp"
 #include "cli/cli.hpp"
 #include "cli/signals.hpp"
 #include "cli/sq_advice.hpp"
@@ -34,15 +35,6 @@ unsigned parse_small(std::string_view flag, const std::string& text, uint64_t mi
 
 }  // namespace
 
-// How fast: a pace, one or per direction, or a latency the depth must meet.
-void add_pace_options(CLI::App* b, BenchArgs& a) {
-  b->add_option("--rate-iops", a.rate_iops, "Pace each thread to N I/Os per second, on a schedule; R,W[,T] per direction (a mixed --rw)")->type_name("N");
-  b->add_option("--rate", a.rate, "Pace each thread to this bandwidth, e.g. 50m (= 50 MiB/s); R,W[,T] per direction")->type_name("BW");
-  b->add_option("--latency-target", a.latency_target, "Find the highest depth whose I/Os meet this latency (fio's latency_target)")->type_name("DURATION");
-  b->add_option("--latency-window", a.latency_window, "With --latency-target: how long each depth is tried (default 1s)")->type_name("DURATION");
-  b->add_option("--latency-percentile", a.latency_percentile, "With --latency-target: the share of I/Os that must meet it (default 100)")->type_name("PCT");
-}
-
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   CLI::App* b = app.add_subcommand("bench", "Run a workload on files or block devices and account for it.");
   // An empty value ("--runtime ''") is a mistake, never "use the default".
@@ -64,9 +56,10 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
       ->type_name("DIST");
   b->add_option("--fsync", a.fsync, "An fsync of the file after every N writes (IORING_OP_FSYNC; psync: fsync(2))")->type_name("N");
   b->add_option("--fdatasync", a.fdatasync, "An fdatasync of the file after every N writes")->type_name("N");
-  b->add_option("--bs", a.bs, "Block size of each I/O (default 4k)")->type_name("SIZE");
+  b->add_option("--bs", a.bs, "Block size of each I/O (default 4k); R,W[,T] per direction (a mixed --rw)")->type_name("SIZE");
   b->add_option("--bssplit", a.bssplit, "Each I/O's size drawn from SIZE/WEIGHT shares, e.g. 4k/80:64k/20 "
-                "(fio's bssplit; offsets on the smallest size's grid)")->type_name("SPLIT");
+                "(fio's bssplit; offsets on the smallest size's grid); R,W[,T] per direction")->type_name("SPLIT");
+  b->add_option("--blockalign", a.blockalign, "Random offsets on this boundary instead of --bs's (fio's blockalign)")->type_name("SIZE");
   b->add_option("-d,--iodepth", a.iodepth, "I/Os in flight, total over all threads (default 32)")->type_name("N");
   b->add_option("--submit-batch", a.submit_batch, "I/Os submitted per syscall (default min(depth per thread, 32))")->type_name("N");
   b->add_option("--complete-batch", a.complete_batch, "Completions waited for per syscall (default min(depth per thread, 32))")->type_name("N");
@@ -95,6 +88,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--cpus", a.cpus, "Pin thread i to the i-th CPU of this list, e.g. 0,2-3")->type_name("LIST");
   b->add_option("--engine", a.engine, "uring (io_uring), psync (pread/pwrite, depth 1 per thread; sync, pvsync, pvsync2 as fio's), nop (IORING_OP_NOP) or libaio (Linux AIO)")->type_name("ENGINE");
   b->add_flag("--hipri", a.hipri, "RWF_HIPRI with --engine pvsync2: poll for each completion (devices with poll queues)");
+  b->add_option("--hipri-percentage", a.hipri_percentage, "With --hipri: the share of calls that carry RWF_HIPRI (default 100; fio's hipri_percentage)")->type_name("PCT");
   add_pace_options(b, a);
   b->add_option("--seed", a.seed, "Seed for offsets and data (default fixed: runs repeat)")->type_name("N");
   b->add_option("--max-errors", a.max_errors, "I/O errors tolerated before the run stops (default 0)")->type_name("N");
@@ -181,13 +175,40 @@ void parse_workload(const BenchArgs& a, JobSpec& j) {
 // How much at once and where: the block size, the depth and its batches,
 // direct or buffered, the size and offset, how long, the threads and CPUs.
 void parse_shape(const BenchArgs& a, JobSpec& j) {
-  j.bs = parse_size("--bs", a.bs);
+  if (a.bs.find(',') != std::string::npos) {
+    // R,W[,T] as fio's bs=r,w,t: an empty field takes the default 4 KiB
+    // (fio's), and a last field goes on to the directions after it.
+    const auto fields = split_directions(a.bs);
+    if (!fields) throw UsageError(fmt::format("--bs: '{}' has more than three fields (reads, writes, trims)", a.bs));
+    for (size_t d = 0; d < 3; ++d)
+      j.bs_dir[d] = (*fields)[d].empty() ? 4096 : parse_size("--bs", (*fields)[d]);
+    j.bs = *std::max_element(j.bs_dir.begin(), j.bs_dir.end());
+  } else {
+    j.bs = parse_size("--bs", a.bs);
+  }
   if (!a.bssplit.empty()) {
     if (std::find(a.given.begin(), a.given.end(), "--bs") != a.given.end())
       throw UsageError("--bssplit: cannot be combined with --bs (a size of one share is a --bs)");
-    j.bs_split = parse_bssplit("--bssplit", a.bssplit);
     j.bs = 0;
-    for (const BsShare& s : j.bs_split) j.bs = std::max<uint64_t>(j.bs, s.size);
+    if (a.bssplit.find(',') != std::string::npos) {
+      // R,W[,T] as fio's bssplit=r,w,t (the fields as --bs R,W's; an empty
+      // one is fio's default 4k).
+      const auto fields = split_directions(a.bssplit);
+      if (!fields)
+        throw UsageError(fmt::format("--bssplit: '{}' has more than three lists (reads, writes, trims)", a.bssplit));
+      for (size_t d = 0; d < 3; ++d) {
+        const std::string& f = (*fields)[d];
+        j.bs_split_dir[d] = f.empty() ? std::vector<BsShare>{{4096, 100}} : parse_bssplit("--bssplit", f);
+        for (const BsShare& s : j.bs_split_dir[d]) j.bs = std::max<uint64_t>(j.bs, s.size);
+      }
+    } else {
+      j.bs_split = parse_bssplit("--bssplit", a.bssplit);
+      for (const BsShare& s : j.bs_split) j.bs = std::max<uint64_t>(j.bs, s.size);
+    }
+  }
+  if (!a.blockalign.empty()) {
+    j.blockalign = parse_size("--blockalign", a.blockalign);
+    if (!j.blockalign) throw UsageError("--blockalign: must be at least 1 byte (leave it out for --bs's boundary)");
   }
   j.iodepth = parse_small("--iodepth", a.iodepth, 1, kMaxDepth);
   if (!a.submit_batch.empty()) j.submit_batch = parse_small("--submit-batch", a.submit_batch, 1, kMaxDepth);
@@ -211,60 +232,6 @@ void parse_shape(const BenchArgs& a, JobSpec& j) {
 }
 
 // The engine, the pace, the seed, and what errors it may take.
-// --rate-iops / --rate: one pace for the thread, or with commas one per
-// direction (R,W,T as fio's rate=r,w,t: an empty field leaves that
-// direction unpaced, and a last value given goes on to the directions after
-// it, so "100,50" paces trims at 50 too).
-void parse_rates(const BenchArgs& a, JobSpec& j) {
-  const auto each = [](const std::string& flag, const std::string& text, auto parse) {
-    const auto fields = split_directions(text);
-    if (!fields)
-      throw UsageError(fmt::format("{}: '{}' has more than three fields (reads, writes, trims)", flag, text));
-    std::array<uint64_t, 3> r{};
-    for (size_t d = 0; d < 3; ++d) {
-      const std::string& field = (*fields)[d];
-      if (field.empty()) continue;
-      r[d] = parse(flag, field);
-      if (!r[d])
-        throw UsageError(fmt::format("{}: '{}' must be more than 0 (leave a field empty for no pace)", flag, field));
-    }
-    if (r == std::array<uint64_t, 3>{}) throw UsageError(fmt::format("{}: '{}' paces no direction", flag, text));
-    return r;
-  };
-  if (a.rate_iops.find(',') != std::string::npos) {
-    j.rate_iops_dir = each("--rate-iops", a.rate_iops, [](const std::string& f, const std::string& t) { return parse_count(f, t); });
-  } else if (!a.rate_iops.empty()) {
-    j.rate_iops = parse_count("--rate-iops", a.rate_iops);
-    if (!j.rate_iops) throw UsageError("--rate-iops: must be at least 1 (leave it out for no pacing)");
-  }
-  if (a.rate.find(',') != std::string::npos) {
-    j.rate_bw_dir = each("--rate", a.rate, [](const std::string& f, const std::string& t) { return parse_bandwidth(f, t); });
-  } else if (!a.rate.empty()) {
-    j.rate_bw = parse_bandwidth("--rate", a.rate);
-    if (!j.rate_bw) throw UsageError("--rate: must be more than 0 (leave it out for no pacing)");
-  }
-}
-
-// --latency-target T [--latency-window W] [--latency-percentile P].
-void parse_latency_target(const BenchArgs& a, JobSpec& j) {
-  if (a.latency_target.empty()) {
-    if (!a.latency_window.empty() || !a.latency_percentile.empty())
-      throw UsageError(fmt::format("{}: only applies with --latency-target",
-                                   a.latency_window.empty() ? "--latency-percentile" : "--latency-window"));
-    return;
-  }
-  j.latency_target = parse_duration("--latency-target", a.latency_target);
-  if (j.latency_target.count() <= 0) throw UsageError("--latency-target: must be more than 0");
-  if (!a.latency_window.empty()) j.latency_window = parse_duration("--latency-window", a.latency_window);
-  if (!a.latency_percentile.empty()) {
-    const auto p = percentile_of(a.latency_percentile);
-    if (!p)
-      throw UsageError(fmt::format("--latency-percentile: '{}' is not a percentage above 0, at most 100",
-                                   a.latency_percentile));
-    j.latency_percentile = *p;
-  }
-}
-
 void parse_engine_and_pace(const BenchArgs& a, JobSpec& j) {
   // The names are engine_name()'s: each engine, and each member of the psync family.
   constexpr std::pair<EngineKind, SyncCall> engines[] = {
@@ -279,8 +246,11 @@ void parse_engine_and_pace(const BenchArgs& a, JobSpec& j) {
   j.engine = e->first;
   j.sync.call = e->second;
   j.sync.hipri = a.hipri;
-  parse_rates(a, j);
-  parse_latency_target(a, j);
+  if (!a.hipri_percentage.empty()) {
+    if (!a.hipri) throw UsageError("--hipri-percentage: only applies with --hipri");
+    j.sync.hipri_pct = parse_small("--hipri-percentage", a.hipri_percentage, 0, 100);
+  }
+  parse_pace(a, j);
   if (!a.seed.empty()) {
     j.seed = parse_count("--seed", a.seed);
     j.seed_given = true;
@@ -418,6 +388,9 @@ double submit_gap_ns(const std::vector<JobSpec>& jobs, const RunResult& r, const
 // the outputs and the engine are there.
 void check_before_run(const BenchArgs& a, std::vector<JobSpec>& jobs, const std::vector<FioLogs>& fio_logs,
                       Format format) {
+  // fio's write_lat_log writes _slat and _clat logs beside _lat: the
+  // series keeps each interval's slat and clat for them.
+  for (size_t i = 0; i < fio_logs.size() && i < jobs.size(); ++i) jobs[i].interval_split = !fio_logs[i].lat.empty();
   for (const FioLogs& l : fio_logs)
     if (l.any() && !l.averaged)
       fmt::print(stderr, "ioacct: {}: fio logs every I/O without log_avg_msec; ioacct writes the average of each "
@@ -432,16 +405,19 @@ void check_before_run(const BenchArgs& a, std::vector<JobSpec>& jobs, const std:
   if (jobs.size() > 1 &&
       std::any_of(jobs.begin(), jobs.end(), [](const JobSpec& j) { return j.latency_target.count() > 0; }))
     throw UsageError("--latency-target: takes one job; run it without --job/--fio, or on one job alone");
-  if (format == Format::FioJson) {
-    // fio submits and reaps in separate calls, which is what gives each I/O
-    // its slat and clat; the layout's clat percentiles need the same.
-    bool split = false;
-    for (JobSpec& j : jobs)
-      if (j.engine != EngineKind::Psync && !j.split_submit) split = j.split_submit = true;
-    if (split)
-      fmt::print(stderr, "ioacct: --format fio-json: each batch is submitted in a call of its own (--split-submit), "
-                 "as fio submits, so that every I/O has fio's slat and clat\n");
+  // fio submits and reaps in separate calls, which is what gives each I/O
+  // its slat and clat; fio-json's clat percentiles and fio's _slat and
+  // _clat logs need the same.
+  bool split = false;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    JobSpec& j = jobs[i];
+    if (j.engine != EngineKind::Psync && !j.split_submit && (format == Format::FioJson || j.interval_split))
+      split = j.split_submit = true;
   }
+  if (split)
+    fmt::print(stderr, "ioacct: {}: each batch is submitted in a call of its own (--split-submit), as fio submits, "
+               "so that every I/O has fio's slat and clat\n",
+               format == Format::FioJson ? "--format fio-json" : "write_lat_log");
   if (jobs.size() == 1 && first.engine == EngineKind::Psync && a.iodepth_given && first.iodepth > first.threads)
     fmt::print(stderr, "warning: --engine psync does one I/O at a time per thread, so --iodepth {} "
                "is not used; add --threads N for N I/Os in flight\n", first.iodepth);
@@ -509,7 +485,8 @@ int finish_run(const std::vector<JobSpec>& jobs, const RunResult& r, const StopS
   auto interrupted_exit = [&] { return 128 + signals.received(); };
   if (r.anatomy && r.anatomy->unavailable)
     fmt::print(stderr, "warning: --anatomy: {}; the anatomy is left out (null in the JSON)\n", *r.anatomy->unavailable);
-  if (first.latency_target.count() && r.total.latency_depth && !r.total.latency_found && !r.interrupted &&
+  if (first.latency_target.count() && !first.latency_run && r.total.latency_depth && !r.total.latency_found &&
+      !r.interrupted &&
       r.first_error.empty())
     fmt::print(stderr, "warning: --latency-target: the search had not settled when the run ended (depth {} then); "
                "the figures cover every depth it tried: give a longer --runtime or a shorter --latency-window\n",
@@ -533,6 +510,11 @@ int finish_run(const std::vector<JobSpec>& jobs, const RunResult& r, const StopS
     throw RuntimeError(fmt::format("--verify: {} block{} did not read back as written (first: offset {}, {})",
                                    r.verify->mismatches, r.verify->mismatches == 1 ? "" : "s", f.offset, f.kind));
   }
+  for (const ThreadResult& t : r.threads)
+    if (!t.floor_missed.empty())  // fio ends such a job with an error too
+      throw RuntimeError(fmt::format("{}thread {}: {}; the thread stopped there (the results above end with it)",
+                                     jobs.size() > 1 ? fmt::format("job {}: ", jobs[t.job].name) : "", t.index,
+                                     t.floor_missed));
   for (size_t i = 0; i < jobs.size(); ++i) {
     const JobSpec& job = jobs[i];
     const uint64_t window = r.jobs[i].window_ns;

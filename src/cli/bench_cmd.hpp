@@ -18,6 +18,7 @@ struct BenchArgs {
   std::string sq_cpu, sq_idle, wait = "sleep", acct, dump_intervals, log_interval = "1s";
   std::string rwmix_trim, random_distribution, fsync, fdatasync, startdelay, fio, bssplit;
   std::string latency_target, latency_window, latency_percentile;
+  std::string rate_process, rate_min, rate_iops_min, rate_cycle, blockalign, hipri_percentage;
   std::string start_at;           // --start-at TIME (cli/bench_fleet.hpp)
   std::vector<std::string> tags;  // --tag KEY=VALUE, in order
   std::vector<std::string> jobs;  // --job NAME:OPTIONS, in order
@@ -26,6 +27,7 @@ struct BenchArgs {
   bool sqpoll = false, sq_shared = false, iopoll = false, fixed_files = false, fixed_bufs = false;
   bool register_ring = false, vectored = false, nowait = false, force_async = false, no_iowait = false;
   bool hipri = false;  // pvsync2: RWF_HIPRI
+  bool latency_run = false;
   bool single_issuer = false, no_single_issuer = false, defer_taskrun = false, no_defer_taskrun = false;
   bool coop_taskrun = false, no_coop_taskrun = false, no_sqarray = false;
   bool no_fixed_files = false, no_fixed_bufs = false, no_register_ring = false;

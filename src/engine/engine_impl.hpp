@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/rng.hpp"
 #include "engine/engine.hpp"
 #include "engine/fused_ring.hpp"
 
@@ -82,6 +83,7 @@ class PsyncEngine final : public Engine {
   size_t queued_ = 0;
   SyncOptions sync_;
   int rwf_ = 0;  // pvsync2's per-call flags (RWF_HIPRI, RWF_NOWAIT)
+  Rng hipri_draw_{0x41b21ull};  // --hipri-percentage: which calls carry RWF_HIPRI
   EngineCounters counters_;
 };
 

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "engine/engine.hpp"
+#include "engine/sqe.hpp"
 #include "engine/uring_enter.hpp"
 
 namespace ioacct {
@@ -65,21 +66,11 @@ class FusedRing {
     template <bool kNop>
     void refill(bool read, uint32_t file, uint64_t offset, void* buf, uint32_t len, uint32_t tag) noexcept {
       io_uring_sqe* sqe = &sqes_[tail_++ & mask_];
-      if constexpr (kNop) {
-        io_uring_prep_nop(sqe);
-        // NOP completes with res 0: the length rides along (see reap()).
-        sqe->user_data = (static_cast<uint64_t>(len) << 32) | tag;
-      } else {
-        const int fd = fixed_files_ ? static_cast<int>(file) : fds_[file];
-        if (fixed_bufs_) {
-          io_uring_prep_rw(read ? IORING_OP_READ_FIXED : IORING_OP_WRITE_FIXED, sqe, fd, buf, len, offset);
-          sqe->buf_index = static_cast<uint16_t>(tag);
-        } else {
-          io_uring_prep_rw(read ? IORING_OP_READ : IORING_OP_WRITE, sqe, fd, buf, len, offset);
-        }
-        if (fixed_files_) sqe->flags |= IOSQE_FIXED_FILE;
-        sqe->user_data = tag;
-      }
+      if constexpr (kNop)
+        sqe_nop(sqe, len, tag);
+      else
+        sqe_rw(sqe, read, fixed_files_ ? static_cast<int>(file) : fds_[file], fixed_files_, fixed_bufs_, buf, len, offset,
+               tag);
     }
 
    private:
@@ -124,7 +115,7 @@ class FusedRing {
       const io_uring_cqe& cqe = cqes[(head + i) & mask];
       const uint64_t ud = cqe.user_data;
       int32_t res = cqe.res;
-      if constexpr (kNop) res = res >= 0 ? static_cast<int32_t>(ud >> 32) : res;
+      if constexpr (kNop) res = nop_result(ud, res);
       f(static_cast<uint32_t>(ud), res, sq);
       if (each || (first_at_once && i == 0)) {
         // Whatever the kernel does not take now, submit_and_wait() submits.

@@ -19,6 +19,7 @@ enum class SyncCall { Pread, Read, Preadv, Preadv2 };
 struct SyncOptions {
   SyncCall call = SyncCall::Pread;
   bool hipri = false;   // pvsync2 only
+  unsigned hipri_pct = 100;  // with hipri: the share of calls that carry RWF_HIPRI (fio's hipri_percentage)
   bool nowait = false;  // pvsync2 only
 };
 

@@ -33,7 +33,12 @@ ssize_t PsyncEngine::move(int fd, const IoRequest& r, off_t off) noexcept {
       if (::lseek(fd, off, SEEK_SET) < 0) return -1;
       return write ? ::write(fd, r.buf, r.len) : ::read(fd, r.buf, r.len);
     case SyncCall::Preadv: return write ? ::pwritev(fd, &iov, 1, off) : ::preadv(fd, &iov, 1, off);
-    case SyncCall::Preadv2: return write ? ::pwritev2(fd, &iov, 1, off, rwf_) : ::preadv2(fd, &iov, 1, off, rwf_);
+    case SyncCall::Preadv2: {
+      // fio's hipri_percentage: each call carries RWF_HIPRI with that chance.
+      int rwf = rwf_;
+      if (sync_.hipri_pct < 100 && hipri_draw_.below(100) >= sync_.hipri_pct) rwf &= ~RWF_HIPRI;
+      return write ? ::pwritev2(fd, &iov, 1, off, rwf) : ::preadv2(fd, &iov, 1, off, rwf);
+    }
   }
   errno = EINVAL;
   return -1;
@@ -97,7 +102,10 @@ std::string PsyncEngine::describe() const {
     case SyncCall::Read: return "sync (lseek, then read/write: one I/O per read or write)";
     case SyncCall::Preadv: return "pvsync (preadv/pwritev, one I/O per syscall)";
     case SyncCall::Preadv2:
-      return fmt::format("pvsync2 (preadv2/pwritev2, one I/O per syscall{}{})", sync_.hipri ? ", RWF_HIPRI" : "",
+      return fmt::format("pvsync2 (preadv2/pwritev2, one I/O per syscall{}{})",
+                         !sync_.hipri               ? ""
+                         : sync_.hipri_pct == 100   ? ", RWF_HIPRI"
+                                                    : fmt::format(", RWF_HIPRI on {}% of calls", sync_.hipri_pct),
                          sync_.nowait ? ", RWF_NOWAIT" : "");
   }
   return "psync (pread/pwrite, one I/O per syscall)";

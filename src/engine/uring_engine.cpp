@@ -20,6 +20,7 @@
 #include "common/files.hpp"
 #include "common/units.hpp"
 #include "engine/engine_impl.hpp"
+#include "engine/sqe.hpp"
 #include "engine/uapi.hpp"
 #include "engine/uring_enter.hpp"
 
@@ -250,11 +251,9 @@ unsigned UringEngine::queue(std::span<const IoRequest> reqs) noexcept {
   const unsigned tail = sq.sqe_tail;
   if (nop_) {
     for (unsigned i = 0; i < n; ++i) {
-      io_uring_sqe* sqe = &sq.sqes[(tail + i) & sq.ring_mask];
-      io_uring_prep_nop(sqe);
-      // NOP completes with res 0; carry the length so the completion can
-      // report the request as whole (nop moves no data; the runner knows).
-      sqe->user_data = (static_cast<uint64_t>(reqs[i].len) << 32) | reqs[i].tag;
+      // The length rides along, so that the completion reports the request
+      // as whole (nop moves no data; the runner knows).
+      sqe_nop(&sq.sqes[(tail + i) & sq.ring_mask], reqs[i].len, reqs[i].tag);
     }
     sq.sqe_tail = tail + n;
     return n;
@@ -273,12 +272,8 @@ unsigned UringEngine::queue(std::span<const IoRequest> reqs) noexcept {
           iov = {r.buf, r.len};
           if (read) io_uring_prep_readv(sqe, fd, &iov, 1, r.offset);
           else io_uring_prep_writev(sqe, fd, &iov, 1, r.offset);
-        } else if (fixed_bufs_) {
-          if (read) io_uring_prep_read_fixed(sqe, fd, r.buf, r.len, r.offset, static_cast<int>(r.tag));
-          else io_uring_prep_write_fixed(sqe, fd, r.buf, r.len, r.offset, static_cast<int>(r.tag));
         } else {
-          if (read) io_uring_prep_read(sqe, fd, r.buf, r.len, r.offset);
-          else io_uring_prep_write(sqe, fd, r.buf, r.len, r.offset);
+          sqe_rw(sqe, read, fd, fixed_files_, fixed_bufs_, r.buf, r.len, r.offset, r.tag);
         }
         if (o_.nowait && !r.may_block) sqe->rw_flags = RWF_NOWAIT;
         break;
@@ -417,8 +412,7 @@ int UringEngine::enter(unsigned wait_nr, std::span<IoCompletion> out, uint64_t t
   if (nop_) {
     for (unsigned i = 0; i < reaped; ++i) {
       const io_uring_cqe& cqe = cq.cqes[io_uring_cqe_index(&ring_, head + i, cq.ring_mask)];
-      const int32_t len = static_cast<int32_t>(cqe.user_data >> 32);
-      out[n++] = {static_cast<uint32_t>(cqe.user_data), cqe.res < 0 ? cqe.res : len};
+      out[n++] = {static_cast<uint32_t>(cqe.user_data), nop_result(cqe.user_data, cqe.res)};
     }
   } else {
     for (unsigned i = 0; i < reaped; ++i) {

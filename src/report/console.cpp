@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <initializer_list>
 #include <utility>
 
@@ -263,6 +264,23 @@ std::string job_setup(const JobSpec& job, const std::string& engine_desc) {
     pace = fmt::format(", paced per thread: reads {}, writes {}", one(r[0]), one(r[1]));
     if (job.rwmix_trim) pace += fmt::format(", trims {}", one(r[2]));
   }
+  if (!pace.empty() && job.rate_process == RateProcess::Poisson) pace += " (Poisson arrivals)";
+  if (job.has_rate_floor()) {
+    std::vector<std::string> floors;
+    constexpr const char* kDirs[] = {"reads", "writes", "trims"};
+    const bool mixed = rw_mixed(job.rw);
+    const std::array<bool, 3> does = {
+        mixed ? job.rwmix_read > 0 : job.rw == RwMode::RandRead || job.rw == RwMode::Read,
+        mixed ? job.rwmix_read + job.rwmix_trim < 100 : job.rw == RwMode::RandWrite || job.rw == RwMode::Write,
+        mixed ? job.rwmix_trim > 0 : job.rw == RwMode::Trim || job.rw == RwMode::RandTrim};
+    for (int d = 0; d < 3; ++d) {
+      if (!does[d]) continue;  // only what moves is held to its floor
+      if (job.rate_min_iops[d]) floors.push_back(fmt::format("{} {} IOPS", kDirs[d], format_count(static_cast<double>(job.rate_min_iops[d]))));
+      if (job.rate_min_bw[d]) floors.push_back(fmt::format("{} {}/s", kDirs[d], format_size(job.rate_min_bw[d])));
+    }
+    pace += fmt::format(", at least {} per thread over each {}", fmt::join(floors, ", "),
+                        format_duration_ns(static_cast<double>(job.rate_cycle.count())));
+  }
   std::string extra;
   if (job.distribution.kind != DistKind::Uniform) extra += ", " + distribution_name(job.distribution) + " access";
   if (job.fsync_every) extra += fmt::format(", fsync every {} writes", job.fsync_every);
@@ -274,8 +292,17 @@ std::string job_setup(const JobSpec& job, const std::string& engine_desc) {
   const std::string batches =
       job.lockstep() ? fmt::format("lockstep batches: submit {} / complete {}", job.submit_batch_eff(), job.complete_batch_eff())
                      : "refilled as reaped" + refill_how(job);
+  std::string sizes = job.bs_split.empty() ? format_size(job.bs) : "sizes " + bssplit_text(job.bs_split);
+  if (job.blockalign && rw_random(job.rw)) sizes += fmt::format(" on {} boundaries", format_size(job.blockalign));
+  if (job.sized_by_direction()) {
+    const auto of = [&](int d) {
+      const std::vector<BsShare> l = job.sizes_of(d);
+      return l.size() == 1 ? format_size(l.front().size) : "sizes " + bssplit_text(l);
+    };
+    sizes = fmt::format("reads {}, writes {}{}", of(0), of(1), job.rwmix_trim ? ", trims " + of(2) : std::string());
+  }
   return fmt::format("{} {} {}, engine {}, depth {} ({} per thread x {} thread{}), {}{}{}",
-                     mix, job.bs_split.empty() ? format_size(job.bs) : "sizes " + bssplit_text(job.bs_split), job.direct ? "O_DIRECT" : "buffered", engine_desc,
+                     mix, sizes, job.direct ? "O_DIRECT" : "buffered", engine_desc,
                      job.depth_per_thread() * job.threads, job.depth_per_thread(), job.threads,
                      job.threads == 1 ? "" : "s", batches, pace, extra);
 }

@@ -158,7 +158,12 @@ json job_options(const JobSpec& job) {
             {"ioengine", job.engine == EngineKind::Uring ? "io_uring" : engine_name(job.engine, job.sync.call)},
             {"direct", job.direct ? "1" : "0"},
             {"numjobs", std::to_string(job.threads)}};
-  if (job.bs_split.empty()) o["bs"] = std::to_string(job.bs);
+  if (job.bs_dir[0])
+    o["bs"] = fmt::format("{},{},{}", job.bs_dir[0], job.bs_dir[1], job.bs_dir[2]);
+  else if (!job.bs_split_dir[0].empty())
+    o["bssplit"] = fmt::format("{},{},{}", bssplit_text(job.bs_split_dir[0]), bssplit_text(job.bs_split_dir[1]),
+                               bssplit_text(job.bs_split_dir[2]));
+  else if (job.bs_split.empty()) o["bs"] = std::to_string(job.bs);
   else o["bssplit"] = bssplit_text(job.bs_split);  // as fio's job options show what was given
   if (!job.targets.empty()) {
     std::string files;

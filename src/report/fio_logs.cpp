@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace ioacct {
@@ -38,8 +39,19 @@ std::vector<FioLogFile> fio_log_files(const FioLogs& logs, unsigned job_number, 
   if (!logs.iops.empty())
     files.push_back({name(logs.iops, "iops"),
                      log_text(job, *r.series, [](const SeriesSample& x) { return std::optional<double>(x.iops); })});
-  if (!logs.lat.empty())
+  if (!logs.lat.empty()) {
+    // fio's write_lat_log writes clat and slat beside lat; a run whose
+    // latency is not split (the psync family) has only lat, as fio's sync
+    // engines log a clat but no slat worth the name.
     files.push_back({name(logs.lat, "lat"), log_text(job, *r.series, [](const SeriesSample& x) { return x.mean_ns; })});
+    const auto& v = r.series->samples();
+    if (std::any_of(v.begin(), v.end(), [](const SeriesSample& x) { return x.clat_mean_ns.has_value(); })) {
+      files.push_back(
+          {name(logs.lat, "clat"), log_text(job, *r.series, [](const SeriesSample& x) { return x.clat_mean_ns; })});
+      files.push_back(
+          {name(logs.lat, "slat"), log_text(job, *r.series, [](const SeriesSample& x) { return x.slat_mean_ns; })});
+    }
+  }
   return files;
 }
 

@@ -28,6 +28,18 @@ json rate_by_direction_json(const JobSpec& job) {
   return {{"read", one(r[0])}, {"write", one(r[1])}, {"trim", one(r[2])}};
 }
 
+// --rate-min / --rate-iops-min: each direction's floor, null where none.
+json rate_floor_json(const JobSpec& job) {
+  if (!job.has_rate_floor()) return nullptr;
+  const auto dirs = [](const std::array<uint64_t, 3>& v) {
+    const auto one = [](uint64_t x) { return x ? json(x) : json(nullptr); };
+    return json{{"read", one(v[0])}, {"write", one(v[1])}, {"trim", one(v[2])}};
+  };
+  return {{"min_bytes_per_s", dirs(job.rate_min_bw)},
+          {"min_ios_per_s", dirs(job.rate_min_iops)},
+          {"cycle_s", static_cast<double>(job.rate_cycle.count()) / 1e9}};
+}
+
 json uring_options_json(const JobSpec& job) {
   if (job.engine == EngineKind::Psync) return nullptr;
   const UringOptions& u = job.uring;
@@ -116,6 +128,7 @@ json counts_json(const ThreadResult& t, uint64_t window_ns, bool moves_data) {
           {"eagain_retries", t.eagain_retries},
           {"latency_target_depth", t.latency_depth ? json(t.latency_depth) : json(nullptr)},
           {"latency_target_found", t.latency_depth ? json(t.latency_found) : json(nullptr)},
+          {"rate_floor_missed", t.floor_missed.empty() ? json(nullptr) : json(t.floor_missed)},
           {"submission", submission_json(t.refill)}};
 }
 
@@ -148,7 +161,14 @@ json job_options_json(const JobSpec& job) {
       {"rw", rw_name(job.rw)},
       {"rwmix_read", job.rwmix_read},
       {"bs", job.bs},
+      {"bs_by_direction", job.bs_dir[0] ? json{{"read", job.bs_dir[0]}, {"write", job.bs_dir[1]}, {"trim", job.bs_dir[2]}}
+                                        : json(nullptr)},
+      {"bssplit_by_direction", job.bs_split_dir[0].empty() ? json(nullptr)
+                                                           : json{{"read", bssplit_json(job.bs_split_dir[0])},
+                                                                  {"write", bssplit_json(job.bs_split_dir[1])},
+                                                                  {"trim", bssplit_json(job.bs_split_dir[2])}}},
       {"bssplit", bssplit_json(job.bs_split)},
+      {"blockalign", job.blockalign ? json(job.blockalign) : json(nullptr)},
       {"iodepth", job.depth_per_thread() * job.threads},
       {"iodepth_per_thread", job.depth_per_thread()},
       {"submit_batch", job.submit_batch_eff()},
@@ -167,15 +187,20 @@ json job_options_json(const JobSpec& job) {
       {"engine", engine_name(job.engine, job.sync.call)},
       {"rate_iops_per_thread", job.rate_per_thread() > 0 ? json(job.rate_per_thread()) : json(nullptr)},
       {"rate_iops_by_direction", rate_by_direction_json(job)},
+      {"rate_process", job.rate_per_thread() > 0 || job.paced_by_direction()
+                           ? json(job.rate_process == RateProcess::Poisson ? "poisson" : "linear")
+                           : json(nullptr)},
+      {"rate_floor", rate_floor_json(job)},
       {"latency_target", job.latency_target.count()
                              ? json{{"target_ns", job.latency_target.count()},
                                     {"window_s", static_cast<double>(job.latency_window.count()) / 1e9},
-                                    {"percentile", job.latency_percentile}}
+                                    {"percentile", job.latency_percentile},
+                                    {"run", job.latency_run}}
                              : json(nullptr)},
       {"seed", job.seed},
       {"max_errors", job.max_errors},
       {"uring", uring_options_json(job)},
-      {"sync", job.engine == EngineKind::Psync ? json{{"hipri", job.sync.hipri}, {"nowait", job.sync.nowait}} : json(nullptr)},
+      {"sync", job.engine == EngineKind::Psync ? json{{"hipri", job.sync.hipri}, {"hipri_percentage", job.sync.hipri_pct}, {"nowait", job.sync.nowait}} : json(nullptr)},
       {"log_interval_s", static_cast<double>(job.log_interval.count()) / 1e9},
       {"acct", acct_name(job.acct)},
       {"verify", job.verify},

@@ -16,6 +16,10 @@ DepthSearch::Step DepthSearch::hit() {
   // Doubled until a depth has failed, then halfway up to it.
   depth_ = std::min(max_, high_ != max_ ? (depth_ + high_) / 2 : depth_ * 2);
   if (depth_ != was) return Step::Up;
+  if (run_) {
+    found_ = true;
+    return Step::Same;
+  }
   if (found_) return Step::Done;
   found_ = true;
   return Step::Found;

@@ -29,7 +29,11 @@ class DepthSearch {
     Failed  // a miss at depth 1: no depth meets the target
   };
 
-  DepthSearch(unsigned max_depth, double percentile) : max_(max_depth), high_(max_depth), pct_(percentile) {}
+  // `keep_running` (fio's latency_run=1): a depth found is not the end; the
+  // search goes on adjusting it for the whole run, and never says Found or
+  // Done (found() turns true the first time a depth holds).
+  DepthSearch(unsigned max_depth, double percentile, bool keep_running = false)
+      : max_(max_depth), high_(max_depth), pct_(percentile), run_(keep_running) {}
 
   unsigned depth() const { return depth_; }
   bool found() const { return found_; }
@@ -48,6 +52,7 @@ class DepthSearch {
   unsigned max_;
   unsigned depth_ = 1, low_ = 1, high_;
   double pct_;
+  bool run_;
   bool found_ = false;
 };
 

@@ -69,6 +69,7 @@ ThreadResult merge_results(std::span<const ThreadResult> threads) {
     t.depth += r.depth;
     t.latency_depth += r.latency_depth;  // one thread per job with a target (job.cpp)
     t.latency_found = t.latency_found && r.latency_found;
+    if (t.floor_missed.empty()) t.floor_missed = r.floor_missed;  // the first thread's, in order
     t.ios += r.ios;
     t.reads += r.reads;
     t.writes += r.writes;

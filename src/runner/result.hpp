@@ -89,6 +89,9 @@ struct ThreadResult {
   // whether it settled there (the figures are then that depth's alone).
   unsigned latency_depth = 0;
   bool latency_found = false;
+  // --rate-min / --rate-iops-min: why this thread ended early, worded for a
+  // person ("reads ran at 812 I/Os per second ..."); empty when it did not.
+  std::string floor_missed;
   std::vector<std::pair<uint64_t, uint64_t>> intervals;  // test-only --dump-intervals: (submitted, reaped) ns
 };
 

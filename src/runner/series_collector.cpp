@@ -72,18 +72,24 @@ void SeriesCollector::emit(const Pending& p, std::optional<uint64_t> busy_ns) {
   x.iops = static_cast<double>(p.b.ios - p.a.ios) / dur;
   x.bytes_per_s = static_cast<double>(p.b.bytes - p.a.bytes) / dur;
   x.inflight = p.b.inflight;
-  Histogram merged;
+  Histogram merged, slat, clat;
   for (auto& w : workers_) {
-    if (Histogram* h = w->interval_hist(p.epoch)) {
-      merged.merge(*h);
+    const auto take = [](Histogram* h, Histogram& into) {
+      if (!h) return;
+      into.merge(*h);
       h->reset();
-    }
+    };
+    take(w->interval_hist(p.epoch), merged);
+    take(w->interval_slat(p.epoch), slat);
+    take(w->interval_clat(p.epoch), clat);
   }
   if (merged.count()) {
     x.p50_ns = merged.quantile(0.5);
     x.p99_ns = merged.quantile(0.99);
     x.mean_ns = merged.mean();
   }
+  if (slat.count()) x.slat_mean_ns = slat.mean();
+  if (clat.count()) x.clat_mean_ns = clat.mean();
   // In ns over ns: a thread that never leaves full depth reads exactly 100.
   if (busy_ns) x.own_inflight_pct = 100.0 * static_cast<double>(*busy_ns) / static_cast<double>(p.b.t - p.a.t);
   if (p.a.busy && p.b.busy && p.b.busy->stamp_ns > p.a.busy->stamp_ns)

@@ -73,19 +73,23 @@ unsigned Worker::prepare_fixed(unsigned n, Nanos t) noexcept {
   return n;
 }
 
-// --bssplit: the size of the request at `off` in file k, drawn by weight.
-// Random: fio's random map moves `off` to an unvisited block and cuts the
-// I/O short at a visited one or the range's end. Sequential: an I/O longer
-// than one block of the grid moves the next past it, as fio's next I/O
-// starts where the last one ended.
+// --bssplit: the size of the request at `off` in file k, drawn by weight,
+// and where it goes (place_sized).
 uint32_t Worker::place_split(size_t k, uint64_t& off) noexcept {
   const uint64_t r = mix_.below(split_cum_.back());
   const auto i = static_cast<size_t>(std::upper_bound(split_cum_.begin(), split_cum_.end(), r) - split_cum_.begin());
-  const uint32_t len = split_size_[i];
-  const Target& t = targets_.list[plan_.files[k]];
-  const uint64_t unit = split_unit_;
-  OffsetGen& g = gens_[k];
-  if (!rw_random(job_.rw)) {
+  return place_sized(gens_[k], maps_.empty() ? nullptr : &maps_[k], targets_.list[plan_.files[k]], split_unit_, off,
+                     split_size_[i]);
+}
+
+// A request of `len` bytes (mixed sizes) drawn at `off` by `g` on a grid of
+// `unit` bytes. Random: fio's random map moves `off` to an unvisited block
+// and cuts the I/O short at a visited one or the range's end. Sequential:
+// an I/O longer than one block of the grid moves the next past it, as
+// fio's next I/O starts where the last one ended. Returns its length.
+uint32_t Worker::place_sized(OffsetGen& g, RandomMap* map, const Target& t, uint64_t unit, uint64_t& off,
+                             uint32_t len) noexcept {
+  if (!map) {
     if (off + len > t.base + t.range) {  // wraps to the first block, as a pass does
       g.rewind();
       off = g.next();
@@ -93,9 +97,28 @@ uint32_t Worker::place_split(size_t k, uint64_t& off) noexcept {
     g.skip((len + unit - 1) / unit - 1);
     return len;
   }
-  const auto [b, n] = maps_[k].take((off - t.base) / unit, (len + unit - 1) / unit);
+  const auto [b, n] = map->take((off - t.base) / unit, (len + unit - 1) / unit);
   off = t.base + b * unit;
   return static_cast<uint32_t>(std::min<uint64_t>(len, n * unit));
+}
+
+// Sizes per direction (--bs R,W[,T], --bssplit R,W[,T]): direction d's
+// request in file k, its size drawn from the direction's own list, on the
+// direction's own grid (its smallest size) and stream, as fio aligns each
+// direction to its own block size and keeps each one's last position; and
+// for random I/O the direction's own map, so a size given alone is always
+// whole. Returns the length; `off` is set.
+uint32_t Worker::place_dir(int d, size_t k, uint64_t& off) noexcept {
+  const DirSizes& ds = dir_[d];
+  uint32_t len = ds.size[0];
+  if (ds.size.size() > 1) {
+    const uint64_t r = mix_.below(ds.cum.back());
+    len = ds.size[static_cast<size_t>(std::upper_bound(ds.cum.begin(), ds.cum.end(), r) - ds.cum.begin())];
+  }
+  OffsetGen& g = dir_gens_[d][k];
+  off = g.next();
+  return place_sized(g, dir_maps_[d].empty() ? nullptr : &dir_maps_[d][k], targets_.list[plan_.files[k]], ds.unit,
+                     off, len);
 }
 
 // Mixed ops, trims, syncs after every N writes, and mixed sizes.
@@ -119,7 +142,12 @@ unsigned Worker::prepare_mixed(unsigned n, Nanos t) noexcept {
     } else {
       const size_t k = pick_file();
       uint64_t off = moves_data_ ? gens_[k].next() : 0;
-      const uint32_t len = split_size_.empty() || !moves_data_ ? bs : place_split(k, off);
+      uint32_t len = bs;
+      if (moves_data_ && !split_size_.empty()) {
+        len = place_split(k, off);
+      } else if (moves_data_ && by_dir_) {  // sizes per direction: its own sizes, stream and map
+        len = place_dir(op == IoOp::Trim ? 2 : op == IoOp::Write, k, off);
+      }
       s.start = s.offset = off;
       s.file = plan_.files[k];
       s.op = op;
@@ -297,6 +325,7 @@ struct Worker::LoopState {
     for (unsigned i = 0; i < q; ++i) slots_[reqs_[i].tag].t_issued = s.now;
     if (s.fresh && q == nreq_ && counting_) {
       out_.slat->record_n(s.now - s.t_prep, s.fresh);
+      if (islat_[0]) [[unlikely]] islat_[epoch_ & 1]->record_n(s.now - s.t_prep, s.fresh);
       // The batch's new requests are the last `fresh` of the q (retries
       // were queued before the refill).
       if (dir_lat_) [[unlikely]] record_dir_slat(s.now - s.t_prep, q - s.fresh, q);
@@ -329,15 +358,18 @@ void Worker::loop() noexcept {
   LoopState s(depth, std::min(job_.submit_batch_eff(), depth), std::min(job_.complete_batch_eff(), depth), plan_.quota,
               ctl_.anatomy ? &ctl_.anatomy->thread(plan_.index) : nullptr, now_ns());
   const double rate = job_.rate_per_thread();
-  if (rate > 0) s.pace.emplace(rate, s.now, deadline_);
+  // A Poisson pace draws its gaps from the thread's own seed, so a run
+  // repeats with its --seed as its offsets do.
+  if (rate > 0) s.pace.emplace(rate, s.now, deadline_, job_.rate_process, seed_ ^ 0x5eedull);
   if (job_.paced_by_direction()) {
     const unsigned writes = 100 - job_.rwmix_read - job_.rwmix_trim;
     dir_pace_.emplace(job_.rate_by_direction(),
-                      std::array<bool, 3>{job_.rwmix_read > 0, writes > 0, job_.rwmix_trim > 0}, s.now, deadline_);
+                      std::array<bool, 3>{job_.rwmix_read > 0, writes > 0, job_.rwmix_trim > 0}, s.now, deadline_,
+                      job_.rate_process, seed_ ^ 0x5eedull);
   }
   s.paced = s.pace || dir_pace_;
   if (job_.latency_target.count()) {
-    search_.emplace(depth, job_.latency_percentile);
+    search_.emplace(depth, job_.latency_percentile, job_.latency_run);
     search_cap_ = out_.latency_depth = search_->depth();
     cycle_start_ = s.now;
   }
@@ -379,6 +411,10 @@ void Worker::loop() noexcept {
     }
     if (search_) [[unlikely]] count_over_target(got, s.now);
     reap_batch(s, got);
+    if (floor_ && floor_->due(s.now) && floor_missed(s.now)) [[unlikely]] {  // --rate-min: this thread ends
+      close_window(s.now, s.inflight == 0);
+      s.stopping = true;
+    }
     if (search_ && search_step(s.now, s.inflight)) [[unlikely]] {
       close_window(s.now, s.inflight == 0);
       s.stopping = true;
@@ -441,20 +477,16 @@ Worker::Reaped Worker::reap_any(int got, Nanos now, uint64_t quota, AnatomyThrea
 // reloaded per completion otherwise.
 template <bool kTimed, bool kSplit, bool kDirs>
 Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* anat) noexcept {
+  Tally tl = tally();
   Runs lat_run, clat_run;
+  Moved m;
   [[maybe_unused]] DirRuns dirs;
   if constexpr (kDirs) dirs.take(out_);
   uint64_t at_submit = 0;
-  Histogram& lat = *out_.latency;
-  const auto record_lat = [&](uint64_t v, uint64_t n) {
-    lat.record_n(v, n);
-    if (ihist_[0]) ihist_[epoch_ & 1]->record_n(v, n);
-  };
-  const auto record_clat = [&](uint64_t v, uint64_t n) { out_.clat->record_n(v, n); };
   // How many more completions the window counts: the quota's rest, and none
   // outside the window.
   uint64_t countable = counting_ ? (quota > out_.ios ? quota - out_.ios : 0) : 0;
-  uint64_t reads = 0, writes = 0, rbytes = 0, wbytes = 0, bytes = 0;
+  uint64_t bytes = 0;
   const bool verify = tables_ != nullptr;
   // The programs may be off for a slice of the window (anatomy_slices.hpp):
   // an I/O is followed only when they were on from before its submission
@@ -487,13 +519,13 @@ Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* a
       bytes += moved;
       if (!countable) continue;
       --countable;
-      if (s.op == IoOp::Read) { ++reads; rbytes += moved; }
-      else { ++writes; wbytes += moved; }
+      if (s.op == IoOp::Read) { ++m.reads; m.rbytes += moved; }
+      else { ++m.writes; m.wbytes += moved; }
       if (traced) [[unlikely]] {
         if (dump_) out_.intervals.emplace_back(s.t_submit, now);
         if (anat && s.t_submit >= since) anat->reap(c.tag, s.t_submit, now, s.left != s.len || s.eagains);
       }
-      if constexpr (kTimed) lat_run.add(now - s.t_submit, record_lat);
+      if constexpr (kTimed) tl.add_lat(lat_run, now - s.t_submit);
       if constexpr (kDirs) dirs.add_lat(s.op == IoOp::Write, now - s.t_submit);
       // An I/O without t_issued is unsplit: counted once, at the end, as
       // lat's count less clat's (no work here per I/O).
@@ -504,7 +536,7 @@ Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* a
         if (s.t_issued == now) [[unlikely]]
           ++at_submit;
         else if (s.t_issued) [[likely]] {
-          clat_run.add(now - s.t_issued, record_clat);
+          tl.add_clat(clat_run, now - s.t_issued);
           if constexpr (kDirs) dirs.add_clat(s.op == IoOp::Write, now - s.t_issued);
         }
       }
@@ -513,16 +545,10 @@ Worker::Reaped Worker::reap(int got, Nanos now, uint64_t quota, AnatomyThread* a
       free[nfree++] = c.tag;
     }
   }
-  if (lat_run.n) record_lat(lat_run.value, lat_run.n);
-  if (clat_run.n) record_clat(clat_run.value, clat_run.n);
+  tl.finish(out_, lat_run, clat_run, m);
   if constexpr (kDirs) dirs.flush();
   out_.clat_at_submit += at_submit;
   nfree_ = nfree;
-  out_.ios += reads + writes;
-  out_.reads += reads;
-  out_.writes += writes;
-  out_.bytes_read += rbytes;
-  out_.bytes_written += wbytes;
   return {nfree - nfree0, nfree - nfree0 - failed, bytes};
 }
 

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "common/errors.hpp"
+#include "common/units.hpp"
 #include "runner/worker.hpp"
 
 namespace ioacct {
@@ -125,6 +126,25 @@ const char* Worker::error_hint(int key, IoOp op) {
     case EBADF: return " (the target's descriptor is no longer valid)";
     default: return "";
   }
+}
+
+// --rate-min / --rate-iops-min: a cycle that fell under a floor ends this
+// thread, as fio ends the job, with the shortfall worded for a person (the
+// run then exits 1 after its results).
+bool Worker::floor_missed(Nanos now) {
+  const auto miss = floor_->check(now, {out_.reads, out_.writes, out_.trims},
+                                  {out_.bytes_read, out_.bytes_written, out_.bytes_trimmed});
+  if (!miss) return false;
+  constexpr const char* kDirs[] = {"reads", "writes", "trims"};
+  const double secs = static_cast<double>(miss->spent_ns) / 1e9;
+  out_.floor_missed =
+      miss->ios ? fmt::format("{} ran at {:.0f} I/Os per second over {:.2f} s, under --rate-iops-min {:.0f} "
+                              "(fio's rate_iops_min)",
+                              kDirs[miss->dir], miss->got, secs, miss->floor)
+                : fmt::format("{} moved {}/s over {:.2f} s, under --rate-min {}/s (fio's rate_min)", kDirs[miss->dir],
+                              format_size(static_cast<uint64_t>(miss->got)), secs,
+                              format_size(static_cast<uint64_t>(miss->floor)));
+  return true;
 }
 
 }  // namespace ioacct

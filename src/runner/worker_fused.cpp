@@ -67,7 +67,6 @@ void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64
   const uint32_t* files = plan_.files.data();
   OffsetGen* gens = gens_.data();
   Slot* const slots = slots_.data();
-  Histogram& lat = *out_.latency;
   for (;;) {
     const int ready = ring.submit_and_wait(wait_bound_);
     const Nanos t = now_ns();  // a local: the pass reads it per I/O, and `now` could alias what it writes
@@ -86,23 +85,19 @@ void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64
     // start of the pass that writes its SQE, as the batch path's runs from
     // the start of its prepare pass.
     uint64_t ios = 0, bytes = 0;
+    Tally tl = tally();
     Runs lat_run, clat_run;
-    const auto record_lat = [&](uint64_t v, uint64_t n) {
-      lat.record_n(v, n);
-      if (ihist_[0]) ihist_[epoch_ & 1]->record_n(v, n);
-    };
-    const auto record_clat = [&](uint64_t v, uint64_t n) { out_.clat->record_n(v, n); };
     ring.reap<!kMoves>([&](uint32_t tag, int32_t res, FusedRing::Sq& sq) {
       Slot& s = slots[tag];
       if (res == static_cast<int32_t>(s.left)) [[likely]] {
         ++ios;
         if constexpr (kMoves) bytes += s.len;
-        if constexpr (kTimed) lat_run.add(t - s.t_submit, record_lat);
+        if constexpr (kTimed) tl.add_lat(lat_run, t - s.t_submit);
         // Only the first batch after the batch path can carry t_issued:
         // every enter here waits, so its submissions have no end of their
         // own (unsplit, as the batch path's waiting enters).
         if constexpr (kSplit)
-          if (s.t_issued) [[unlikely]] clat_run.add(t - s.t_issued, record_clat);
+          if (s.t_issued) [[unlikely]] tl.add_clat(clat_run, t - s.t_issued);
       } else if (fused_retry(s, tag, res, sq)) [[unlikely]] {
         return;
       }
@@ -123,11 +118,7 @@ void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64
       if constexpr (kSplit) s.t_issued = 0;
       sq.refill<!kMoves>(read, file, off, s.buf, len, tag);
     }, submit_early_, each);
-    if (lat_run.n) record_lat(lat_run.value, lat_run.n);
-    if (clat_run.n) record_clat(clat_run.value, clat_run.n);
-    out_.ios += ios;
-    (read ? out_.reads : out_.writes) += ios;
-    (read ? out_.bytes_read : out_.bytes_written) += bytes;
+    tl.finish(out_, lat_run, clat_run, read ? Moved{ios, 0, bytes, 0} : Moved{0, ios, 0, bytes});
     completed += ios;
     bytes_all += bytes;
 

@@ -131,17 +131,19 @@ void Worker::setup() {
   if (dump_) out_.intervals.reserve(1 << 20);
   if (!rw_mixed(job_.rw)) fixed_op_ = op_for_next();
   sync_every_ = job_.fsync_every ? job_.fsync_every : job_.fdatasync_every;
-  mixed_ = sync_every_ || !fixed_op_ || !io_moves_data(*fixed_op_) || !job_.bs_split.empty();
+  mixed_ = sync_every_ || !fixed_op_ || !io_moves_data(*fixed_op_) || !job_.bs_split.empty() ||
+           job_.sized_by_direction();
   sync_op_ = job_.fsync_every ? IoOp::Fsync : IoOp::Fdatasync;
   if (acct_latency_) setup_latency();
 
   // The fused path takes the steady state of a plain run: only reads or
   // only writes, refilled as they are reaped (no lockstep batches, no
-  // --split-submit), unpaced, without a --latency-target's search, --verify or the test-only interval
+  // --split-submit), unpaced, without a --latency-target's search or a
+  // --rate-min's floor, --verify or the test-only interval
   // dump (nor the anatomy, which is attached after set-up: loop() checks
   // it). Everything else, and every run's edges, take the batch path.
   if (FusedRing* f = engine_->fused(); f && f->nop() == !moves_data_ && !tables_ && !dump_ && job_.rate_per_thread() == 0 &&
-                                       !job_.latency_target.count() &&
+                                       !job_.latency_target.count() && !job_.has_rate_floor() &&
                                        !sync_every_ && fixed_op_ && io_moves_data(*fixed_op_) && !job_.lockstep() &&
                                        !job_.split_submit)
     fused_ = f;
@@ -170,6 +172,11 @@ void Worker::setup_latency() {
     split_lat_ = true;
     out_.slat = std::make_shared<Histogram>();
     out_.clat = std::make_shared<Histogram>();
+    if (job_.interval_split && ihist_[0])
+      for (int e = 0; e < 2; ++e) {
+        islat_[e] = std::make_unique<Histogram>();
+        iclat_[e] = std::make_unique<Histogram>();
+      }
   }
   if (rw_mixed(job_.rw)) {
     dir_lat_ = true;
@@ -186,21 +193,52 @@ void Worker::setup_latency() {
 }
 
 // Where the requests go: each file's offsets, the op mix, and with
-// --bssplit the sizes' weights and, for random I/O, each file's random map.
+// --bssplit the sizes' weights and, for random I/O, each file's random map
+// (with --bs R,W each direction's: setup_direction_offsets).
 void Worker::setup_offsets() {
   for (size_t k = 0; k < plan_.files.size(); ++k) {
     const Target& t = targets_.list[plan_.files[k]];
     if (!job_.bs_split.empty() && rw_random(job_.rw)) maps_.emplace_back(t.range / job_.bs_align());
-    gens_.emplace_back(t.base, t.range, job_.bs_align(), rw_random(job_.rw),
+    // --blockalign: random offsets every `ba` bytes, each with a whole
+    // --bs after it before the range's end (fio's blockalign).
+    const uint64_t ba = job_.blockalign && rw_random(job_.rw) ? job_.blockalign : 0;
+    const uint64_t range = ba ? (t.range >= job_.bs ? ((t.range - job_.bs) / ba + 1) * ba : 0) : t.range;
+    gens_.emplace_back(t.base, range, ba ? ba : job_.bs_align(), rw_random(job_.rw),
                        seed_ + 0x9e3779b97f4a7c15ull * (plan_.index * 131 + k + 1), plan_.start_block[k],
                        plan_.stride[k], plan_.phase[k], job_.distribution);
   }
   mix_ = Rng(seed_ ^ (0x2545f4914f6cdd1dull * (plan_.index + 1)));
   split_unit_ = job_.bs_align();
+  if (job_.sized_by_direction()) setup_direction_offsets();
   uint64_t cum = 0;
   for (const BsShare& b : job_.bs_split) {
     split_cum_.push_back(cum += b.weight);
     split_size_.push_back(b.size);
+  }
+}
+
+// --bs R,W[,T]: each direction drawn gets its own offsets on its own size's
+// grid (starting at the thread's point of each file) and, random, its map.
+void Worker::setup_direction_offsets() {
+  by_dir_ = true;
+  const std::array<bool, 3> drawn = job_.directions();
+  for (int d = 0; d < 3; ++d) {
+    if (!drawn[d]) continue;
+    DirSizes& ds = dir_[d];
+    uint64_t cum = 0, unit = UINT64_MAX;
+    for (const BsShare& b : job_.sizes_of(d)) {
+      ds.cum.push_back(cum += b.weight);
+      ds.size.push_back(b.size);
+      unit = std::min<uint64_t>(unit, b.size);
+    }
+    ds.unit = unit;
+    for (size_t k = 0; k < plan_.files.size(); ++k) {
+      const Target& t = targets_.list[plan_.files[k]];
+      dir_gens_[d].emplace_back(t.base, t.range, unit, rw_random(job_.rw),
+                                seed_ + 0x9e3779b97f4a7c15ull * (plan_.index * 131 + k + 1) + 0x51ed27ull * (d + 1),
+                                plan_.start_block[k] * job_.bs_align() / unit, 1, 0, job_.distribution);
+      if (rw_random(job_.rw)) dir_maps_[d].emplace_back(t.range / unit);
+    }
   }
 }
 

@@ -44,6 +44,7 @@ bool Worker::search_step(Nanos now, unsigned inflight) noexcept {
   else
     return false;
   out_.latency_depth = d.depth();
+  if (job_.latency_run) out_.latency_found = d.found();  // the figures are the whole run's either way
   switch (step) {
     case DepthSearch::Step::Failed:
       fatal(fmt::format("--latency-target: I/Os at depth 1 took over {} ({} of {} in the window); no depth meets "

@@ -26,6 +26,7 @@ void Worker::open_window() {
   counting_ = true;
   window_start_ = measure_start_;
   out_.window_start_ns = measure_start_;
+  if (job_.has_rate_floor()) floor_.emplace(job_.rate_min_bw, job_.rate_min_iops, job_.rate_cycle.count(), measure_start_);
   if (!ctl_.window_opened.exchange(true) && job_.acct != AcctLevel::Off) {
     if (ctl_.sample_system) ctl_.sys_a = sample_system(ctl_.disks, ctl_.ring_fds, ctl_.any_sqpoll);
     read_busy(ctl_.busy_a);

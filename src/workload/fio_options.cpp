@@ -18,11 +18,6 @@ namespace ioacct {
 
 namespace {
 
-void set_bs(FioValues& v, const FioOption& o, uint64_t bs, FioSpec& j) {
-  if (bs == 0) v.bad(o, fmt::format("'{}': a block size of 0 is not one fio or ioacct can run", o.value));
-  else j.bs = bs;
-}
-
 bool has_percent(FioValues& v, const FioOption& o) {
   if (o.value.find('%') == std::string::npos) return false;
   v.bad(o, "a percentage of the file is not supported; give bytes");
@@ -64,53 +59,6 @@ void decode_rw(FioValues& v, const FioSetting& s, FioSpec& j) {
 
 void decode_rwmix(FioValues& v, const FioSetting& s, FioSpec& j) {
   if (const auto n = v.integer(*s.opt, 0, 100)) j.rwmix_read = s.inverted ? 100 - *n : *n;
-}
-
-void decode_bs(FioValues& v, const FioSetting& s, FioSpec& j) {
-  if (const auto n = v.sizes(*s.opt, "block sizes")) set_bs(v, *s.opt, *n, j);
-}
-
-// fio draws a size from MIN to MAX on MIN's grid, every one as likely.
-void decode_bsrange(FioValues& v, const FioSetting& s, FioSpec& j) {
-  const std::string& x = s.opt->value;
-  if (x.find(',') != std::string::npos)
-    return v.bad(*s.opt, fmt::format("'{}': ranges per direction (r,w) are not supported; give one range", x));
-  const size_t dash = x.find_first_of("-:");
-  const auto lo = dash == std::string::npos ? std::nullopt : fio_size(x.substr(0, dash), v.kb_base);
-  const auto hi = dash == std::string::npos ? std::nullopt : fio_size(x.substr(dash + 1), v.kb_base);
-  if (!lo || !hi || *lo > *hi) return v.bad(*s.opt, fmt::format("cannot read '{}' as MIN-MAX", x));
-  if (*lo == *hi || *lo == 0) return set_bs(v, *s.opt, *lo, j);
-  if (*hi / *lo > 4096) return v.bad(*s.opt, fmt::format("'{}': more than 4096 sizes from MIN to MAX", x));
-  j.bs_split.clear();
-  for (uint64_t size = *lo; size <= *hi; size += *lo) j.bs_split.push_back({static_cast<uint32_t>(size), 1});
-}
-
-// fio's SIZE/PERCENT:... list; a size with no percent shares what is left.
-void decode_bssplit(FioValues& v, const FioSetting& s, FioSpec& j) {
-  const std::string& x = s.opt->value;
-  if (x.find(',') != std::string::npos)
-    return v.bad(*s.opt, fmt::format("'{}': splits per direction (r,w) are not supported; give one list", x));
-  std::string bytes;  // the list with fio's sizes in bytes, as --bssplit reads it
-  for (size_t at = 0; at <= x.size();) {
-    const size_t end = std::min(x.find(':', at), x.size());
-    const std::string item = x.substr(at, end - at);
-    const size_t slash = item.find('/');
-    const auto size = fio_size(item.substr(0, slash), v.kb_base);
-    if (!size) return v.bad(*s.opt, fmt::format("cannot read '{}' as SIZE/PERCENT", item));
-    if (*size == 0) return set_bs(v, *s.opt, 0, j);  // the error every zero size gets
-    bytes += fmt::format("{}{}{}", bytes.empty() ? "" : ":", *size, slash == std::string::npos ? "" : item.substr(slash));
-    at = end + 1;
-  }
-  try {
-    auto split = parse_bssplit("bssplit", bytes);
-    if (split.size() == 1) return set_bs(v, *s.opt, split.front().size, j);
-    uint64_t sum = 0;
-    for (const BsShare& b : split) sum += b.weight;
-    if (sum != 100) return v.bad(*s.opt, fmt::format("'{}': the percentages add up to {}, not 100", x, sum));
-    j.bs_split = std::move(split);
-  } catch (const UsageError& e) {
-    v.bad(*s.opt, std::string(e.what()).substr(std::string_view("bssplit: ").size()));
-  }
 }
 
 void decode_iodepth(FioValues& v, const FioSetting& s, FioSpec& j) { j.iodepth = v.integer(*s.opt, 1, 65536); }
@@ -254,41 +202,6 @@ void decode_stonewall(FioValues& v, const FioSetting& s, FioSpec& j) {
   j.stonewall = v.boolean(*s.opt).value_or(false);
 }
 
-void decode_rate_iops(FioValues& v, const FioSetting& s, FioSpec& j) {
-  j.rate_iops = v.integers_each(*s.opt, 0, 1'000'000'000);
-}
-
-void decode_rate(FioValues& v, const FioSetting& s, FioSpec& j) {
-  j.rate = v.sizes_each(*s.opt);
-}
-
-// latency_target and latency_window: a time, in microseconds without a unit.
-std::optional<uint64_t> micros_or_time(FioValues& v, const FioOption& o) {
-  const bool bare = !o.value.empty() && o.value.find_first_not_of("0123456789") == std::string::npos;
-  if (!bare) return v.time_of(o);
-  const auto us = v.integer(o, 0, UINT64_MAX / 1000);
-  return us ? std::optional<uint64_t>(*us * 1000) : std::nullopt;
-}
-
-void decode_latency_target(FioValues& v, const FioSetting& s, FioSpec& j) {
-  j.latency_target_ns = micros_or_time(v, *s.opt);
-}
-
-void decode_latency_window(FioValues& v, const FioSetting& s, FioSpec& j) {
-  j.latency_window_ns = micros_or_time(v, *s.opt);
-}
-
-void decode_latency_percentile(FioValues& v, const FioSetting& s, FioSpec& j) {
-  j.latency_percentile = percentile_of(s.opt->value);
-  if (!j.latency_percentile) v.bad(*s.opt, fmt::format("'{}' is not a percentage above 0, at most 100", s.opt->value));
-}
-
-void decode_latency_run(FioValues& v, const FioSetting& s, FioSpec&) {
-  if (v.boolean(*s.opt).value_or(false))
-    v.bad(*s.opt, "1 (keep adjusting the depth for the whole run) is not mapped; ioacct ends the job at the depth "
-                  "found, as fio's default latency_run=0 does");
-}
-
 void decode_distribution(FioValues& v, const FioSetting& s, FioSpec& j) {
   try {
     const Distribution d = parse_distribution("random_distribution", s.opt->value);
@@ -343,6 +256,14 @@ void decode_hipri(FioValues& v, const FioSetting& s, FioSpec& j) {
   if (v.boolean(*s.opt).value_or(false)) j.hipri_at = s.opt;
 }
 
+// Read in fio_words(): pvsync2's option, meaningful with hipri=1.
+void decode_hipri_percentage(FioValues& v, const FioSetting& s, FioSpec& j) {
+  if (const auto n = v.integer(*s.opt, 0, 100)) {
+    j.hipri_pct = *n;
+    j.hipri_pct_at = s.opt;
+  }
+}
+
 void decode_nowait(FioValues& v, const FioSetting& s, FioSpec& j) {
   if (v.boolean(*s.opt).value_or(false)) j.nowait_at = s.opt;
 }
@@ -360,7 +281,7 @@ namespace {
 // The rows are data at namespace scope, not a function's body: read only
 // at run time (the mapper, the docs generator), after static initialisation.
 // Building them allocates; that failing at start-up ends the process either way.
-const std::vector<FioOptionRow> kRows = {  // NOLINT(cert-err58-cpp)
+const std::vector<FioOptionRow> kRowsBeforePace = {  // NOLINT(cert-err58-cpp)
   {{{"kb_base"}},
    "how sizes read: `1024` (fio's default), `k` = 1024 and `ki` = 1000 (fio's \"compatibility mode\"); `1000`: "
    "the other way round",
@@ -374,21 +295,10 @@ const std::vector<FioOptionRow> kRows = {  // NOLINT(cert-err58-cpp)
    "only)",
    decode_rw},
   {{{"rwmixread"}, {"rwmixwrite", true}}, "`--rwmix-read` (`rwmixwrite=N` is `100-N` reads)", "", decode_rwmix},
-  {{{"bs"}, {"blocksize"}},
-   "`--bs`",
-   "one size; different sizes for reads, writes and trims (`4k,8k`) are an error; the same size repeated "
-   "(`4k,4k`) is fine",
-   decode_bs},
-  {{{"bsrange"}, {"blocksize_range"}},
-   "`--bssplit` with every multiple of MIN up to MAX as likely (fio's draw); `--bs` when both ends are equal",
-   "one range for every direction: ranges per direction (`4k-8k,16k-32k`) are an error",
-   decode_bsrange},
-  {{{"bssplit"}},
-   "`--bssplit`, the sizes in bytes and the percentages as given (a size without one shares what is left); "
-   "`--bs` when it is one size (`4k` or `4k/100`)",
-   "one list for every direction: lists per direction (`4k/50:8k/50,16k/100`) are an error; the percentages add "
-   "up to 100",
-   decode_bssplit},
+};
+
+// After the sizes' rows (fio_size_rows.cpp), in docs/fio.md's order.
+const std::vector<FioOptionRow> kRowsAfterSizes = {  // NOLINT(cert-err58-cpp)
   {{{"iodepth"}},
    "the job's depth per thread: `--iodepth` = `iodepth` × `numjobs` (ioacct's depth is over all of a job's "
    "threads), for io_uring and libaio jobs",
@@ -476,8 +386,10 @@ const std::vector<FioOptionRow> kRows = {  // NOLINT(cert-err58-cpp)
    "as `write_bw_log`",
    decode_log<&FioLogs::iops>},
   {{{"write_lat_log"}},
-   "after the run, `PREFIX_lat.1.log`: `msec, mean lat (ns), direction, 0, 0` per interval",
-   "as `write_bw_log`; fio writes `_clat` and `_slat` logs beside it, ioacct the `_lat` one only",
+   "after the run, `PREFIX_lat.1.log`, `PREFIX_clat.1.log` and `PREFIX_slat.1.log`: `msec, mean (ns), direction, 0, "
+   "0` per interval, as fio's; the job submits and reaps in separate calls (`--split-submit`), as fio does, so "
+   "that every I/O has a slat and a clat",
+   "as `write_bw_log`; the psync family (no slat) writes the `_lat` log only",
    decode_log<&FioLogs::lat>},
   {{{"log_avg_msec"}},
    "the run's `--log-interval` (the time series' interval, which the logs average over)",
@@ -488,20 +400,10 @@ const std::vector<FioOptionRow> kRows = {  // NOLINT(cert-err58-cpp)
    "`--stonewall`: the job starts when every job before it has ended",
    "",
    decode_stonewall},
-  {{{"rate_iops"}},
-   "`--rate-iops`, per thread (as fio's is per clone)",
-   "`r,w,t` as fio's: with a mixed `rw`, `--rate-iops R,W,T` (each direction on its own pace, as fio's "
-   "`rate_ddir`); otherwise the job's direction's value",
-   decode_rate_iops},
-  {{{"rate"}}, "`--rate` (bytes per second, fio's units), per thread", "as `rate_iops`", decode_rate},
-  {{{"latency_target"}},
-   "`--latency-target` (microseconds without a unit, as fio's): fio's search for the highest depth that meets it",
-   "one thread (`numjobs=1`), one job per file, time-based",
-   decode_latency_target},
-  {{{"latency_window"}}, "`--latency-window` (microseconds without a unit)", "", decode_latency_window},
-  {{{"latency_percentile"}}, "`--latency-percentile`", "", decode_latency_percentile},
-  {{{"latency_run"}}, "`0`: ioacct's search (it ends the job at the depth found)", "`1` is an error",
-   decode_latency_run},
+};
+
+// After the pace's rows (fio_pace_rows.cpp), in docs/fio.md's order.
+const std::vector<FioOptionRow> kRowsAfterPace = {  // NOLINT(cert-err58-cpp)
   {{{"random_distribution"}},
    "`--random-distribution`: `random`, `zipf:θ`, `pareto:h`, `normal:σ` (`gauss:σ`), `zoned:A/R:…`, "
    "`zoned_abs:A/SIZE:…`",
@@ -533,8 +435,12 @@ const std::vector<FioOptionRow> kRows = {  // NOLINT(cert-err58-cpp)
   {{{"sqthread_poll_cpu"}}, "`--sq-cpu`", "needs `sqthread_poll=1`", decode_sq_cpu},
   {{{"hipri"}},
    "`--iopoll` (io_uring); `--hipri` (pvsync2: `RWF_HIPRI` on each call)",
-   "other engines: an error (`hipri_percentage` is not mapped)",
+   "other engines: an error",
    decode_hipri},
+  {{{"hipri_percentage"}},
+   "`--hipri-percentage` (pvsync2 with `hipri=1`: the share of calls that carry `RWF_HIPRI`, drawn per call)",
+   "other engines: an error (fio's option of pvsync2); without `hipri=1` accepted, no effect",
+   decode_hipri_percentage},
   {{{"nowait"}}, "`--nowait` (`RWF_NOWAIT`: io_uring, libaio, pvsync2)", "other engines: an error", decode_nowait},
   {{{"fixedbufs"}}, "`--fixed-bufs`", "io_uring only", uring_flag<kFlagFixedBufs>},
   {{{"registerfiles"}}, "`--fixed-files`", "io_uring only", uring_flag<kFlagFixedFiles>},
@@ -572,7 +478,19 @@ const std::vector<FioOptionRow> kRows = {  // NOLINT(cert-err58-cpp)
 
 }  // namespace
 
-const std::vector<FioOptionRow>& fio_options() { return kRows; }
+const std::vector<FioOptionRow>& fio_options() {
+  static const std::vector<FioOptionRow> rows = [] {
+    std::vector<FioOptionRow> all = kRowsBeforePace;
+    const std::vector<FioOptionRow> sizes = fio_size_rows();
+    all.insert(all.end(), sizes.begin(), sizes.end());
+    all.insert(all.end(), kRowsAfterSizes.begin(), kRowsAfterSizes.end());
+    const std::vector<FioOptionRow> pace = fio_pace_rows();
+    all.insert(all.end(), pace.begin(), pace.end());
+    all.insert(all.end(), kRowsAfterPace.begin(), kRowsAfterPace.end());
+    return all;
+  }();
+  return rows;
+}
 
 const FioOptionRow* fio_option(std::string_view name, bool& inverted) {
   for (const FioOptionRow& r : fio_options())

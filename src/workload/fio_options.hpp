@@ -74,6 +74,10 @@ struct FioSpec {
   std::optional<uint64_t> rwmix_read;
   uint64_t bs = 4096;
   std::vector<BsShare> bs_split;  // bssplit or bsrange with several sizes (bs is then unused)
+  std::array<uint64_t, 3> bs_dir{};  // bs=r,w,t with different sizes (each set); all 0: bs
+  std::array<std::vector<BsShare>, 3> bs_split_dir;  // bssplit=r,w,t with different lists; all empty: none
+  uint64_t blockalign = 0;                   // blockalign=, one for every direction; 0: none
+  const FioOption* blockalign_at = nullptr;  // where it was set
   uint64_t numjobs = 1;
   std::string engine = "psync";  // ioacct's name: uring, libaio, psync, sync, pvsync, pvsync2
   std::optional<uint64_t> iodepth;
@@ -93,9 +97,13 @@ struct FioSpec {
   uint64_t startdelay_ns = 0;
   bool stonewall = false;
   std::optional<std::array<uint64_t, 3>> rate_iops, rate;  // reads, writes, trims; 0 = unpaced
+  std::optional<std::array<uint64_t, 3>> rate_iops_min, rate_min;  // floors, the same way; 0 = none
+  std::optional<uint64_t> rate_cycle_ms;
+  bool poisson = false;  // rate_process=poisson
   std::string distribution;  // ioacct's spelling; "" for uniform
   std::optional<uint64_t> latency_target_ns, latency_window_ns;  // fio's default unit: µs
   std::optional<double> latency_percentile;
+  bool latency_run = false;
   bool fresh_seed = false;   // randrepeat=0
   const FioOption* norandommap_at = nullptr;  // where norandommap was set
   bool norandommap = false;                   // and to what
@@ -108,6 +116,8 @@ struct FioSpec {
   const FioOption* sq_cpu_at = nullptr;
   bool vectored = false;  // nonvectored=0
   const FioOption* hipri_at = nullptr;   // hipri=1: io_uring's --iopoll, pvsync2's --hipri
+  uint64_t hipri_pct = 100;                  // hipri_percentage (pvsync2)
+  const FioOption* hipri_pct_at = nullptr;  // where it was set
   const FioOption* nowait_at = nullptr;  // nowait=1: --nowait (io_uring, pvsync2)
   const FioOption* gtod_reduce_at = nullptr;  // set, and true
   const FioOption* verify_at = nullptr;       // a check type (not verify=null)
@@ -143,6 +153,11 @@ struct FioOptionRow {
 // Every option ioacct accepts, in the order a job's options are decoded
 // (kb_base first: it changes how sizes read) and the docs list them.
 const std::vector<FioOptionRow>& fio_options();
+// The parts of fio_options() kept with their decoders in files of their
+// own: the block sizes (bs, bsrange, bssplit: fio_size_rows.cpp) and the
+// pace (rate*, latency_*: fio_pace_rows.cpp).
+std::vector<FioOptionRow> fio_size_rows();
+std::vector<FioOptionRow> fio_pace_rows();
 
 // The row that `name` (lower case) belongs to, or null; `inverted` says
 // whether this name means the opposite of the row's main one.

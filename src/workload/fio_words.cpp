@@ -22,18 +22,47 @@ struct Words {
 
 bool mixed(const FioSpec& s) { return s.rw == "rw" || s.rw == "randrw"; }
 
+// A job of one direction: 0 reads, 1 writes, 2 trims.
+size_t direction(const FioSpec& s) {
+  return s.rw.find("read") != std::string::npos ? 0 : s.rw.find("write") != std::string::npos ? 1 : 2;
+}
+
+// Bytes per I/O on average: with sizes per direction, by the mix.
+double mean_size(const FioSpec& s) {
+  const auto of = [&](size_t d) {
+    return s.bs_split_dir[0].empty() ? static_cast<double>(s.bs_dir[d]) : mean_bs(0, s.bs_split_dir[d]);
+  };
+  if ((!s.bs_dir[0] && s.bs_split_dir[0].empty()) || !s.bs_split.empty()) return mean_bs(s.bs, s.bs_split);
+  if (!mixed(s)) return of(direction(s));
+  const double reads = static_cast<double>(s.rwmix_read.value_or(50)) / 100;
+  return reads * of(0) + (1 - reads) * of(1);
+}
+
 // What it does: the direction, the block size, the threads, the engine and
 // its depth.
 void put_what(Words& put, const FioSpec& s, FioValues& v) {
   put("--rw", s.rw);
   if (s.rwmix_read) put("--rwmix-read", std::to_string(*s.rwmix_read));
-  if (s.bs_split.empty()) put("--bs", std::to_string(s.bs));
-  else put("--bssplit", bssplit_text(s.bs_split));
+  if (!s.bs_split_dir[0].empty() && mixed(s))
+    put("--bssplit", fmt::format("{},{},{}", bssplit_text(s.bs_split_dir[0]), bssplit_text(s.bs_split_dir[1]),
+                                 bssplit_text(s.bs_split_dir[2])));
+  else if (const auto& own = s.bs_split_dir[direction(s)]; !s.bs_split_dir[0].empty())
+    own.size() == 1 ? put("--bs", std::to_string(own.front().size)) : put("--bssplit", bssplit_text(own));
+  else if (!s.bs_split.empty()) put("--bssplit", bssplit_text(s.bs_split));  // fio's bssplit overrides bs
+  else if (s.bs_dir[0] && mixed(s)) put("--bs", fmt::format("{},{},{}", s.bs_dir[0], s.bs_dir[1], s.bs_dir[2]));
+  else if (s.bs_dir[0]) put("--bs", std::to_string(s.bs_dir[direction(s)]));
+  else put("--bs", std::to_string(s.bs));
   // ioacct's random I/O keeps fio's random map with mixed sizes, and only then.
-  if (s.norandommap_at && s.bs_split.empty() && !s.norandommap)
+  const bool sizes = !s.bs_split.empty() || ((s.bs_dir[0] || !s.bs_split_dir[0].empty()) && mixed(s));  // mixed sizes
+  if (s.blockalign_at) {
+    if (sizes) v.bad(*s.blockalign_at, "with mixed sizes: ioacct keeps fio's random map for them, which fio turns off "
+                                       "for blockalign; give one bs");
+    else put("--blockalign", std::to_string(s.blockalign));
+  }
+  if (s.norandommap_at && !sizes && !s.norandommap)
     v.bad(*s.norandommap_at, "0: ioacct keeps no random map for one block size (it draws every offset afresh, as "
                              "fio does with norandommap=1)");
-  if (s.norandommap_at && !s.bs_split.empty() && s.norandommap && s.rw.starts_with("rand"))
+  if (s.norandommap_at && sizes && s.norandommap && s.rw.starts_with("rand"))
     v.bad(*s.norandommap_at, "1 with mixed sizes: ioacct's random I/O of several sizes keeps fio's random map (each "
                              "block once per pass, an I/O cut short at a visited block); leave norandommap out");
   put("--threads", std::to_string(s.numjobs));
@@ -102,7 +131,7 @@ void put_when(Words& put, const FioSpec& s, FioValues& v, const std::vector<std:
     const std::optional<uint64_t> pass = s.io_size ? s.io_size : s.size;
     if (pass) {
       // A pass ends when its bytes are done: with mixed sizes, at the mean size.
-      const double per_io = mean_bs(s.bs, s.bs_split);
+      const double per_io = mean_size(s);
       const uint64_t ios = std::max<uint64_t>(1, static_cast<uint64_t>(static_cast<double>(*pass) / per_io)) * s.loops;
       put("--ios", std::to_string(s.numjobs * std::min(ios, s.number_ios.value_or(ios))));
     } else if (!files.empty()) {
@@ -126,19 +155,27 @@ void put_rate(Words& put, const FioSpec& s, const char* flag, const std::array<u
     put(flag, fmt::format("{},{},{}", field(r[0]), field(r[1]), field(r[2])));
     return;
   }
-  const size_t d = s.rw.find("read") != std::string::npos ? 0 : s.rw.find("write") != std::string::npos ? 1 : 2;
-  if (r[d]) put(flag, std::to_string(r[d]));
+  if (const uint64_t x = r[direction(s)]) put(flag, std::to_string(x));
 }
 
 // How fast, where on the target: the pace, the distribution, the seed, the syncs.
 void put_pace(Words& put, const FioSpec& s, uint64_t fresh_seed) {
+  const size_t before = put.w.size();
   if (s.rate_iops) put_rate(put, s, "--rate-iops", *s.rate_iops);
   if (s.rate) put_rate(put, s, "--rate", *s.rate);
+  // fio ignores rate_process on a job its rates leave unpaced; ioacct
+  // would refuse it, so it goes only with a pace.
+  if (s.poisson && put.w.size() > before) put("--rate-process", "poisson");
+  const size_t floors = put.w.size();
+  if (s.rate_iops_min) put_rate(put, s, "--rate-iops-min", *s.rate_iops_min);
+  if (s.rate_min) put_rate(put, s, "--rate-min", *s.rate_min);
+  if (s.rate_cycle_ms && put.w.size() > floors) put("--rate-cycle", fmt::format("{}ms", *s.rate_cycle_ms));
   if (s.latency_target_ns && *s.latency_target_ns) {
     put("--latency-target", fmt::format("{}ns", *s.latency_target_ns));
     // fio's latency_window defaults to 0: the depth is judged at every check.
     put("--latency-window", fmt::format("{}ns", s.latency_window_ns.value_or(0)));
     if (s.latency_percentile) put("--latency-percentile", fmt::format("{}", *s.latency_percentile));
+    if (s.latency_run) put("--latency-run");
   }
   if (!s.distribution.empty()) put("--random-distribution", s.distribution);
   if (s.fresh_seed && !s.seed_given) put("--seed", std::to_string(fresh_seed));
@@ -162,6 +199,10 @@ void put_modes(Words& put, const FioSpec& s, FioValues& v) {
     if (s.engine == "uring") put("--iopoll");
     else if (s.engine == "pvsync2") put("--hipri");
     else v.bad(*s.hipri_at, "is an io_uring and pvsync2 option; this job's ioengine is neither");
+  }
+  if (s.hipri_pct_at) {
+    if (s.engine != "pvsync2") v.bad(*s.hipri_pct_at, "is a pvsync2 option; this job's ioengine is not pvsync2");
+    else if (s.hipri_at && s.hipri_pct != 100) put("--hipri-percentage", std::to_string(s.hipri_pct));
   }
   if (s.nowait_at) {
     if (s.engine == "uring" || s.engine == "libaio" || s.engine == "pvsync2") put("--nowait");

@@ -67,20 +67,89 @@ std::array<double, 3> JobSpec::rate_by_direction() const {
   std::array<double, 3> r{};
   for (int d = 0; d < 3; ++d)
     r[d] = rate_iops_dir[d] ? static_cast<double>(rate_iops_dir[d])
-                            : static_cast<double>(rate_bw_dir[d]) / bs_mean();
+                            : static_cast<double>(rate_bw_dir[d]) /
+                                  (sized_by_direction() ? mean_bs(0, sizes_of(d)) : bs_mean());
   return r;
 }
 
 uint64_t JobSpec::bs_align() const {
   uint64_t a = bs;
   for (const BsShare& s : bs_split) a = std::min<uint64_t>(a, s.size);
+  const std::array<bool, 3> dirs = directions();
+  if (sized_by_direction())
+    for (int d = 0; d < 3; ++d)
+      if (dirs[d])
+        for (const BsShare& b : sizes_of(d)) a = std::min<uint64_t>(a, b.size);
   return a;
 }
 
-double JobSpec::bs_mean() const { return mean_bs(bs, bs_split); }
+std::vector<BsShare> JobSpec::sizes_of(int d) const {
+  if (!bs_split_dir[0].empty()) return bs_split_dir[static_cast<size_t>(d)];
+  return {{static_cast<uint32_t>(bs_dir[static_cast<size_t>(d)]), 1}};
+}
+
+double JobSpec::bs_mean() const {
+  if (!sized_by_direction()) return mean_bs(bs, bs_split);
+  const std::array<double, 3> share = {static_cast<double>(rwmix_read),
+                                       static_cast<double>(100 - rwmix_read - rwmix_trim),
+                                       static_cast<double>(rwmix_trim)};
+  double sum = 0;
+  for (int d = 0; d < 3; ++d) sum += share[d] * mean_bs(0, sizes_of(d));
+  return sum / 100;
+}
+
+std::array<bool, 3> JobSpec::directions() const {
+  switch (rw) {
+    case RwMode::RandRead:
+    case RwMode::Read: return {true, false, false};
+    case RwMode::RandWrite:
+    case RwMode::Write: return {false, true, false};
+    case RwMode::Trim:
+    case RwMode::RandTrim: return {false, false, true};
+    case RwMode::RandRw:
+    case RwMode::ReadWrite: break;
+  }
+  return {rwmix_read > 0, rwmix_read + rwmix_trim < 100, rwmix_trim > 0};
+}
 
 
 namespace {
+
+// --bs R,W[,T] or --bssplit R,W[,T]: sizes per direction where reads and
+// writes mix, each as one --bs is checked.
+void validate_direction_sizes(const JobSpec& job) {
+  if (!job.sized_by_direction()) return;
+  const char* flag = job.bs_split_dir[0].empty() ? "--bs" : "--bssplit";
+  if (!rw_mixed(job.rw))
+    throw UsageError(fmt::format("{}: sizes per direction (R,W,T) are for the mixes (--rw randrw or rw), not --rw {}; "
+                                 "give one {}", flag, rw_name(job.rw), job.bs_split_dir[0].empty() ? "size" : "list"));
+  if (!job.bs_split.empty()) throw UsageError("--bssplit: cannot be combined with --bs (a size of one share is a --bs)");
+  for (int d = 0; d < 3; ++d)
+    for (const BsShare& share : job.sizes_of(d)) {
+      const uint64_t b = share.size;
+      if (b == 0) throw UsageError(fmt::format("{}: a size must be at least 1 byte (try 4k)", flag));
+      if (b > (1ull << 30))
+        throw UsageError(fmt::format("{}: {} bytes is more than the 1 GiB one I/O can carry", flag, b));
+      if (job.direct && b % 512 != 0)
+        throw UsageError(fmt::format("{}: {} bytes is not a multiple of 512, which O_DIRECT needs "
+                                     "(use --buffered, or a multiple of the device's block size)", flag, b));
+    }
+}
+
+// --blockalign: one size's random offsets on another boundary. fio turns
+// its random map off for it; ioacct keeps one only for mixed sizes, so it
+// goes with one size, and with --verify only as --bs's own boundary.
+void validate_blockalign(const JobSpec& job) {
+  if (!job.blockalign) return;
+  if (!job.bs_split.empty() || job.sized_by_direction())
+    throw UsageError("--blockalign: takes one size (--bs); mixed sizes keep fio's random map on their smallest size's "
+                     "grid");
+  if (job.direct && job.blockalign % 512 != 0)
+    throw UsageError(fmt::format("--blockalign: {} bytes is not a multiple of 512, which O_DIRECT needs (use "
+                                 "--buffered, or a multiple of the device's block size)", job.blockalign));
+  if (job.verify && job.blockalign != job.bs)
+    throw UsageError("--blockalign: --verify checks blocks of --bs on --bs's boundaries; leave --blockalign out");
+}
 
 // The block size, the threads and the depth they share, the batches.
 void validate_sizes_and_depth(const JobSpec& job) {
@@ -96,6 +165,8 @@ void validate_sizes_and_depth(const JobSpec& job) {
       throw UsageError(fmt::format("--bssplit: {} bytes is not a multiple of 512, which O_DIRECT needs "
                                    "(use --buffered, or multiples of the device's block size)",
                                    s.size));
+  validate_direction_sizes(job);
+  validate_blockalign(job);
   if (job.threads == 0 || job.threads > 1024)
     throw UsageError(fmt::format("--threads: {} is out of range (1 to 1024)", job.threads));
   if (job.iodepth == 0 || job.iodepth > kMaxDepth)
@@ -298,6 +369,8 @@ void validate_verify(JobSpec& job) {
     throw UsageError("--verify: the nop engine writes nothing to check");
   if (job.verify && !job.bs_split.empty())
     throw UsageError("--verify: checks blocks of one size; it cannot be combined with --bssplit (give --bs)");
+  if (job.verify && job.sized_by_direction())
+    throw UsageError("--verify: checks blocks of one size; give one --bs, not sizes per direction");
   if (job.verify && (job.bs % 512 || job.bs > (64u << 20)))
     throw UsageError(fmt::format("--bs: {} bytes with --verify must be a multiple of 512 (a checked "
                                  "block is made of 512-byte sectors) and at most 64 MiB", job.bs));

@@ -12,6 +12,7 @@
 
 #include "common/distribution.hpp"
 #include "engine/options.hpp"
+#include "workload/pace.hpp"
 
 namespace ioacct {
 
@@ -68,6 +69,15 @@ struct JobSpec {
   bool split_submit = false;     // submit and wait in separate io_uring_enter calls: slat for every batch
   uint64_t bs = 4096;            // with bs_split: the largest size (each slot's buffer holds one)
   std::vector<BsShare> bs_split;  // --bssplit: each I/O's size drawn from these (empty: every I/O is bs)
+  // --bs R,W[,T] (fio's bs=r,w,t), a mixed --rw: reads', writes' and trims'
+  // sizes, each set (bs is then the largest); all 0: every I/O is bs.
+  std::array<uint64_t, 3> bs_dir{};
+  // --bssplit R,W[,T] (fio's bssplit=r,w,t), a mixed --rw: each direction's
+  // own sizes by weight (bs is then the largest); all empty: none.
+  std::array<std::vector<BsShare>, 3> bs_split_dir;
+  // --blockalign (fio's blockalign): random offsets on this boundary instead
+  // of bs's (a 4k read on 64k boundaries, a 64k one on 4k); 0: bs.
+  uint64_t blockalign = 0;
   unsigned iodepth = 32;       // total across threads; each gets an equal share
   // Batching. Neither given: refill as reaped (every free slot refilled at
   // once, wait for one completion, reap all that are there), so depth N is
@@ -100,11 +110,19 @@ struct JobSpec {
   // only: reads, writes and trims each on a pace of their own, per thread;
   // 0 leaves that direction unpaced. Set, they replace rate_iops / rate_bw.
   std::array<uint64_t, 3> rate_iops_dir{}, rate_bw_dir{};
+  RateProcess rate_process = RateProcess::Linear;  // --rate-process: how a pace spaces its I/Os
+  // --rate-min / --rate-iops-min (fio's rate_min, rate_iops_min): each
+  // direction's floor per thread (reads, writes, trims; 0: none), held over
+  // each --rate-cycle (fio's rate_cycle) of the window; a thread that falls
+  // under one ends, and the run with it exits 1 (workload/pace.hpp's RateFloor).
+  std::array<uint64_t, 3> rate_min_bw{}, rate_min_iops{};
+  std::chrono::nanoseconds rate_cycle{1'000'000'000};
   // --latency-target: find the highest depth (up to the thread's) whose I/Os
   // meet it, fio's latency_target search (runner/depth_search.hpp); 0: off.
   std::chrono::nanoseconds latency_target{0};
   std::chrono::nanoseconds latency_window{1'000'000'000};  // how long each depth is tried
   double latency_percentile = 100.0;  // the share of a window's I/Os that must meet the target
+  bool latency_run = false;           // --latency-run: keep adjusting the depth for the whole run (fio's latency_run=1)
   uint64_t seed = 0;
   bool seed_given = false;
   uint64_t max_errors = 0;
@@ -118,6 +136,7 @@ struct JobSpec {
   SyncOptions sync;                     // the psync family: its syscall (--engine sync ...), --hipri, --nowait
   AcctLevel acct = AcctLevel::Latency;  // the default level: chosen here only
   std::chrono::nanoseconds log_interval{1'000'000'000};  // the time series' interval; 0: none
+  bool interval_split = false;          // ... and each interval's slat and clat (fio's write_lat_log: _slat, _clat)
   std::string dump_intervals;           // test-only: write every counted I/O's (submit, reap) stamps here
   bool sq_shared = false;               // all threads' rings share one SQ thread
   bool anatomy = false;                 // --anatomy: each I/O split into stages at the kernel's tracepoints
@@ -136,10 +155,17 @@ struct JobSpec {
   // writes, trims; 0 = unpaced), else all 0.
   bool paced_by_direction() const;
   std::array<double, 3> rate_by_direction() const;
+  bool has_rate_floor() const { return rate_min_bw != std::array<uint64_t, 3>{} || rate_min_iops != std::array<uint64_t, 3>{}; }
+  bool sized_by_direction() const { return bs_dir != std::array<uint64_t, 3>{} || !bs_split_dir[0].empty(); }
+  // With sizes per direction, direction d's sizes by weight (--bs R,W's
+  // one, or --bssplit R,W's list).
+  std::vector<BsShare> sizes_of(int d) const;
   // The grid offsets are drawn on: the smallest size of a --bssplit (fio's
-  // default blockalign), else bs.
+  // default blockalign) or of the directions the mix draws, else bs.
   uint64_t bs_align() const;
-  double bs_mean() const;  // bytes per I/O on average
+  double bs_mean() const;  // bytes per I/O on average (by the mix's shares, sized by direction)
+  // The directions the job issues: reads, writes, trims.
+  std::array<bool, 3> directions() const;
 };
 
 // Bytes per I/O on average: bs, or the split's sizes by their weights.

@@ -31,9 +31,11 @@
 namespace ioacct {
 namespace {
 
-// The first I/O size of the job (bs, or each of --bssplit's) that is not a
+// The first I/O size of the job (bs, each direction's, or each of --bssplit's) that is not a
 // multiple of `align`; 0 when all are.
 uint64_t misaligned_size(const JobSpec& job, uint32_t align) {
+  for (const uint64_t b : job.bs_dir)
+    if (b % align) return b;
   if (job.bs_split.empty()) return job.bs % align ? job.bs : 0;
   for (const BsShare& b : job.bs_split)
     if (b.size % align) return b.size;

@@ -26,6 +26,9 @@ struct DeviceDepth {
   double busy_mean = 0;  // mean requests in flight while at least one was
   double near_full = 0;  // share of that time with at least 3/4 of the depth in flight
   size_t events = 0;
+  // Over the middle: requests started, and how often the device went from
+  // 3/4 of the depth in flight down to at most one (its queue drained).
+  size_t started = 0, drains = 0;
 };
 
 // A loop device whose backing file is read through the page cache (no direct
@@ -69,6 +72,18 @@ class SerialDevice {
     // The middle of the run: the first and last 100 ms hold the start and the drain.
     const uint64_t from = events.front().t_ns + 100'000'000, to = events.back().t_ns - 100'000'000;
     const std::vector<uint64_t> at = trace_depth_ns(events, from, to);
+    size_t count = 0;
+    bool high = false;
+    for (const auto& e : events) {
+      count = e.start ? count + 1 : count ? count - 1 : 0;
+      if (e.t_ns < from || e.t_ns > to) continue;
+      d.started += e.start;
+      if (4 * count >= 3 * depth) high = true;
+      if (high && count <= 1) {
+        ++d.drains;
+        high = false;
+      }
+    }
     double busy = 0, weighted = 0, full = 0;
     for (size_t k = 1; k < at.size(); ++k) {
       busy += static_cast<double>(at[k]);
@@ -94,7 +109,8 @@ TEST(BenchDepth, TheDefaultKeepsTheDepthInFlightAtTheDevice) {
   const DeviceDepth d = dev.run(32, {"--acct", "off"});
   ASSERT_GE(d.events, 200u) << "too few requests reached the device to judge";
   std::cout << "  default, depth 32: " << d.busy_mean << " in flight at the device on average while busy, "
-            << 100 * d.near_full << "% of that time with 24 or more\n";
+            << 100 * d.near_full << "% of that time with 24 or more; " << d.drains << " drains in " << d.started
+            << " requests\n";
   // On this VM the mean is 29.2-31.6 and 88-99.7% of the busy time has 24
   // or more in flight (also beside a CPU spinner and a writer on vda): each
   // reap-and-refill leaves the device a few requests short for a moment,
@@ -182,9 +198,16 @@ TEST(BenchDepth, LockstepBatchesDrainTheDeviceAndTheWitnessSeesIt) {
   SerialDevice dev;
   const DeviceDepth d = dev.run(32, {"--acct", "off", "--submit-batch", "32", "--complete-batch", "32"});
   ASSERT_GE(d.events, 200u) << "too few requests reached the device to judge";
-  std::cout << "  lockstep 32/32, depth 32: " << d.busy_mean << " in flight at the device on average while busy\n";
-  EXPECT_LE(d.busy_mean, 0.75 * 32);
-  EXPECT_LE(d.near_full, 0.7);
+  std::cout << "  lockstep 32/32, depth 32: " << d.busy_mean << " in flight at the device on average while busy, "
+            << 100 * d.near_full << "% of that time with 24 or more; " << d.drains << " drains in " << d.started
+            << " requests\n";
+  // Each batch of 32 runs down to the last request before the next is
+  // submitted: a drain per batch, whatever the load. How long each drain
+  // lasts is the loop worker's pace: the mean in flight read 16-24 of 32
+  // beside two compilers (the bound of 24 it was held to failed there, at
+  // 24.1-24.2), so the time shares only say what the default is not.
+  EXPECT_GE(static_cast<double>(d.drains), 0.8 * static_cast<double>(d.started) / 32);
+  EXPECT_LE(d.busy_mean, 0.8 * 32);
 }
 
 // The device's side of a run as ioacct reports it with the tracker: the

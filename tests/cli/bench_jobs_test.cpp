@@ -326,7 +326,7 @@ TEST(BenchJobs, LogsAreWrittenAsFioWritesThem) {
       ASSERT_EQ(o.exit_code, 0) << o.err;
     }
     std::map<std::string, std::vector<Line>> got;
-    for (const char* kind : {"bw", "iops", "lat"}) {
+    for (const char* kind : {"bw", "iops", "lat", "slat", "clat"}) {
       got[kind] = read_log(logs + "/x_" + kind + ".1.log");
       const auto& v = got[kind];
       ASSERT_GE(v.size(), 2u) << tool << " " << kind;
@@ -340,6 +340,12 @@ TEST(BenchJobs, LogsAreWrittenAsFioWritesThem) {
       }
       EXPECT_NEAR(static_cast<double>(v[0][0]), 500, 150) << tool << " " << kind << ": the first average ends near 500 ms";
     }
+    // Each interval's mean lat is its slat's and clat's, in both tools (an
+    // I/O submitted near an interval's end is reaped in the next: 5%).
+    for (size_t i = 0; i < std::min({got["lat"].size(), got["slat"].size(), got["clat"].size()}); ++i)
+      EXPECT_NEAR(static_cast<double>(got["slat"][i][1] + got["clat"][i][1]), static_cast<double>(got["lat"][i][1]),
+                  0.05 * static_cast<double>(got["lat"][i][1]))
+          << tool << " interval " << i;
     if (std::string(tool) == "ioacct") {
       ASSERT_EQ(got["bw"].size(), got["iops"].size());
       for (size_t i = 0; i < got["bw"].size(); ++i)

@@ -39,7 +39,7 @@ TEST(BenchLatencyTarget, ATargetEveryDepthMeetsEndsAtTheWholeDepthAsInFio) {
   EXPECT_EQ(r["latency_target_depth"], fj["latency_depth"]);
   EXPECT_EQ(r["latency_target_found"], true);
   EXPECT_EQ(ours["context"]["options"]["latency_target"],
-            (json{{"target_ns", 2'000'000'000}, {"window_s", 0.1}, {"percentile", 100.0}}));
+            (json{{"target_ns", 2'000'000'000}, {"window_s", 0.1}, {"percentile", 100.0}, {"run", false}}));
   // The figures are the found depth's last window (fio: 100 ms of 20 s);
   // the search ended the job, not the runtime.
   EXPECT_GE(r["window_s"].get<double>(), 0.1);
@@ -88,8 +88,34 @@ TEST(BenchLatencyTarget, WhatTheSearchCannotRunWithIsAUsageError) {
   expect_refused(run({"--latency-window", "1s"}), {"--latency-window: only applies with --latency-target"});
   expect_refused(run({"--latency-target", "1ms", "--latency-percentile", "101"}),
                  {"--latency-percentile: '101' is not a percentage"});
-  std::ofstream(dir.path() + "/run.fio") << "[j]\nsize=1m\nlatency_target=100\nlatency_run=1\n";
-  expect_refused(run_ioacct({"bench", "--fio", dir.path() + "/run.fio"}), {"latency_run: 1"});
+  expect_refused(run({"--latency-run"}), {"--latency-run: only applies with --latency-target"});
+}
+
+// latency_run=1: the search goes on for the whole run, in fio and in
+// ioacct: both run to the runtime (1 s, where latency_run=0 ends in ~0.5 s)
+// at the depth a target every depth meets gives, 8.
+TEST(BenchLatencyTarget, LatencyRunKeepsTheJobToItsRuntimeAsInFio) {
+  TempDir dir;
+  const std::string data = dir.path() + "/data", job = dir.path() + "/run.fio";
+  sh("dd if=/dev/zero of=" + data + " bs=1M count=16 status=none");
+  sh("sed 's/^latency_window=100ms$/latency_window=100ms\\nlatency_run=1/' " + kJob + " > " + job);
+  ASSERT_NE(slurp(job).find("latency_run=1"), std::string::npos);
+  const json fio = run_fio(job, {"IOACCT_TARGET=" + data, "RUNTIME=1"});
+  ASSERT_FALSE(fio.is_null());
+  const json& fj = fio["jobs"][0];
+  const Outcome o = run_ioacct({"bench", "--fio", job, "--format", "json"}, {.env = {"IOACCT_TARGET=" + data, "RUNTIME=1"}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json ours = stdout_json(o);
+  const json& r = ours["results"];
+  std::printf("latency_run=1: depth fio %d, ioacct %d; ran fio %d ms, ioacct %.3f s\n", fj["latency_depth"].get<int>(),
+              r["latency_target_depth"].get<int>(), fj["job_runtime"].get<int>(), r["window_s"].get<double>());
+  EXPECT_GE(fj["job_runtime"].get<int>(), 1000);
+  EXPECT_GE(r["window_s"].get<double>(), 1.0);
+  EXPECT_EQ(fj["latency_depth"], 8);
+  EXPECT_EQ(r["latency_target_depth"], 8);
+  EXPECT_EQ(r["latency_target_found"], true);
+  EXPECT_EQ(ours["context"]["options"]["latency_target"]["run"], true);
+  EXPECT_EQ(o.err.find("warning"), std::string::npos) << o.err;
 }
 
 }  // namespace

@@ -115,7 +115,7 @@ TEST(BenchSync, Pvsync2TakesHipriAndNowaitAndTheOthersRefuseThem) {
                        "json", file});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const json j = stdout_json(o);
-  EXPECT_EQ(j["context"]["options"]["sync"], (json{{"hipri", true}, {"nowait", true}}));
+  EXPECT_EQ(j["context"]["options"]["sync"], (json{{"hipri", true}, {"hipri_percentage", 100}, {"nowait", true}}));
   EXPECT_TRUE(j["context"]["options"]["uring"].is_null()) << "pvsync2's flag, not a ring's";
   const std::string desc = j["context"]["engine_description"];
   EXPECT_NE(desc.find("RWF_HIPRI"), std::string::npos) << desc;
@@ -123,9 +123,34 @@ TEST(BenchSync, Pvsync2TakesHipriAndNowaitAndTheOthersRefuseThem) {
   EXPECT_EQ(j["results"]["ios"], 2000) << "hot pages: RWF_NOWAIT reads do not block, and none failed";
 
   expect_refused(run_ioacct({"bench", "--engine", "psync", "--hipri", file}), {"--hipri", "pvsync2"});
+  expect_refused(run_ioacct({"bench", "--engine", "pvsync2", "--hipri-percentage", "50", file}),
+                 {"--hipri-percentage: only applies with --hipri"});
   expect_refused(run_ioacct({"bench", "--engine", "uring", "--hipri", file}), {"--hipri", "--iopoll"});
   expect_refused(run_ioacct({"bench", "--engine", "pvsync", "--nowait", file}), {"--nowait", "pvsync2"});
   expect_refused(run_ioacct({"bench", "--engine", "vsync", file}), {"--engine", "pvsync2"});
+}
+
+// --hipri-percentage (fio's hipri_percentage): strace, the witness, sees
+// RWF_HIPRI on that share of the preadv2 calls (2,000 draws at 30%: 6 sigma
+// is 6.1 points).
+TEST(BenchSync, HipriPercentageIsTheShareOfCallsStraceSeesWithRwfHipri) {
+  TempDir dir;
+  const std::string file = dir.path() + "/data", trace = dir.path() + "/strace";
+  sh("head -c 4194304 /dev/urandom > " + file + " && cat " + file + " > /dev/null");
+  const Outcome o = run_ioacct({"bench", "--engine", "pvsync2", "--hipri", "--hipri-percentage", "30", "--buffered",
+                                "--ios", "2000", "--format", "json", file},
+                               {.prefix = {"/usr/bin/strace", "-f", "-qq", "-e", "trace=preadv2", "-o", trace}});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(stdout_json(o)["context"]["options"]["sync"]["hipri_percentage"], 30);
+  const std::string calls = slurp(trace);
+  size_t all = 0, hipri = 0;
+  for (size_t at = calls.find("preadv2("); at != std::string::npos; at = calls.find("preadv2(", at + 1)) {
+    ++all;
+    const size_t eol = calls.find('\n', at);
+    hipri += calls.substr(at, eol - at).find("RWF_HIPRI") != std::string::npos;
+  }
+  ASSERT_EQ(all, 2000u) << "one preadv2 per I/O";
+  EXPECT_NEAR(static_cast<double>(hipri) / 2000.0, 0.30, 0.061);
 }
 
 TEST(BenchSync, AFioJobFilesIoengineRunsAsTheEngineItNames) {
@@ -137,14 +162,14 @@ TEST(BenchSync, AFioJobFilesIoengineRunsAsTheEngineItNames) {
     const std::string job = dir.path() + "/" + engine + ".fio";
     std::ofstream(job) << "[j]\nioengine=" << engine << "\nrw=randread\nbs=4k\nfilename=" << file
                        << "\nnumber_ios=500\nsize=4m\n"
-                       << (std::string(engine) == "pvsync2" ? "hipri=1\nnowait=1\n" : "");
+                       << (std::string(engine) == "pvsync2" ? "hipri=1\nhipri_percentage=50\nnowait=1\n" : "");
     auto o = run_ioacct({"bench", "--fio", job, "--format", "json"});
     ASSERT_EQ(o.exit_code, 0) << o.err;
     const json j = stdout_json(o);
     const json& opts = j["jobs"][0]["options"];
     EXPECT_EQ(opts["engine"], engine) << opts;
     if (std::string(engine) == "pvsync2") {
-      EXPECT_EQ(opts["sync"], (json{{"hipri", true}, {"nowait", true}})) << opts;
+      EXPECT_EQ(opts["sync"], (json{{"hipri", true}, {"hipri_percentage", 50}, {"nowait", true}})) << opts;
     }
   }
   const std::string job = dir.path() + "/psync-hipri.fio";

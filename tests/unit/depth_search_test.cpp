@@ -54,5 +54,22 @@ TEST(DepthSearch, AMissAtDepthOneMeansNoDepthMeetsTheTarget) {
   EXPECT_EQ(one.window_end(5, 0), Step::Found) << "a depth of 1 at most holds at once";
 }
 
+// fio's latency_run=1: a depth that holds is held, window after window, and
+// a later miss steps down again; the search never ends the job.
+TEST(DepthSearch, KeptRunningItHoldsAndStepsDownButNeverEnds) {
+  DepthSearch s(8, 100.0, true);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(s.window_end(100, 0), Step::Up);
+  EXPECT_EQ(s.depth(), 8u);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(s.window_end(100, 0), Step::Same);
+  EXPECT_TRUE(s.found());
+  EXPECT_EQ(s.over_target(), Step::Down) << "the device slowed: a miss at the held depth";
+  EXPECT_EQ(s.depth(), 7u) << "halfway down to 7, one under the depth that held and now failed";
+  // A failure at the job's own depth leaves the bound there, so a success
+  // doubles back up to it, as fio's does (its latency_qd_high is iodepth).
+  EXPECT_EQ(s.window_end(100, 0), Step::Up);
+  EXPECT_EQ(s.depth(), 8u);
+  EXPECT_EQ(s.window_end(100, 0), Step::Same);
+}
+
 }  // namespace
 }  // namespace ioacct

@@ -298,6 +298,63 @@ TEST(FioMap, RatesPerDirectionAsFiosOwn) {
   EXPECT_EQ(rate("randrw", "rate_iops=0"), "|") << "0 is no pace, in fio as here";
 }
 
+// rate_process goes with a pace only (fio ignores it without one); the
+// floors per direction as the paces; rate_cycle in fio's milliseconds, with a floor.
+TEST(FioMap, RateProcessAndFloorsAsFiosOwn) {
+  const auto words = [](const std::string& rw, const std::string& opts) {
+    const auto w = map_text("[j]\nsize=1m\nrw=" + rw + "\n" + opts + "\n").jobs.at(0).words;
+    return word_after(w, "--rate-process") + "|" + word_after(w, "--rate-iops-min") + "|" + word_after(w, "--rate-min") +
+           "|" + word_after(w, "--rate-cycle");
+  };
+  EXPECT_EQ(words("randread", "rate_iops=100\nrate_process=poisson"), "poisson|||");
+  EXPECT_EQ(words("randread", "rate_process=poisson"), "|||") << "no pace: fio ignores it";
+  EXPECT_EQ(words("randread", "rate_iops=100\nrate_process=linear"), "|||");
+  EXPECT_EQ(words("randread", "rate_iops_min=50\nrate_cycle=500"), "|50||500ms");
+  EXPECT_EQ(words("randrw", "rate_min=1m,512k"), "||1048576,524288,524288|");
+  EXPECT_EQ(words("randwrite", "rate_iops_min=400,200"), "|200||");
+  EXPECT_EQ(words("randread", "rate_cycle=500"), "|||") << "no floor: nothing to average";
+  EXPECT_NE(error_of([] { map_text("[j]\nsize=1m\nrate_process=bursty\n"); })
+                .find("rate_process: 'bursty' is not linear or poisson"),
+            std::string::npos);
+}
+
+// bs=r,w,t: fio's comma rules, a field left unset fio's default 4k; a job of
+// one direction takes its own.
+TEST(FioMap, BlockSizesPerDirectionAsFiosOwn) {
+  const auto bs = [](const std::string& rw, const std::string& opt) {
+    return word_after(map_text("[j]\nsize=1m\nrw=" + rw + "\n" + opt + "\n").jobs.at(0).words, "--bs");
+  };
+  EXPECT_EQ(bs("randrw", "bs=8k,32k"), "8192,32768,32768");
+  EXPECT_EQ(bs("randrw", "bs=8k,32k,"), "8192,32768,4096");
+  EXPECT_EQ(bs("rw", "bs=,8k"), "4096,8192,8192");
+  EXPECT_EQ(bs("randrw", "bs=16k,16k"), "16384") << "the same size: one --bs";
+  EXPECT_EQ(bs("randread", "bs=8k,32k"), "8192");
+  EXPECT_EQ(bs("randwrite", "bs=8k,32k"), "32768");
+  EXPECT_EQ(bs("randrw", "bs=8k,32k\nbssplit=4k/100"), "4096") << "bssplit overrides bs, in fio too";
+  EXPECT_THAT(error_of([] { map_text("[j]\nsize=1m\nbs=0\n"); }), HasSubstr("a block size of 0"));
+  // bssplit=r,w,t the same way, each list as bssplit reads one.
+  const auto split = [](const std::string& rw, const std::string& opt) {
+    const auto w = map_text("[j]\nsize=1m\nrw=" + rw + "\n" + opt + "\n").jobs.at(0).words;
+    return word_after(w, "--bssplit") + "|" + word_after(w, "--bs");
+  };
+  EXPECT_EQ(split("randrw", "bssplit=2k/50:4k/50,4k/90:8k/10"), "2k/50:4k/50,4k/90:8k/10,4k/90:8k/10|");
+  EXPECT_EQ(split("randrw", "bssplit=2k/50:4k/50,"), "2k/50:4k/50,4k/100,4k/100|");
+  EXPECT_EQ(split("randread", "bssplit=2k/50:4k/50,8k/100"), "2k/50:4k/50|");
+  EXPECT_EQ(split("randwrite", "bssplit=2k/50:4k/50,8k/100"), "|8192");
+  EXPECT_EQ(split("randrw", "bssplit=4k/50:8k/50,4k/50:8k/50"), "4k/50:8k/50|") << "the same list: one";
+}
+
+// blockalign (ba): one boundary, with one size only.
+TEST(FioMap, BlockalignIsOneBoundaryForOneSize) {
+  EXPECT_EQ(word_after(map_text("[j]\nsize=1m\nrw=randread\nba=64k\n").jobs.at(0).words, "--blockalign"), "65536");
+  EXPECT_EQ(word_after(map_text("[j]\nsize=1m\nrw=randread\nblockalign=8k,8k\n").jobs.at(0).words, "--blockalign"),
+            "8192");
+  EXPECT_THAT(error_of([] { map_text("[j]\nsize=1m\nrw=randread\nblockalign=4k,8k\n"); }),
+              HasSubstr("blockalign: '4k,8k': different alignments"));
+  EXPECT_THAT(error_of([] { map_text("[j]\nsize=1m\nrw=randread\nbssplit=4k/50:8k/50\nba=4k\n"); }),
+              HasSubstr("j.fio:5: ba: with mixed sizes"));
+}
+
 TEST(Bssplit, ReadsFiosListAndSharesWhatIsLeft) {
   EXPECT_EQ(parse_bssplit("--x", "4k/80:64k/20"), (std::vector<BsShare>{{4096, 80}, {65536, 20}}));
   EXPECT_EQ(parse_bssplit("--x", "4k/50:8k:16k/"), (std::vector<BsShare>{{4096, 50}, {8192, 25}, {16384, 25}}));
@@ -391,9 +448,7 @@ TEST(FioMap, EveryUnsupportedOptionIsOneLine) {
 TEST(FioMap, RefusesWhatItCannotMean) {
   auto err = [](const std::string& text) { return error_of([&] { map_text(text); }); };
   EXPECT_THAT(err("[j]\nrw=randread\n"), HasSubstr("j.fio:1: size: needed for a job without filename"));
-  EXPECT_THAT(err("[j]\nsize=1m\nbs=4k,8k\n"), HasSubstr("j.fio:3: bs: '4k,8k': different block sizes"));
   EXPECT_THAT(err("[j]\nsize=1m\nbsrange=4k-64k,8k-16k\n"), HasSubstr("j.fio:3: bsrange: '4k-64k,8k-16k': ranges per direction"));
-  EXPECT_THAT(err("[j]\nsize=1m\nbssplit=4k/50:8k/50,16k/100\n"), HasSubstr("j.fio:3: bssplit: '4k/50:8k/50,16k/100': splits per direction"));
   EXPECT_THAT(err("[j]\nsize=1m\nbssplit=4k/50:8k/40\n"), HasSubstr("the percentages add up to 90, not 100"));
   EXPECT_THAT(err("[j]\nsize=1m\nbssplit=4k/60:8k/40:16k\n"), HasSubstr("leaving nothing of 100"));
   EXPECT_THAT(err("[j]\nsize=1m\nrw=randread\nbssplit=4k/60:8k/40\nnorandommap\n"),

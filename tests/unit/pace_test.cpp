@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 namespace ioacct {
 namespace {
@@ -124,6 +125,73 @@ TEST(DirPace, NoneLeftBeforeTheDeadlineIsNever) {
   EXPECT_EQ(p.take(0, 0), 1);
   EXPECT_EQ(p.take(0, 0), -1);
   EXPECT_EQ(p.next_due(0), UINT64_MAX);
+}
+
+// --rate-process poisson: the same mean, exponential gaps (cv 1, 39% under
+// half the mean), nothing early, the same seed the same schedule.
+TEST(PaceSchedule, PoissonGapsAreExponentialWithThePacesMean) {
+  const auto gaps = [](uint64_t seed) {
+    PaceSchedule p(1000, kS, UINT64_MAX, RateProcess::Poisson, seed);
+    std::vector<double> g;
+    uint64_t last = kS;
+    for (int i = 0; i < 20000; ++i) {
+      const uint64_t t = p.next_due();
+      EXPECT_GE(t, last);
+      EXPECT_EQ(p.take(1, t - 1), 0u) << "nothing is due before its time";
+      EXPECT_EQ(p.take(1, t), 1u);
+      g.push_back(static_cast<double>(t - last));
+      last = t;
+    }
+    return g;
+  };
+  const std::vector<double> g = gaps(7);
+  double mean = 0, var = 0, under = 0;
+  for (double x : g) mean += x / static_cast<double>(g.size());
+  for (double x : g) var += (x - mean) * (x - mean) / static_cast<double>(g.size());
+  for (double x : g) under += x < mean / 2;
+  EXPECT_NEAR(mean, 1e6, 3e4);  // 1 ms, within 3 standard errors
+  EXPECT_NEAR(std::sqrt(var) / mean, 1.0, 0.03);
+  EXPECT_NEAR(under / static_cast<double>(g.size()), 1 - std::exp(-0.5), 0.015);
+  EXPECT_EQ(gaps(7), g);
+  EXPECT_NE(gaps(8), g);
+}
+
+TEST(PaceSchedule, PoissonHoldsTheDeadline) {
+  PaceSchedule p(1000, 0, kS, RateProcess::Poisson, 1);
+  uint64_t n = 0;
+  while (!p.done()) n += p.take(1, p.next_due());
+  EXPECT_NEAR(static_cast<double>(n), 1000, 100);  // Poisson: sd √1000 ≈ 32
+  EXPECT_EQ(p.next_due(), UINT64_MAX);
+}
+
+// --rate-min / --rate-iops-min: fio's check_min_rate().
+TEST(RateFloor, SettlesTakesABaselineThenHoldsEachCycle) {
+  RateFloor f({0, 0, 0}, {100, 100, 0}, kS / 4, kS);
+  const std::array<uint64_t, 3> none{};
+  EXPECT_FALSE(f.due(kS + 2 * kS - 1));
+  ASSERT_TRUE(f.due(3 * kS));
+  EXPECT_FALSE(f.check(3 * kS, {500, 0, 0}, none)) << "the first check takes the baseline";
+  EXPECT_FALSE(f.due(3 * kS + kS / 4 - 1));
+  // 30 reads in 250 ms: 120 a second, over 100; writes never moved: not held.
+  EXPECT_FALSE(f.check(3 * kS + kS / 4, {530, 0, 0}, none));
+  // 20 in the next 250 ms: 80 a second.
+  const auto miss = f.check(3 * kS + kS / 2, {550, 0, 0}, none);
+  ASSERT_TRUE(miss);
+  EXPECT_EQ(miss->dir, 0);
+  EXPECT_TRUE(miss->ios);
+  EXPECT_NEAR(miss->got, 80, 1e-9);
+  EXPECT_EQ(miss->spent_ns, kS / 4);
+}
+
+TEST(RateFloor, BytesAndEachDirectionOnItsOwn) {
+  RateFloor f({0, 1 << 20, 0}, {}, kS, 0);
+  EXPECT_FALSE(f.check(2 * kS, {10, 10, 0}, {0, 0, 0}));
+  EXPECT_FALSE(f.check(3 * kS, {11, 300, 0}, {4096, 2u << 20, 0})) << "reads have no floor; writes moved 2 MiB/s";
+  const auto miss = f.check(4 * kS, {12, 310, 0}, {8192, (2u << 20) + 40960, 0});
+  ASSERT_TRUE(miss);
+  EXPECT_EQ(miss->dir, 1);
+  EXPECT_FALSE(miss->ios);
+  EXPECT_NEAR(miss->got, 40960, 1e-6);
 }
 
 }  // namespace
