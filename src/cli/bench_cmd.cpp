@@ -35,6 +35,37 @@ unsigned parse_small(std::string_view flag, const std::string& text, uint64_t mi
 
 }  // namespace
 
+namespace {
+
+// io_uring's modes (docs/cli.md, "io_uring modes"), and RWF_NOWAIT.
+void add_uring_options(CLI::App* b, BenchArgs& a) {
+  b->add_flag("--sqpoll", a.sqpoll, "Kernel SQ polling thread submits (IORING_SETUP_SQPOLL)");
+  b->add_option("--sq-cpu", a.sq_cpu, "Pin the SQ thread to this CPU (IORING_SETUP_SQ_AFF)")->type_name("N");
+  b->add_option("--sq-idle", a.sq_idle, "SQ thread idle time before it sleeps (sq_thread_idle; default 1s)")->type_name("DURATION");
+  b->add_flag("--sq-shared", a.sq_shared, "All threads' rings share one SQ thread (IORING_SETUP_ATTACH_WQ)");
+  b->add_flag("--iopoll", a.iopoll, "Polled completions (IORING_SETUP_IOPOLL; O_DIRECT on a device with poll queues)");
+  b->add_flag("--fixed-files", a.fixed_files, "Demand registered files (IOSQE_FIXED_FILE; default: used if the kernel and limits allow)");
+  b->add_flag("--no-fixed-files", a.no_fixed_files, "Do not register the files");
+  b->add_flag("--fixed-bufs", a.fixed_bufs, "Demand registered buffers (READ_FIXED/WRITE_FIXED; default: used if the kernel and RLIMIT_MEMLOCK allow)");
+  b->add_flag("--no-fixed-bufs", a.no_fixed_bufs, "Do not register the buffers");
+  b->add_flag("--register-ring", a.register_ring, "Demand a registered ring fd (IORING_ENTER_REGISTERED_RING; default: used on 5.18+)");
+  b->add_flag("--no-register-ring", a.no_register_ring, "Do not register the ring fd");
+  b->add_flag("--vectored", a.vectored, "READV/WRITEV instead of READ/WRITE");
+  b->add_flag("--single-issuer", a.single_issuer, "Demand IORING_SETUP_SINGLE_ISSUER (default: used if the kernel has it)");
+  b->add_flag("--no-single-issuer", a.no_single_issuer, "Do not use IORING_SETUP_SINGLE_ISSUER");
+  b->add_flag("--defer-taskrun", a.defer_taskrun, "Demand IORING_SETUP_DEFER_TASKRUN (default: used without --sqpoll)");
+  b->add_flag("--no-defer-taskrun", a.no_defer_taskrun, "Do not use IORING_SETUP_DEFER_TASKRUN");
+  b->add_flag("--coop-taskrun", a.coop_taskrun, "Demand IORING_SETUP_COOP_TASKRUN (default: used if the kernel has it)");
+  b->add_flag("--no-coop-taskrun", a.no_coop_taskrun, "Do not use IORING_SETUP_COOP_TASKRUN");
+  b->add_flag("--no-sqarray", a.no_sqarray, "Demand IORING_SETUP_NO_SQARRAY (needs liburing 2.5+)");
+  b->add_option("--wait", a.wait, "sleep (in io_uring_enter), spin (poll the CQ) or hybrid:DURATION (spin, then sleep)")->type_name("MODE");
+  b->add_flag("--no-iowait", a.no_iowait, "Waiting is not iowait (IORING_ENTER_NO_IOWAIT, 6.15+)");
+  b->add_flag("--nowait", a.nowait, "RWF_NOWAIT: fail instead of blocking inline (io_uring, libaio, pvsync2)");
+  b->add_flag("--force-async", a.force_async, "IOSQE_ASYNC: always through the io-wq workers");
+}
+
+}  // namespace
+
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   CLI::App* b = app.add_subcommand("bench", "Run a workload on files or block devices and account for it.");
   // An empty value ("--runtime ''") is a mistake, never "use the default".
@@ -92,30 +123,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   add_pace_options(b, a);
   b->add_option("--seed", a.seed, "Seed for offsets and data (default fixed: runs repeat)")->type_name("N");
   b->add_option("--max-errors", a.max_errors, "I/O errors tolerated before the run stops (default 0)")->type_name("N");
-  // io_uring modes (docs/cli.md, "io_uring modes").
-  b->add_flag("--sqpoll", a.sqpoll, "Kernel SQ polling thread submits (IORING_SETUP_SQPOLL)");
-  b->add_option("--sq-cpu", a.sq_cpu, "Pin the SQ thread to this CPU (IORING_SETUP_SQ_AFF)")->type_name("N");
-  b->add_option("--sq-idle", a.sq_idle, "SQ thread idle time before it sleeps (sq_thread_idle; default 1s)")->type_name("DURATION");
-  b->add_flag("--sq-shared", a.sq_shared, "All threads' rings share one SQ thread (IORING_SETUP_ATTACH_WQ)");
-  b->add_flag("--iopoll", a.iopoll, "Polled completions (IORING_SETUP_IOPOLL; O_DIRECT on a device with poll queues)");
-  b->add_flag("--fixed-files", a.fixed_files, "Demand registered files (IOSQE_FIXED_FILE; default: used if the kernel and limits allow)");
-  b->add_flag("--no-fixed-files", a.no_fixed_files, "Do not register the files");
-  b->add_flag("--fixed-bufs", a.fixed_bufs, "Demand registered buffers (READ_FIXED/WRITE_FIXED; default: used if the kernel and RLIMIT_MEMLOCK allow)");
-  b->add_flag("--no-fixed-bufs", a.no_fixed_bufs, "Do not register the buffers");
-  b->add_flag("--register-ring", a.register_ring, "Demand a registered ring fd (IORING_ENTER_REGISTERED_RING; default: used on 5.18+)");
-  b->add_flag("--no-register-ring", a.no_register_ring, "Do not register the ring fd");
-  b->add_flag("--vectored", a.vectored, "READV/WRITEV instead of READ/WRITE");
-  b->add_flag("--single-issuer", a.single_issuer, "Demand IORING_SETUP_SINGLE_ISSUER (default: used if the kernel has it)");
-  b->add_flag("--no-single-issuer", a.no_single_issuer, "Do not use IORING_SETUP_SINGLE_ISSUER");
-  b->add_flag("--defer-taskrun", a.defer_taskrun, "Demand IORING_SETUP_DEFER_TASKRUN (default: used without --sqpoll)");
-  b->add_flag("--no-defer-taskrun", a.no_defer_taskrun, "Do not use IORING_SETUP_DEFER_TASKRUN");
-  b->add_flag("--coop-taskrun", a.coop_taskrun, "Demand IORING_SETUP_COOP_TASKRUN (default: used if the kernel has it)");
-  b->add_flag("--no-coop-taskrun", a.no_coop_taskrun, "Do not use IORING_SETUP_COOP_TASKRUN");
-  b->add_flag("--no-sqarray", a.no_sqarray, "Demand IORING_SETUP_NO_SQARRAY (needs liburing 2.5+)");
-  b->add_option("--wait", a.wait, "sleep (in io_uring_enter), spin (poll the CQ) or hybrid:DURATION (spin, then sleep)")->type_name("MODE");
-  b->add_flag("--no-iowait", a.no_iowait, "Waiting is not iowait (IORING_ENTER_NO_IOWAIT, 6.15+)");
-  b->add_flag("--nowait", a.nowait, "RWF_NOWAIT: fail instead of blocking inline (io_uring, libaio, pvsync2)");
-  b->add_flag("--force-async", a.force_async, "IOSQE_ASYNC: always through the io-wq workers");
+  add_uring_options(b, a);
   b->add_flag("--anatomy", a.anatomy, "Split each I/O's latency into stages at the kernel's tracepoints (eBPF)");
   b->add_option("--log-interval", a.log_interval, "Time series interval, in the JSON (default 1s; 0s: none)")->type_name("DURATION");
   b->add_option("--acct", a.acct, "off (completions only), basic (+ CPU, SQ threads, devices at the window's edges), latency (+ per-I/O latency, in flight, time series; default) or full (+ the devices' exact busy time and depth, eBPF)")->type_name("LEVEL");
