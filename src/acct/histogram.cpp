@@ -71,4 +71,29 @@ std::vector<Histogram::Bucket> Histogram::buckets() const {
   return out;
 }
 
+bool Histogram::restore(const std::vector<Bucket>& buckets, uint64_t min, uint64_t max, double mean, double stdev,
+                        Histogram& out) {
+  Histogram h;
+  size_t first = kBuckets, last = 0;
+  for (const Bucket& b : buckets) {
+    const size_t i = index(b.lo);
+    if (lower_bound(i) != b.lo || upper_bound(i) != b.hi || b.count == 0) return false;
+    h.counts_[i] += b.count;
+    h.count_ += b.count;
+    first = std::min(first, i);
+    last = std::max(last, i);
+  }
+  // The exact extremes lie in the outermost buckets, or they are not these.
+  if (h.count_ && (min > max || index(min) != first || index(max) != last)) return false;
+  if (h.count_) {
+    h.min_ = min;
+    h.max_ = max;
+    const long double n = static_cast<long double>(h.count_), m = mean, sd = stdev;
+    h.sum_ = static_cast<unsigned __int128>(m * n + 0.5L);
+    h.sumsq_ = static_cast<unsigned __int128>((sd * sd + m * m) * n + 0.5L);
+  }
+  out = h;
+  return true;
+}
+
 }  // namespace ioacct

@@ -55,6 +55,16 @@ class Histogram {
   struct Bucket { uint64_t lo, hi, count; };
   std::vector<Bucket> buckets() const;
 
+  // A histogram read back from a report: each bucket's count at its lower
+  // bound's index, and the exact min and max beside them, so that quantile()
+  // gives what the histogram that wrote them gave. The sums come from the
+  // printed mean and stdev (a double each), so mean() and stdev() of a merge
+  // of restored histograms are exact to a double's rounding, not to the ns.
+  // Buckets whose bounds are not this layout's are refused: false, and
+  // `out` is left as it was.
+  static bool restore(const std::vector<Bucket>& buckets, uint64_t min, uint64_t max, double mean, double stdev,
+                      Histogram& out);
+
   static constexpr size_t index(uint64_t v) noexcept {
     if (v < kSub) return static_cast<size_t>(v);
     const int e = 63 - std::countl_zero(v);  // e >= kSubBits

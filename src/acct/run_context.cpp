@@ -1,6 +1,7 @@
 #include "acct/run_context.hpp"
 
 #include <sched.h>
+#include <sys/timex.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -19,6 +20,13 @@ std::string cpu_model() {
       if (p != std::string::npos) return line.substr(line.find_first_not_of(' ', p + 1));
     }
   return {};
+}
+
+std::string boot_id() {
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(f, id);
+  return id;
 }
 
 int cpus_allowed() {
@@ -40,7 +48,21 @@ RunContext gather_run_context() {
   c.cpu_model = cpu_model();
   c.cpus = std::thread::hardware_concurrency();
   c.cpus_allowed = cpus_allowed();
+  c.boot_id = boot_id();
+  c.clock = read_clock_sync();
   return c;
+}
+
+std::optional<ClockSync> read_clock_sync() {
+  timex t{};
+  const int state = adjtimex(&t);
+  if (state < 0) return std::nullopt;
+  ClockSync s;
+  s.state = state;
+  s.synchronised = state != TIME_ERROR && !(t.status & STA_UNSYNC);
+  s.maxerror_us = t.maxerror;
+  s.esterror_us = t.esterror;
+  return s;
 }
 
 }  // namespace ioacct

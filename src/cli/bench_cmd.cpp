@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "acct/run_context.hpp"
+#include "cli/bench_fleet.hpp"
 #include "cli/bench_jobs.hpp"
 #include "cli/bench_pace.hpp"
 #include "cli/cli.hpp"
@@ -105,6 +106,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--runtime", a.runtime, "Measured time (default 10s, unless --ios is given)")->type_name("DURATION");
   b->add_option("--ios", a.ios, "Stop after this many measured I/Os, over all threads")->type_name("N");
   b->add_option("--ramp", a.ramp, "Run this long first, excluded from the results (default 0s)")->type_name("DURATION");
+  add_fleet_options(b, a);
   // Several jobs in one run (docs/cli.md, "Several jobs").
   b->add_option("--job", a.jobs, "A job of its own, side by side with the others: NAME:OPTIONS, e.g. "
                 "'reader:--rw randread --iodepth 1' (repeat for more; options outside --job apply to every job)")
@@ -468,7 +470,7 @@ RunHooks progress_hooks(const BenchArgs& a, const std::vector<JobSpec>& jobs, St
 void write_results(const BenchArgs& a, const std::vector<JobSpec>& jobs, const std::vector<FioLogs>& fio_logs,
                    const RunResult& r, Format format, const std::vector<std::string>& argv) {
   const JobSpec& first = jobs.front();
-  const RunContext ctx = gather_run_context();
+  const RunContext ctx = fleet_context(a);
   write_output(render_bench(format, jobs, r, ctx, argv), a.output);
   if (!a.report.empty()) write_atomically(a.report, html_bench_report(jobs, r, to_json(jobs, &r, ctx, argv)), "--report");
   // fio writes its logs where it runs, named by their prefix.
@@ -550,6 +552,8 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   std::vector<JobSpec> jobs = to_jobs(a, &fio_logs);
   const Format format = parse_format("--format", a.format, formats_of(bench_sinks()));
   check_before_run(a, jobs, fio_logs, format);
+  fleet_context(a);  // a bad --tag is a usage error before the run, not after it
+  apply_start_at(a, jobs);
   const JobSpec& first = jobs.front();
 
   StopSignals signals;  // before any thread exists
@@ -564,7 +568,7 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
     if (!signals.received()) throw;
     fmt::print(stderr, "ioacct: interrupted before the run started\n");
     // Only JSON has a form for a run that never started.
-    if (format == Format::Json) emit(to_json(jobs, nullptr, gather_run_context(), argv).dump(2) + "\n");
+    if (format == Format::Json) emit(to_json(jobs, nullptr, fleet_context(a), argv).dump(2) + "\n");
     return interrupted_exit();
   }
   std::vector<const Targets*> target_ptrs;
@@ -577,6 +581,7 @@ int run_bench_command(const BenchArgs& a, const std::vector<std::string>& argv) 
   RunResult r = run_jobs(jobs, target_ptrs, progress_hooks(a, jobs, signals));
   if (isatty(STDERR_FILENO)) fmt::print(stderr, "\r\033[K");  // the progress line
   if (r.verify_skipped && signals.received()) r.interrupted = true;
+  warn_late_start(jobs, r);
   write_results(a, jobs, fio_logs, r, format, argv);
   return finish_run(jobs, r, signals);
 }

@@ -19,6 +19,8 @@ struct BenchArgs {
   std::string rwmix_trim, random_distribution, fsync, fdatasync, startdelay, fio, bssplit;
   std::string latency_target, latency_window, latency_percentile;
   std::string rate_process, rate_min, rate_iops_min, rate_cycle, blockalign, hipri_percentage;
+  std::string start_at;           // --start-at TIME (cli/bench_fleet.hpp)
+  std::vector<std::string> tags;  // --tag KEY=VALUE, in order
   std::vector<std::string> jobs;  // --job NAME:OPTIONS, in order
   bool direct = false, buffered = false, progress = false, destroy_data = false, dsync = false;
   bool verify = false, verify_during = false, stonewall = false, split_submit = false, anatomy = false;

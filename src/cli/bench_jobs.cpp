@@ -73,7 +73,7 @@ JobSpec job_from(const BenchArgs& base, const std::vector<std::string>& words, c
 bool is_run_option(const std::string& name) {
   static const std::set<std::string> kRun = {"--ramp",  "--acct",   "--log-interval", "--max-errors",
                                              "--format", "--output", "--report",       "--progress",
-                                             "--dump-intervals", "--job", "--fio"};
+                                             "--dump-intervals", "--job", "--fio", "--start-at", "--tag"};
   return kRun.count(name) > 0;
 }
 

@@ -12,6 +12,7 @@
 #include "cli/compare_cmd.hpp"
 #include "cli/docgen.hpp"
 #include "cli/export_cmd.hpp"
+#include "cli/merge_cmd.hpp"
 #include "cli/probe_cmd.hpp"
 #include "cli/rings_cmd.hpp"
 #include "cli/top_cmd.hpp"
@@ -57,6 +58,8 @@ int run_cli(int argc, char** argv) {
   CLI::App* bench_cmd = add_bench_command(app, bench);
   CompareArgs compare;
   CLI::App* compare_cmd = add_compare_command(app, compare);
+  MergeArgs merge;
+  CLI::App* merge_cmd = add_merge_command(app, merge);
   ProbeArgs probe;
   CLI::App* probe_cmd = add_probe_command(app, probe);
   RingsArgs rings;
@@ -108,6 +111,7 @@ int run_cli(int argc, char** argv) {
     if (stat_cmd->parsed()) return run_stat_command(stat);
     if (export_cmd->parsed()) return run_export_command(export_args);
     if (top_cmd->parsed()) return run_top_command(top);
+    if (merge_cmd->parsed()) return run_merge_command(merge, args);
   } catch (const UsageError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return kExitUsage;

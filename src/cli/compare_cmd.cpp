@@ -12,6 +12,7 @@
 #include "acct/run_context.hpp"
 #include "cli/bench_cmd.hpp"
 #include "cli/cli.hpp"
+#include "cli/inputs.hpp"
 #include "cli/signals.hpp"
 #include "cli/usage_errors.hpp"
 #include "common/errors.hpp"
@@ -47,6 +48,10 @@ JobSpec parse_variant(const Variant& v) {
     throw UsageError(fmt::format("variant '{}': {}", v.name, usage_error_message(e, root, b, "ioacct compare")));
   }
   args.iodepth_given = b->count("--iodepth") > 0;
+  for (const char* run_only : {"--start-at", "--tag"})
+    if (b->count(run_only))
+      throw UsageError(fmt::format("variant '{}': {}: an option of one bench run (ioacct merge's inputs); compare runs "
+                                   "its variants one after another", v.name, run_only));
   try {
     return to_job(args);
   } catch (const UsageError& e) {
@@ -111,7 +116,8 @@ int run_saved_compare(const CompareArgs& a, Format format, const std::vector<std
   std::vector<std::vector<SavedDoc>> docs;
   for (const auto& w : words) {
     docs.emplace_back();
-    for (const auto& f : w.files) docs.back().push_back(parse_saved(f, read_saved(f)));
+    for (const auto& word : w.files)
+      for (const auto& f : expand_input(word, false)) docs.back().push_back(parse_saved(f, read_saved(f)));
   }
   SavedCompare s = saved_compare(words, docs);
   CompareResult& c = s.result;

@@ -267,7 +267,10 @@ std::string zsh_completion(const CLI::App& app) {
       if (o.positional) {
         const std::string what = o.value.empty() ? "argument" : o.value;
         z << " \\\n            '" << (o.many ? "*" : "") << ":" << zsh_text(what) << ":"
-          << (s->get_name() == "stat" || s->get_name() == "export" || what == "TARGET" ? "_files" : " ") << "'";
+          << (s->get_name() == "stat" || s->get_name() == "export" || s->get_name() == "merge" || what == "TARGET"
+                  ? "_files"
+                  : " ")
+          << "'";
         continue;
       }
       const std::string help = zsh_text(o.help);

@@ -276,3 +276,103 @@ std::string format_rfc3339(int64_t unix_ns) {
 }
 
 }  // namespace ioacct
+
+namespace ioacct {
+
+std::string format_rfc3339_ns(int64_t unix_ns) {
+  int64_t secs = unix_ns / 1'000'000'000, ns = unix_ns % 1'000'000'000;
+  if (ns < 0) {
+    ns += 1'000'000'000;
+    --secs;
+  }
+  const auto t = static_cast<time_t>(secs);
+  tm utc{};
+  gmtime_r(&t, &utc);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09}Z", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
+                     utc.tm_hour, utc.tm_min, utc.tm_sec, ns);
+}
+
+namespace {
+
+// Digits at text[pos, pos+n) as a number, or -1 when they are not all digits.
+int digits_at(std::string_view text, size_t pos, size_t n) {
+  if (pos + n > text.size()) return -1;
+  int v = 0;
+  for (size_t i = pos; i < pos + n; ++i) {
+    if (text[i] < '0' || text[i] > '9') return -1;
+    v = v * 10 + (text[i] - '0');
+  }
+  return v;
+}
+
+// "@SECONDS[.FRACTION]": whole seconds and up to nine fraction digits, read
+// as integers so that "@1796139600.25" is exact.
+int64_t parse_epoch(std::string_view flag, std::string_view text) {
+  const std::string_view body = text.substr(1);
+  const size_t dot = body.find('.');
+  const std::string_view whole = body.substr(0, dot);
+  const std::string_view frac = dot == std::string_view::npos ? std::string_view{} : body.substr(dot + 1);
+  int64_t secs = 0;
+  const auto [end, ec] = std::from_chars(whole.data(), whole.data() + whole.size(), secs);
+  const bool bad_frac = dot != std::string_view::npos &&
+                        (frac.empty() || frac.size() > 9 || digits_at(frac, 0, frac.size()) < 0);
+  if (whole.empty() || ec != std::errc{} || end != whole.data() + whole.size() || secs < 0 || bad_frac ||
+      secs > std::numeric_limits<int64_t>::max() / 1'000'000'000 - 1)
+    throw UsageError(fmt::format("{}: '{}' is not @SECONDS since the epoch (e.g. @1796139600)", flag, text));
+  int64_t ns = 0;
+  for (size_t i = 0; i < 9; ++i) ns = ns * 10 + (i < frac.size() ? frac[i] - '0' : 0);
+  return secs * 1'000'000'000 + ns;
+}
+
+}  // namespace
+
+int64_t parse_instant(std::string_view flag, std::string_view text) {
+  if (!text.empty() && text[0] == '@') return parse_epoch(flag, text);
+  const auto bad = [&](std::string_view why) {
+    return UsageError(fmt::format("{}: '{}' is not an RFC 3339 time such as 2026-12-01T15:40:00Z or @SECONDS "
+                                  "since the epoch ({})", flag, text, why));
+  };
+  // YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)
+  const int year = digits_at(text, 0, 4), mon = digits_at(text, 5, 2), day = digits_at(text, 8, 2);
+  const int hour = digits_at(text, 11, 2), min = digits_at(text, 14, 2), sec = digits_at(text, 17, 2);
+  if (text.size() < 20 || year < 0 || mon < 0 || day < 0 || hour < 0 || min < 0 || sec < 0 || text[4] != '-' ||
+      text[7] != '-' || (text[10] != 'T' && text[10] != 't' && text[10] != ' ') || text[13] != ':' || text[16] != ':')
+    throw bad("the layout");
+  if (mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 || sec > 60) throw bad("a field out of range");
+  size_t pos = 19;
+  int64_t ns = 0;
+  if (text[pos] == '.') {
+    size_t n = 0;
+    while (pos + 1 + n < text.size() && text[pos + 1 + n] >= '0' && text[pos + 1 + n] <= '9') ++n;
+    if (n == 0 || n > 9) throw bad("the fraction takes 1 to 9 digits");
+    for (size_t i = 0; i < 9; ++i) ns = ns * 10 + (i < n ? text[pos + 1 + i] - '0' : 0);
+    pos += 1 + n;
+  }
+  int64_t offset_s = 0;
+  const std::string_view zone = text.substr(pos);
+  if (zone == "Z" || zone == "z") {
+  } else if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && zone[3] == ':' && digits_at(zone, 1, 2) >= 0 &&
+             digits_at(zone, 4, 2) >= 0 && digits_at(zone, 1, 2) <= 23 && digits_at(zone, 4, 2) <= 59) {
+    offset_s = (digits_at(zone, 1, 2) * 3600 + digits_at(zone, 4, 2) * 60) * (zone[0] == '-' ? -1 : 1);
+  } else {
+    throw bad("the time zone: Z or +HH:MM");
+  }
+  tm t{};
+  t.tm_year = year - 1900;
+  t.tm_mon = mon - 1;
+  t.tm_mday = day;
+  t.tm_hour = hour;
+  t.tm_min = min;
+  t.tm_sec = std::min(sec, 59);  // a leap second is the next second's start
+  const time_t secs = timegm(&t);
+  tm back{};
+  gmtime_r(&secs, &back);
+  if (back.tm_mday != day) throw bad("no such day in that month");
+  // Nanoseconds since the epoch in 64 bits: 1970 to 2262.
+  const int64_t total = static_cast<int64_t>(secs) + (sec == 60 ? 1 : 0) - offset_s;
+  if (total < 0 || total > std::numeric_limits<int64_t>::max() / 1'000'000'000 - 1)
+    throw bad("outside 1970 to 2262, the instants ns since the epoch hold");
+  return total * 1'000'000'000 + ns;
+}
+
+}  // namespace ioacct

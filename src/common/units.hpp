@@ -47,5 +47,14 @@ std::string plural(uint64_t n, std::string_view one, std::string_view many = {})
 // RFC 3339 in UTC to the millisecond, as JavaScript's Date.toISOString():
 // "2026-12-01T15:40:00.123Z". `unix_ns`: nanoseconds since the epoch.
 std::string format_rfc3339(int64_t unix_ns);
+// The same to the nanosecond ("2026-12-01T15:40:00.123456789Z"): a window's
+// edges, which a merge of several hosts' runs sets side by side.
+std::string format_rfc3339_ns(int64_t unix_ns);
+// An instant, for --start-at: RFC 3339 ("2026-12-01T15:40:00Z",
+// "2026-12-01T16:40:00.5+01:00"; 'T' or ' ' between date and time, 'z' or
+// 'Z', up to nine fraction digits) or "@SECONDS" since the epoch ("@1796139600",
+// "@1796139600.25"). Returns nanoseconds since the epoch; throws UsageError
+// naming `flag` for anything else (no time zone, a field out of range).
+int64_t parse_instant(std::string_view flag, std::string_view text);
 
 }  // namespace ioacct

@@ -5,6 +5,7 @@
 #include "common/units.hpp"
 #include "report/compare_report.hpp"
 #include "report/html_page.hpp"
+#include "report/merge_report.hpp"
 #include "report/report.hpp"
 
 namespace ioacct {
@@ -198,6 +199,45 @@ std::string html_bench_report(const std::vector<JobSpec>& jobs, const RunResult&
     p.body += "<p class=\"note\">No time series: it needs --acct latency (the default) or full, --log-interval above 0 "
               "(default 1s) and a run longer than one interval.</p>\n";
   return render_html(p, bench_json);
+}
+
+std::string html_merge_report(const MergedRun& m, json merged) {
+  merged["kind"] = "merge";
+  merged["report_time"] = rfc3339_now();
+  json rows = json::array();
+  rows.push_back({"windows", merged_summary_line(m).substr(std::string("ioacct merge: ").size())});
+  for (const auto& w : m.warnings) rows.push_back({"warning", w});
+  merged["context_rows"] = rows;
+  std::vector<std::vector<std::string>> table = {
+      {"host", "tags", "IOPS", "bandwidth", "p50", "p99", "CPU per I/O", "window", "opened after the first"}};
+  for (const HostRun& h : m.hosts) {
+    std::string tags;
+    for (const auto& [k, v] : h.tags) tags += fmt::format("{}{}={}", tags.empty() ? "" : " ", k, v);
+    const json& lat = merged.at("merge").at("hosts").at(table.size() - 1).at("latency_ns");
+    auto q = [&](const char* k) { return lat.is_object() ? format_duration_ns(lat[k].get<double>()) : std::string("-"); };
+    table.push_back({h.name, tags, format_count(h.iops), h.bytes_per_s ? format_bandwidth(*h.bytes_per_s) : "-", q("p50"), q("p99"),
+                     h.cpu && h.ios ? format_duration_ns((h.cpu->user_s + h.cpu->sys_s) * 1e9 / static_cast<double>(h.ios)) : "-",
+                     format_duration_ns(h.window_s * 1e9), format_duration_ns(static_cast<double>(h.window_start_ns - m.union_start_ns))});
+  }
+  const bool lat = m.has_latency;
+  table.push_back({fmt::format("total ({} hosts)", m.hosts.size()), "", format_count(m.iops),
+                   m.bytes_per_s ? format_bandwidth(*m.bytes_per_s) : "-",
+                   lat ? format_duration_ns(static_cast<double>(m.latency.quantile(0.5))) : "-",
+                   lat ? format_duration_ns(static_cast<double>(m.latency.quantile(0.99))) : "-",
+                   m.cpu && m.ios ? format_duration_ns((m.cpu->user_s + m.cpu->sys_s) * 1e9 / static_cast<double>(m.ios)) : "-",
+                   format_duration_ns(m.window_s() * 1e9), m.overlapped ? "(common window)" : "(no common window: their union)"});
+  HtmlPage p;
+  p.kind = "merge";
+  p.title = fmt::format("ioacct merge: {} hosts", m.hosts.size());
+  p.headline = fmt::format("{} IOPS over {} hosts; p99 {}", format_count(m.iops), m.hosts.size(),
+                           lat ? format_duration_ns(static_cast<double>(m.latency.quantile(0.99))) : "-");
+  p.body = "<h2>Hosts</h2>\n" + html_table(table, [](size_t j) { return j < 2; }) +
+           "<p class=\"note\">IOPS and bandwidth: each host's over its own window; the total adds them. Latency: "
+           "every host's histogram merged bucket by bucket, so the total's percentiles are those of all the I/Os "
+           "together. CPU: each host's process, added.</p>\n";
+  if (lat) p.body += "<h2>Latency percentiles, all hosts</h2>\n" + latency_table(m.latency);
+  p.body += "<h2>Charts</h2>\n<div id=\"charts\" class=\"charts\"></div>\n";
+  return render_html(p, merged);
 }
 
 }  // namespace ioacct

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "compare/merge.hpp"
 #include "compare/summary.hpp"
 #include "runner/result.hpp"
 #include "workload/job.hpp"
@@ -24,6 +25,11 @@ std::string html_report(const CompareResult& c, nlohmann::json data);
 // is r.jobs[i]'s spec) and one for the whole run. `bench_json` is bench's own
 // JSON report.
 std::string html_bench_report(const std::vector<JobSpec>& jobs, const RunResult& r, nlohmann::json bench_json);
+
+// `ioacct merge --report`: the per-host table beside the total, the merged
+// latency percentiles, and each host's series with their total on one
+// wall clock. `merged` is merge's JSON document (report/merge_report.hpp).
+std::string html_merge_report(const MergedRun& m, nlohmann::json merged);
 
 // Chart.js as Debian ships it (libjs-chart.js), from the generated source.
 extern const char* const kChartJs;

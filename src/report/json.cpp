@@ -1,3 +1,6 @@
+#include <cmath>
+#include <optional>
+
 #include "common/units.hpp"
 #include "report/json_opt.hpp"
 #include "report/report.hpp"
@@ -258,6 +261,13 @@ json run_context_json(const RunContext& ctx, const std::vector<std::string>& arg
       {"cpus_allowed", ctx.cpus_allowed},
       {"start_time", nullptr},
       {"start_monotonic_ns", nullptr},
+      {"boot_id", ctx.boot_id.empty() ? json(nullptr) : json(ctx.boot_id)},
+      {"tags", ctx.tags},
+      {"clock", ctx.clock ? json{{"synchronised", ctx.clock->synchronised},
+                                 {"maxerror_us", ctx.clock->maxerror_us},
+                                 {"esterror_us", ctx.clock->esterror_us},
+                                 {"state", ctx.clock->state}}
+                          : json(nullptr)},
   };
 }
 
@@ -296,6 +306,7 @@ json never_ran_json(json out, const std::vector<JobSpec>& jobs) {
 void add_run_context(json& context, const RunResult& r) {
   context["start_time"] = r.start_wall_ns ? json(format_rfc3339(r.start_wall_ns)) : json(nullptr);
   context["start_monotonic_ns"] = r.start_wall_ns ? json(r.start_mono_ns) : json(nullptr);
+  context["start_at"] = nullptr;  // set by to_json from the run's options
   context["engine_description"] = r.engine_desc;
   context["setup_flags"] = setup_flags_json(r.setup_flags);
   context["engine_fallbacks"] = r.engine_fallbacks;
@@ -415,13 +426,33 @@ json inflight_json(const RunResult& r) {
   return results["inflight"];
 }
 
+// The wall clock (ns since the epoch) at the window's opening plus
+// `after_ns`: the monotonic stamps placed by the anchor read with the run's
+// start. None when the window never opened.
+std::optional<int64_t> window_wall_ns(const RunResult& r, uint64_t after_ns) {
+  if (!r.start_wall_ns || !r.total.window_start_ns) return std::nullopt;
+  return r.start_wall_ns + static_cast<int64_t>(r.total.window_start_ns + after_ns - r.start_mono_ns);
+}
+
+// The window's edges on the wall clock: what a merge of several hosts' runs
+// lines up.
+void add_window_edges(json& results, const RunResult& r) {
+  const std::optional<int64_t> open = window_wall_ns(r, 0), close = window_wall_ns(r, r.window_ns);
+  results["window_start_unix_ns"] = open ? json(*open) : json(nullptr);
+  results["window_end_unix_ns"] = close ? json(*close) : json(nullptr);
+  results["window_start_time"] = open ? json(format_rfc3339_ns(*open)) : json(nullptr);
+  results["window_end_time"] = close ? json(format_rfc3339_ns(*close)) : json(nullptr);
+}
+
 // The time series (--log-interval).
 json series_json(const JobSpec& job, const RunResult& r, bool moves_data) {
   json results;
   if (r.series) {
     json samples = json::array();
+    const std::optional<int64_t> opened = window_wall_ns(r, 0);
     for (const auto& x : r.series->samples())
       samples.push_back({{"t_s", x.t_s}, {"dur_s", x.dur_s}, {"iops", x.iops},
+                         {"end_unix_ns", opened ? json(*opened + std::llround(x.t_s * 1e9)) : json(nullptr)},
                          {"bytes_per_s", moves_data ? json(x.bytes_per_s) : json(nullptr)},
                          {"p50_ns", opt_json(x.p50_ns)}, {"p99_ns", opt_json(x.p99_ns)}, {"inflight", x.inflight},
                          {"own_inflight_pct", opt_json(x.own_inflight_pct)}, {"busy_pct", opt_json(x.own_inflight_pct)},
@@ -441,6 +472,7 @@ json series_json(const JobSpec& job, const RunResult& r, bool moves_data) {
 json results_json(const JobSpec& job, const RunResult& r, bool moves_data) {
   json results = counts_json(r.total, r.window_ns, moves_data);
   results["iodepth"] = r.total.depth;
+  add_window_edges(results, r);
   add_cpu_and_verify(results, r);
   if (job.faults.any()) {
     const auto& f = r.total.faults;
@@ -463,6 +495,9 @@ json threads_json(const RunResult& r, bool moves_data) {
     j["job"] = t.job;
     j["pinned_cpu"] = t.cpu >= 0 ? json(t.cpu) : json(nullptr);
     j["iodepth"] = t.depth;
+    // Each thread's own, so that a run can be split into per-thread results
+    // and merged back (the merge's exactness test).
+    j["latency_histogram_ns"] = histogram_json(*t.latency);
     threads.push_back(j);
   }
   return threads;
@@ -512,6 +547,7 @@ json to_json(const std::vector<JobSpec>& jobs, const RunResult* r, const RunCont
   json out = {{"context", context}};
   if (!r) return never_ran_json(std::move(out), jobs);
   add_run_context(out["context"], *r);
+  if (jobs.front().start_at_unix_ns) out["context"]["start_at"] = format_rfc3339_ns(jobs.front().start_at_unix_ns);
   bool moves_data = false;
   for (const JobSpec& j : jobs) moves_data |= engine_traits(j.engine).moves_data;
   out["interrupted"] = r->interrupted;

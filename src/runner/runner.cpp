@@ -29,6 +29,12 @@
 namespace ioacct {
 namespace {
 
+// --start-at: how long before the instant the run wakes to take its opening
+// samples (a few /proc files, the tracker's maps: well under a millisecond
+// on an idle machine, a few on a loaded one), so that they do not delay the
+// window's opening.
+constexpr int64_t kStartAtLeadNs = 5'000'000;
+
 // The devices the run samples at the window's edges: every whole disk a
 // target sits on and everything under it (`sampled`), and of those the disks
 // the targets sit on (`targets`, in target order: the first is the one the
@@ -209,6 +215,7 @@ class RunSession {
   void plan();
   void start_workers();
   void wait_until_ready();
+  void wait_for_start_at(int64_t lead_ns);
   void attach_instruments();
   void open();
   void supervise();
@@ -374,7 +381,27 @@ void RunSession::attach_instruments() {
   if (hooks_.on_start) hooks_.on_start(result_);
 }
 
+// --start-at: sleep on the wall clock until `lead_ns` before the run's
+// start (--ramp before the instant), so that the window opens at it. Slices
+// of up to 100 ms let a signal end the wait; the last stretch is one
+// absolute CLOCK_REALTIME sleep, which the kernel ends on time even if the
+// clock is stepped meanwhile. open() wakes a few ms early for the opening
+// samples, then sleeps again to the instant itself: a process woken late by
+// a busy machine loses no more of its window than the wake-up.
+void RunSession::wait_for_start_at(int64_t lead_ns) {
+  if (!run_.start_at_unix_ns || interrupted_) return;
+  const int64_t at = run_.start_at_unix_ns - static_cast<int64_t>(run_.ramp.count()) - lead_ns;
+  for (int64_t left = at - wall_ns(); left > 2'000'000 && !interrupted_; left = at - wall_ns())
+    if (hooks_.wait_stop_signal && hooks_.wait_stop_signal(static_cast<int>(std::min<int64_t>(100, left / 1'000'000 - 1))))
+      interrupted_ = true;
+  if (interrupted_) return;
+  const timespec ts{static_cast<time_t>(at / 1'000'000'000), static_cast<long>(at % 1'000'000'000)};
+  while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+  }
+}
+
 void RunSession::open() {
+  wait_for_start_at(kStartAtLeadNs);
   // Without a ramp, every window of the first group opens at the start:
   // take the opening sample now, before any I/O, rather than in the first
   // worker while the others may already be issuing theirs.
@@ -393,6 +420,7 @@ void RunSession::open() {
     }
     ctl_.cpu_a = sample_cpu();
   }
+  wait_for_start_at(0);
   t0_ = now_ns();
   result_.start_mono_ns = t0_;
   result_.start_wall_ns = wall_ns();

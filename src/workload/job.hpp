@@ -95,6 +95,10 @@ struct JobSpec {
   // thread once the targets are open (the fewer, with a --ios given too).
   uint32_t passes = 0;
   std::chrono::nanoseconds ramp{0};
+  // --start-at: the CLOCK_REALTIME instant (ns since the epoch) at which the
+  // measured window opens, so that runs on several hosts share one window;
+  // the run starts --ramp before it. 0: at once. A run's own option.
+  int64_t start_at_unix_ns = 0;
   std::chrono::nanoseconds startdelay{0};  // this job starts this long after the run (several jobs)
   bool stonewall = false;                  // this job starts when every job before it has ended
   unsigned threads = 1;

@@ -35,9 +35,9 @@ TEST(UsageErrors, TheParsersRefusalsAreOneLineInIoacctsWords) {
       {{"bench", "-q"}, "error: unknown option -q for 'ioacct bench' (see 'ioacct bench --help')"},
       // commands
       {{"bnech"}, "error: unknown command 'bnech'; did you mean bench?"},
-      {{"frob"}, "error: unknown command 'frob': the commands are bench, compare, probe, rings, stat, export, top"},
-      {{}, "error: no command given: ioacct COMMAND, where COMMAND is one of bench, compare, probe, rings, stat, "
-           "export, top (see 'ioacct --help')"},
+      {{"frob"}, "error: unknown command 'frob': the commands are bench, compare, merge, probe, rings, stat, export, top"},
+      {{}, "error: no command given: ioacct COMMAND, where COMMAND is one of bench, compare, merge, probe, rings, "
+           "stat, export, top (see 'ioacct --help')"},
       {{"--iodepth", "8"}, "error: unknown option --iodepth for 'ioacct': options come after the command, as in "
                            "'ioacct bench --iodepth 8' (see 'ioacct --help')"},
       // values

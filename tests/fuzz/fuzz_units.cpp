@@ -42,6 +42,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   });
   expect_value_or_usage_error([&] { parse_bandwidth("--x", text); });
   expect_value_or_usage_error([&] {
+    // --start-at: an instant after the epoch prints to the nanosecond and reads back the same.
+    const int64_t t = parse_instant("--x", text);
+    if (t >= 0 && parse_instant("--x", format_rfc3339_ns(t)) != t) std::abort();
+  });
+  expect_value_or_usage_error([&] {
     for (int c : parse_cpu_list("--x", text))
       if (c < 0 || c > 65535) std::abort();
   });

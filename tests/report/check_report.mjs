@@ -38,7 +38,18 @@ const pages = [
     args: ['bench', '--runtime', '2s', '--log-interval', '200ms', '--iodepth', '4', '--size', '16m'] },
   { file: join(out, 'compare-anatomy.html'), kind: 'compare', charts: 5,
     args: ['compare', '--preset', 'qd1', '--anatomy', '--repeat', '2', '--runtime', '150ms', '--size', '16m'] },
+  // ioacct merge of two hosts' runs, made at once with one --start-at:
+  // per-host and total series.
+  { file: join(out, 'merge.html'), kind: 'merge', charts: 3,
+    args: ['merge', join(out, 'merge-a.json'), join(out, 'merge-b.json')] },
 ];
+{
+  const bench = (h) => `'${binary}' bench --runtime 1s --log-interval 200ms --iodepth 4 --size 16m --tag host=${h} ` +
+    `--start-at "$T" --format json -o '${join(out, `merge-${h}.json`)}'`;
+  console.log('$ ioacct bench ... --start-at T (two at once)');
+  execFileSync('sh', ['-c', `T=@$(( $(date +%s) + 3 )); ${bench('a')} & ${bench('b')} & wait`],
+               { stdio: ['ignore', 'ignore', 'inherit'], timeout: 150000 });
+}
 for (const p of pages) ioacct([...p.args, '--report', p.file]);
 
 // P6 PPM (pdftoppm's own output): width, height, RGB bytes.
@@ -104,6 +115,10 @@ try {
       console.log(`${name}: ${q} => ${h}`);
       const heads = await page.$$eval('table.results th', (ths) => ths.map((t) => t.textContent));
       for (const c of ['pairwise ratio', '95% CI', 'verdict']) if (!heads.includes(c)) fail(`${name}: the table has no '${c}' column`);
+    } else if (p.kind === 'merge') {
+      const text = await page.$eval('main', (m) => m.textContent);
+      for (const s of ['Hosts', 'total (2 hosts)', 'Latency percentiles, all hosts'])
+        if (!text.includes(s)) fail(`${name}: no '${s}'`);
     } else {
       const tiles = await page.$$eval('.tile .name', (t) => t.map((x) => x.textContent));
       for (const t of ['IOPS', 'bandwidth', 'p50 latency', 'p99 latency', 'CPU per I/O', 'in flight (own I/O)'])

@@ -257,6 +257,7 @@
     const res = data.results;
     if (!res) return;
     const lat = res.latency_ns;
+    const latencyOnly = benchPage.latencyOnly;
     if (lat) {
       const keys = [['min', 'min'], ['p50', 'p50'], ['p90', 'p90'], ['p99', 'p99'], ['p99.9', 'p99.9'], ['p99.99', 'p99.99'], ['max', 'max']];
       const u = unitFor(TIME_NS, lat.max / 2);
@@ -270,7 +271,7 @@
       });
     }
     const samples = res.series && res.series.samples && res.series.samples.length ? res.series.samples : null;
-    if (!samples) return;
+    if (!samples || latencyOnly) return;
     const every = res.series.interval_s * (res.series.keep_every || 1);
     const per = 'One point per ' + trim(every) + ' s interval of the measured window, at its end, over the interval as measured';
     const t = timeAxis(Math.max(res.window_s || 0, ...samples.map((s) => s.t_s)));
@@ -321,7 +322,40 @@
     });
   }
 
+  // ---- merge ----
+  // Each host's series and their total on one clock: seconds from the
+  // earliest window's opening (the hosts' samples carry wall-clock ends).
+  function mergePage() {
+    benchPage.latencyOnly = true;
+    benchPage();
+    const m = data.merge, res = data.results;
+    if (!m || !res.series || !res.series.samples.length) return;
+    const t0 = m.union_start_unix_ns;
+    const hosts = m.hosts.filter((h) => h.series && h.series.length);
+    const maxS = (m.union_end_unix_ns - t0) / 1e9;
+    const t = timeAxis(maxS);
+    const per = 'One point per ' + trim(res.series.interval_s) + ' s interval, at its end on the wall clock, from the ' +
+      'earliest window\'s opening; the total adds the hosts\' points that end in the same interval, where every host has one';
+    const pts = (list, get, div) => list.map((s) => ({ x: (s.end_unix_ns - t0) / 1e9 / t.unit.div, y: get(s) == null ? null : get(s) / (div || 1) }));
+    const sets = (get, div) => hosts.map((h, i) => ({ label: h.name, data: pts(h.series, get, div), borderColor: color(i + 1),
+      backgroundColor: color(i + 1), pointRadius: 0, borderWidth: 2 }))
+      .concat([{ label: 'total', data: pts(res.series.samples.filter((s) => s.hosts === hosts.length), get, div), borderColor: color(0), backgroundColor: color(0),
+        pointRadius: 2, borderWidth: 3 }]);
+    figure('IOPS over time, per host and total', per + '.', {
+      type: 'line', data: { datasets: sets((s) => s.iops) },
+      options: { plugins: { legend: { display: hosts.length <= 20 } }, scales: { x: t.axis, y: countAxis('I/Os per second') } },
+    });
+    if (res.series.samples.some((s) => s.bytes_per_s != null)) {
+      const u = unitFor(RATE_B, maxOf(res.series.samples.map((s) => s.bytes_per_s)) / 2);
+      figure('Bandwidth over time, per host and total', per + ' (GiB = 2^30 bytes).', {
+        type: 'line', data: { datasets: sets((s) => s.bytes_per_s, u.div) },
+        options: { plugins: { legend: { display: hosts.length <= 20 } }, scales: { x: t.axis, y: linear('bandwidth (' + u.name + ')') } },
+      });
+    }
+  }
+
   if (data.kind === 'bench') benchPage();
+  else if (data.kind === 'merge') mergePage();
   else comparePage();
   for (const m of made) m.img.src = m.chart.toBase64Image();
   window.ioacctCharts = made.length;
