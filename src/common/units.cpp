@@ -261,8 +261,11 @@ std::string plural(uint64_t n, std::string_view one, std::string_view many) {
   return many.empty() ? fmt::format("{} {}s", n, one) : fmt::format("{} {}", n, many);
 }
 
-std::string format_rfc3339(int64_t unix_ns) {
-  // Floor division, so that instants before 1970 print as they should too.
+namespace {
+
+// An instant as RFC 3339 in UTC with `digits` of the second's fraction (3
+// or 9). Floor division, so that instants before 1970 print as they should.
+std::string rfc3339(int64_t unix_ns, int digits) {
   int64_t secs = unix_ns / 1'000'000'000, ns = unix_ns % 1'000'000'000;
   if (ns < 0) {
     ns += 1'000'000'000;
@@ -271,26 +274,19 @@ std::string format_rfc3339(int64_t unix_ns) {
   const auto t = static_cast<time_t>(secs);
   tm utc{};
   gmtime_r(&t, &utc);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
-                     utc.tm_hour, utc.tm_min, utc.tm_sec, ns / 1'000'000);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:0{}}Z", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
+                     utc.tm_hour, utc.tm_min, utc.tm_sec, digits == 3 ? ns / 1'000'000 : ns, digits);
 }
+
+}  // namespace
+
+std::string format_rfc3339(int64_t unix_ns) { return rfc3339(unix_ns, 3); }
 
 }  // namespace ioacct
 
 namespace ioacct {
 
-std::string format_rfc3339_ns(int64_t unix_ns) {
-  int64_t secs = unix_ns / 1'000'000'000, ns = unix_ns % 1'000'000'000;
-  if (ns < 0) {
-    ns += 1'000'000'000;
-    --secs;
-  }
-  const auto t = static_cast<time_t>(secs);
-  tm utc{};
-  gmtime_r(&t, &utc);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09}Z", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
-                     utc.tm_hour, utc.tm_min, utc.tm_sec, ns);
-}
+std::string format_rfc3339_ns(int64_t unix_ns) { return rfc3339(unix_ns, 9); }
 
 namespace {
 
