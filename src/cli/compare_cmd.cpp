@@ -11,6 +11,7 @@
 #include "acct/cpu_power.hpp"
 #include "acct/run_context.hpp"
 #include "cli/bench_cmd.hpp"
+#include "cli/bench_options.hpp"
 #include "cli/cli.hpp"
 #include "cli/inputs.hpp"
 #include "cli/option_rows.hpp"
@@ -49,10 +50,11 @@ JobSpec parse_variant(const Variant& v) {
     throw UsageError(fmt::format("variant '{}': {}", v.name, usage_error_message(e, root, b, "ioacct compare")));
   }
   args.iodepth_given = b->count("--iodepth") > 0;
-  for (const char* run_only : {"--start-at", "--tag"})
-    if (b->count(run_only))
+  // The fleet's options make one bench run a part of several hosts' run.
+  for (const BenchOption& r : bench_fleet_rows())
+    if (b->count(std::string(long_name(r.names))))
       throw UsageError(fmt::format("variant '{}': {}: an option of one bench run (ioacct merge's inputs); compare runs "
-                                   "its variants one after another", v.name, run_only));
+                                   "its variants one after another", v.name, long_name(r.names)));
   try {
     return to_job(args);
   } catch (const UsageError& e) {
