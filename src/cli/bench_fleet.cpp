@@ -3,22 +3,30 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <span>
 
 #include "acct/clock.hpp"
+#include "cli/bench_options.hpp"
 #include "common/errors.hpp"
 #include "common/units.hpp"
 
 namespace ioacct {
 
-void add_fleet_options(CLI::App* b, BenchArgs& a) {
-  b->add_option("--start-at", a.start_at,
-                "Open the measured window at this wall-clock instant (RFC 3339, e.g. 2026-12-01T15:40:00Z, or "
-                "@SECONDS since the epoch): one window on every host")
-      ->type_name("TIME");
-  b->add_option("--tag", a.tags, "Label the run KEY=VALUE in the JSON (repeatable; ioacct merge keeps them per host)")
-      ->type_name("KEY=VALUE")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-}
+namespace {
+
+// Read by apply_start_at and fleet_context, after the jobs: no decoder.
+constexpr BenchOption kFleetRows[] = {
+  {"--start-at", "TIME",
+   "Open the measured window at this wall-clock instant (RFC 3339, e.g. 2026-12-01T15:40:00Z, or @SECONDS since "
+   "the epoch): one window on every host",
+   &BenchArgs::start_at},
+  {"--tag", "KEY=VALUE", "Label the run KEY=VALUE in the JSON (repeatable; ioacct merge keeps them per host)",
+   &BenchArgs::tags, nullptr, repeatable_option},
+};
+
+}  // namespace
+
+std::span<const BenchOption> bench_fleet_rows() { return kFleetRows; }
 
 void apply_start_at(const BenchArgs& a, std::vector<JobSpec>& jobs) {
   if (a.start_at.empty()) return;

@@ -1,8 +1,8 @@
 #pragma once
 // What makes one bench run a part of a fleet's: --start-at (one window for
 // every host) and --tag (labels a merge keeps per host). Apart from
-// bench_cmd.cpp so that the command stays one room.
-#include <CLI/CLI.hpp>
+// bench_cmd.cpp so that the command stays one room; their rows are
+// bench_fleet_rows() (cli/bench_options.hpp).
 #include <vector>
 
 #include "acct/run_context.hpp"
@@ -12,7 +12,6 @@
 
 namespace ioacct {
 
-void add_fleet_options(CLI::App* b, BenchArgs& a);
 // --start-at into the run's own options (jobs.front()). Throws UsageError
 // naming the flag for a malformed instant or one not in the future.
 void apply_start_at(const BenchArgs& a, std::vector<JobSpec>& jobs);

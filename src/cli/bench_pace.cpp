@@ -1,10 +1,15 @@
-#include "cli/bench_pace.hpp"
-
+// bench's pace options, one row each (cli/bench_options.hpp): how fast
+// each thread goes (--rate-iops, --rate and how their I/Os are spaced), the
+// floors it must hold (--rate-min, --rate-iops-min over --rate-cycle), and
+// the latency a depth must meet (--latency-target and its window, run and
+// percentile).
 #include <fmt/format.h>
 
 #include <array>
+#include <span>
 #include <string>
 
+#include "cli/bench_options.hpp"
 #include "common/errors.hpp"
 #include "common/units.hpp"
 
@@ -17,7 +22,9 @@ namespace {
 // it, so "100,50" paces trims at 50 too).
 // `what`: "pace" or "floor", for the messages.
 template <typename Parse>
-std::array<uint64_t, 3> each(const std::string& flag, const std::string& text, Parse parse, const char* what = "pace") {
+std::array<uint64_t, 3> each(const BenchGiven& g, Parse parse, const char* what = "pace") {
+  const std::string_view flag = g.flag;
+  const std::string& text = g.text;
   const auto fields = split_directions(text);
   if (!fields) throw UsageError(fmt::format("{}: '{}' has more than three fields (reads, writes, trims)", flag, text));
   std::array<uint64_t, 3> r{};
@@ -33,92 +40,104 @@ std::array<uint64_t, 3> each(const std::string& flag, const std::string& text, P
   return r;
 }
 
-uint64_t count_of(const std::string& f, const std::string& t) { return parse_count(f, t); }
-uint64_t bandwidth_of(const std::string& f, const std::string& t) { return parse_bandwidth(f, t); }
-
-void parse_rates(const BenchArgs& a, JobSpec& j) {
-  if (a.rate_iops.find(',') != std::string::npos) {
-    j.rate_iops_dir = each("--rate-iops", a.rate_iops, count_of);
-  } else if (!a.rate_iops.empty()) {
-    j.rate_iops = parse_count("--rate-iops", a.rate_iops);
-    if (!j.rate_iops) throw UsageError("--rate-iops: must be at least 1 (leave it out for no pacing)");
-  }
-  if (a.rate.find(',') != std::string::npos) {
-    j.rate_bw_dir = each("--rate", a.rate, bandwidth_of);
-  } else if (!a.rate.empty()) {
-    j.rate_bw = parse_bandwidth("--rate", a.rate);
-    if (!j.rate_bw) throw UsageError("--rate: must be more than 0 (leave it out for no pacing)");
-  }
-}
-
-// --latency-target T [--latency-window W] [--latency-percentile P].
-void parse_latency_target(const BenchArgs& a, JobSpec& j) {
-  if (a.latency_target.empty()) {
-    if (!a.latency_window.empty() || !a.latency_percentile.empty() || a.latency_run)
-      throw UsageError(fmt::format("{}: only applies with --latency-target",
-                                   !a.latency_window.empty()       ? "--latency-window"
-                                   : !a.latency_percentile.empty() ? "--latency-percentile"
-                                                                   : "--latency-run"));
+// --rate-iops / --rate: one pace for every direction, or R,W[,T].
+template <uint64_t (*Parse)(std::string_view, std::string_view), uint64_t JobSpec::*One,
+          std::array<uint64_t, 3> JobSpec::*Each>
+void decode_pace(const BenchGiven& g, JobSpec& j) {
+  if (g.text.find(',') != std::string::npos) {
+    j.*Each = each(g, Parse);
     return;
   }
-  j.latency_run = a.latency_run;
-  j.latency_target = parse_duration("--latency-target", a.latency_target);
-  if (j.latency_target.count() <= 0) throw UsageError("--latency-target: must be more than 0");
-  if (!a.latency_window.empty()) j.latency_window = parse_duration("--latency-window", a.latency_window);
-  if (!a.latency_percentile.empty()) {
-    const auto p = percentile_of(a.latency_percentile);
-    if (!p)
-      throw UsageError(fmt::format("--latency-percentile: '{}' is not a percentage above 0, at most 100",
-                                   a.latency_percentile));
-    j.latency_percentile = *p;
-  }
+  j.*One = Parse(g.flag, g.text);
+  if (!(j.*One))
+    throw UsageError(fmt::format("{}: must be {} (leave it out for no pacing)", g.flag,
+                                 One == &JobSpec::rate_iops ? "at least 1" : "more than 0"));
 }
 
-// --rate-process, and the floors: --rate-min / --rate-iops-min, each one
-// value for every direction (fio's "a") or R,W[,T], over --rate-cycle.
-void parse_process_and_floors(const BenchArgs& a, JobSpec& j) {
-  if (!a.rate_process.empty()) {
-    if (a.rate_process == "poisson") j.rate_process = RateProcess::Poisson;
-    else if (a.rate_process != "linear")
-      throw UsageError(fmt::format("--rate-process: '{}' is not linear or poisson", a.rate_process));
-    if (j.rate_process == RateProcess::Poisson && !j.rate_iops && !j.rate_bw && !j.paced_by_direction())
-      throw UsageError("--rate-process: poisson spaces a pace; give --rate-iops or --rate too");
-  }
-  const auto all_or_each = [](const std::string& flag, const std::string& text, auto parse) {
-    if (text.find(',') != std::string::npos) return each(flag, text, parse, "floor");
-    const uint64_t v = parse(flag, text);
-    if (!v) throw UsageError(fmt::format("{}: must be more than 0 (leave it out for no floor)", flag));
-    return std::array<uint64_t, 3>{v, v, v};
-  };
-  if (!a.rate_min.empty()) j.rate_min_bw = all_or_each("--rate-min", a.rate_min, bandwidth_of);
-  if (!a.rate_iops_min.empty()) j.rate_min_iops = all_or_each("--rate-iops-min", a.rate_iops_min, count_of);
-  if (!a.rate_cycle.empty()) {
-    if (!j.has_rate_floor()) throw UsageError("--rate-cycle: only applies with --rate-min or --rate-iops-min");
-    j.rate_cycle = parse_duration("--rate-cycle", a.rate_cycle);
-    if (j.rate_cycle.count() <= 0) throw UsageError("--rate-cycle: must be more than 0");
-  }
+void decode_rate_process(const BenchGiven& g, JobSpec& j) {
+  if (g.text == "poisson") j.rate_process = RateProcess::Poisson;
+  else if (g.text != "linear") throw UsageError(fmt::format("--rate-process: '{}' is not linear or poisson", g.text));
+  if (j.rate_process == RateProcess::Poisson && !j.rate_iops && !j.rate_bw && !j.paced_by_direction())
+    throw UsageError("--rate-process: poisson spaces a pace; give --rate-iops or --rate too");
 }
+
+// The floors: --rate-min / --rate-iops-min, each one value for every
+// direction (fio's "a") or R,W[,T].
+template <uint64_t (*Parse)(std::string_view, std::string_view), std::array<uint64_t, 3> JobSpec::*Floor>
+void decode_floor(const BenchGiven& g, JobSpec& j) {
+  if (g.text.find(',') != std::string::npos) {
+    j.*Floor = each(g, Parse, "floor");
+    return;
+  }
+  const uint64_t v = Parse(g.flag, g.text);
+  if (!v) throw UsageError(fmt::format("{}: must be more than 0 (leave it out for no floor)", g.flag));
+  j.*Floor = {v, v, v};
+}
+
+void decode_rate_cycle(const BenchGiven& g, JobSpec& j) {
+  if (!j.has_rate_floor()) throw UsageError("--rate-cycle: only applies with --rate-min or --rate-iops-min");
+  j.rate_cycle = parse_duration(g.flag, g.text);
+  if (j.rate_cycle.count() <= 0) throw UsageError("--rate-cycle: must be more than 0");
+}
+
+void decode_latency_target(const BenchGiven& g, JobSpec& j) {
+  j.latency_target = parse_duration(g.flag, g.text);
+  if (j.latency_target.count() <= 0) throw UsageError("--latency-target: must be more than 0");
+}
+
+// --latency-window, --latency-run and --latency-percentile tune the search
+// --latency-target starts.
+void need_latency_target(const BenchGiven& g) {
+  if (g.args.latency_target.empty()) throw UsageError(fmt::format("{}: only applies with --latency-target", g.flag));
+}
+
+void decode_latency_window(const BenchGiven& g, JobSpec& j) {
+  need_latency_target(g);
+  j.latency_window = parse_duration(g.flag, g.text);
+}
+
+void decode_latency_run(const BenchGiven& g, JobSpec& j) {
+  need_latency_target(g);
+  j.latency_run = true;
+}
+
+void decode_latency_percentile(const BenchGiven& g, JobSpec& j) {
+  need_latency_target(g);
+  const auto p = percentile_of(g.text);
+  if (!p) throw UsageError(fmt::format("--latency-percentile: '{}' is not a percentage above 0, at most 100", g.text));
+  j.latency_percentile = *p;
+}
+
+// How fast: a pace, one or per direction, or a latency the depth must meet.
+constexpr BenchOption kPaceRows[] = {
+  {"--rate-iops", "N",
+   "Pace each thread to N I/Os per second, on a schedule; R,W[,T] per direction (a mixed --rw)", &BenchArgs::rate_iops,
+   decode_pace<parse_count, &JobSpec::rate_iops, &JobSpec::rate_iops_dir>},
+  {"--rate", "BW", "Pace each thread to this bandwidth, e.g. 50m (= 50 MiB/s); R,W[,T] per direction",
+   &BenchArgs::rate, decode_pace<parse_bandwidth, &JobSpec::rate_bw, &JobSpec::rate_bw_dir>},
+  {"--rate-process", "linear|poisson",
+   "How a pace spaces its I/Os: linear (even) or poisson (random, the same mean; fio's rate_process)",
+   &BenchArgs::rate_process, decode_rate_process},
+  {"--rate-min", "BW",
+   "End a thread whose bandwidth over a --rate-cycle falls under this (fio's rate_min); R,W[,T] per direction",
+   &BenchArgs::rate_min, decode_floor<parse_bandwidth, &JobSpec::rate_min_bw>},
+  {"--rate-iops-min", "N",
+   "End a thread whose I/Os per second over a --rate-cycle fall under N (fio's rate_iops_min); R,W[,T] per direction",
+   &BenchArgs::rate_iops_min, decode_floor<parse_count, &JobSpec::rate_min_iops>},
+  {"--rate-cycle", "DURATION", "What --rate-min and --rate-iops-min average over (default 1s; fio's rate_cycle)",
+   &BenchArgs::rate_cycle, decode_rate_cycle},
+  {"--latency-target", "DURATION", "Find the highest depth whose I/Os meet this latency (fio's latency_target)",
+   &BenchArgs::latency_target, decode_latency_target},
+  {"--latency-window", "DURATION", "With --latency-target: how long each depth is tried (default 1s)",
+   &BenchArgs::latency_window, decode_latency_window},
+  {"--latency-run", "", "With --latency-target: keep adjusting the depth for the whole run (fio's latency_run=1)",
+   &BenchArgs::latency_run, decode_latency_run},
+  {"--latency-percentile", "PCT", "With --latency-target: the share of I/Os that must meet it (default 100)",
+   &BenchArgs::latency_percentile, decode_latency_percentile},
+};
 
 }  // namespace
 
-// How fast: a pace, one or per direction, or a latency the depth must meet.
-void add_pace_options(CLI::App* b, BenchArgs& a) {
-  b->add_option("--rate-iops", a.rate_iops, "Pace each thread to N I/Os per second, on a schedule; R,W[,T] per direction (a mixed --rw)")->type_name("N");
-  b->add_option("--rate", a.rate, "Pace each thread to this bandwidth, e.g. 50m (= 50 MiB/s); R,W[,T] per direction")->type_name("BW");
-  b->add_option("--rate-process", a.rate_process, "How a pace spaces its I/Os: linear (even) or poisson (random, the same mean; fio's rate_process)")->type_name("linear|poisson");
-  b->add_option("--rate-min", a.rate_min, "End a thread whose bandwidth over a --rate-cycle falls under this (fio's rate_min); R,W[,T] per direction")->type_name("BW");
-  b->add_option("--rate-iops-min", a.rate_iops_min, "End a thread whose I/Os per second over a --rate-cycle fall under N (fio's rate_iops_min); R,W[,T] per direction")->type_name("N");
-  b->add_option("--rate-cycle", a.rate_cycle, "What --rate-min and --rate-iops-min average over (default 1s; fio's rate_cycle)")->type_name("DURATION");
-  b->add_option("--latency-target", a.latency_target, "Find the highest depth whose I/Os meet this latency (fio's latency_target)")->type_name("DURATION");
-  b->add_option("--latency-window", a.latency_window, "With --latency-target: how long each depth is tried (default 1s)")->type_name("DURATION");
-  b->add_flag("--latency-run", a.latency_run, "With --latency-target: keep adjusting the depth for the whole run (fio's latency_run=1)");
-  b->add_option("--latency-percentile", a.latency_percentile, "With --latency-target: the share of I/Os that must meet it (default 100)")->type_name("PCT");
-}
-
-void parse_pace(const BenchArgs& a, JobSpec& j) {
-  parse_rates(a, j);
-  parse_process_and_floors(a, j);
-  parse_latency_target(a, j);
-}
+std::span<const BenchOption> bench_pace_rows() { return kPaceRows; }
 
 }  // namespace ioacct

@@ -11,8 +11,10 @@
 #include "acct/cpu_power.hpp"
 #include "acct/run_context.hpp"
 #include "cli/bench_cmd.hpp"
+#include "cli/bench_options.hpp"
 #include "cli/cli.hpp"
 #include "cli/inputs.hpp"
+#include "cli/option_rows.hpp"
 #include "cli/signals.hpp"
 #include "cli/usage_errors.hpp"
 #include "common/errors.hpp"
@@ -48,10 +50,11 @@ JobSpec parse_variant(const Variant& v) {
     throw UsageError(fmt::format("variant '{}': {}", v.name, usage_error_message(e, root, b, "ioacct compare")));
   }
   args.iodepth_given = b->count("--iodepth") > 0;
-  for (const char* run_only : {"--start-at", "--tag"})
-    if (b->count(run_only))
+  // The fleet's options make one bench run a part of several hosts' run.
+  for (const BenchOption& r : bench_fleet_rows())
+    if (b->count(std::string(long_name(r.names))))
       throw UsageError(fmt::format("variant '{}': {}: an option of one bench run (ioacct merge's inputs); compare runs "
-                                   "its variants one after another", v.name, run_only));
+                                   "its variants one after another", v.name, long_name(r.names)));
   try {
     return to_job(args);
   } catch (const UsageError& e) {
@@ -143,39 +146,46 @@ int run_saved_compare(const CompareArgs& a, Format format, const std::vector<std
   return 0;
 }
 
+// --config NAME=OPTIONS: one word each time, its options quoted in it.
+void one_config_each(CLI::Option* o) { o->allow_extra_args(false); }
+// --until-resolved [MAX]: MAX may be left out.
+void value_optional(CLI::Option* o) { o->expected(0, 1); }
+
+// compare's own options (cli/option_rows.hpp); every other word is bench's.
+constexpr OptionRow<CompareArgs> kCompareRows[] = {
+  {"--preset", "NAME", "A named matrix: qd1, sqpoll, libaio or util", &CompareArgs::preset},
+  {"--config", "NAME=OPTIONS", "A variant: NAME=OPTIONS (bench options), given once per variant",
+   &CompareArgs::configs, nullptr, one_config_each},
+  {"--repeat", "N", "Measured runs of each variant, interleaved ABC BCA CAB (default 5)", &CompareArgs::repeat},
+  {"--until-resolved", "[MAX]",
+   "After --repeat, add interleaved rounds until every verdict is resolved, up to MAX rounds in all (default 30)",
+   &CompareArgs::until_resolved, nullptr, value_optional},
+  {"--budget", "DURATION", "With --until-resolved (implied): start no round that would end past DURATION",
+   &CompareArgs::budget},
+  {"--margin", "PCT", "'no difference' is an IOPS ratio interval inside ±PCT (default 5%)", &CompareArgs::margin},
+  {"--warmup", "N", "Rounds of every variant run first and discarded (default 0)", &CompareArgs::warmup},
+  {"--baseline", "VARIANT", "The variant the ratio column is against (default the first)", &CompareArgs::baseline},
+  format_row<CompareArgs>("console, json, csv or markdown (default console)"),
+  output_row<CompareArgs>("Write the table to FILE instead of stdout"),
+  report_row<CompareArgs>("Also write a self-contained HTML report to FILE"),
+  progress_row<CompareArgs>("Print which run of how many, and the ETA, even when stderr is not a terminal"),
+};
+
 }  // namespace
 
 CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
-  CLI::App* c = app.add_subcommand(
-      "compare", "Run variants of a bench workload interleaved, repeated, and compare them side by side.");
-  c->allow_extras();
-  c->footer(
+  CLI::App* c = add_command(
+      app, "compare",
+      "Run variants of a bench workload interleaved, repeated, and compare them side by side.",
       "Every 'ioacct bench' option may be given (see 'ioacct bench --help'); a comma list makes an axis of the\n"
       "matrix and every combination is a variant: --engine psync,uring --iodepth 1,32 --sqpoll off,on.\n"
       "Targets are shared by every variant; the default temporary file is created once.\n"
       "Presets: qd1 (psync vs io_uring waits at depth 1), sqpoll (SQPOLL at depth 1 and 32, accounting cost),\n"
       "libaio (io_uring vs libaio at depth 1 and 32), util (%util vs busy% at paced depth-1 reads and O_DSYNC writes).\n"
       "Saved runs: 'ioacct compare A.json B.json' compares bench or compare JSON files; NAME=A1.json,A2.json makes\n"
-      "bench runs the repetitions of one variant. See docs/cli.md.");
-  c->add_option("--preset", a.preset, "A named matrix: qd1, sqpoll, libaio or util")->type_name("NAME");
-  c->add_option("--config", a.configs, "A variant: NAME=OPTIONS (bench options), given once per variant")
-      ->type_name("NAME=OPTIONS")
-      ->allow_extra_args(false);
-  c->add_option("--repeat", a.repeat, "Measured runs of each variant, interleaved ABC BCA CAB (default 5)")->type_name("N");
-  c->add_option("--until-resolved", a.until_resolved,
-                "After --repeat, add interleaved rounds until every verdict is resolved, up to MAX rounds in all "
-                "(default 30)")
-      ->expected(0, 1)
-      ->type_name("[MAX]");
-  c->add_option("--budget", a.budget, "With --until-resolved (implied): start no round that would end past DURATION")
-      ->type_name("DURATION");
-  c->add_option("--margin", a.margin, "'no difference' is an IOPS ratio interval inside ±PCT (default 5%)")->type_name("PCT");
-  c->add_option("--warmup", a.warmup, "Rounds of every variant run first and discarded (default 0)")->type_name("N");
-  c->add_option("--baseline", a.baseline, "The variant the ratio column is against (default the first)")->type_name("VARIANT");
-  c->add_option("--format", a.format, "console, json, csv or markdown (default console)")->type_name("FORMAT");
-  c->add_option("-o,--output", a.output, "Write the table to FILE instead of stdout")->type_name("FILE");
-  c->add_option("--report", a.report, "Also write a self-contained HTML report to FILE")->type_name("FILE.html");
-  c->add_flag("--progress", a.progress, "Print which run of how many, and the ETA, even when stderr is not a terminal");
+      "bench runs the repetitions of one variant. See docs/cli.md.",
+      a, kCompareRows);
+  c->allow_extras();
   return c;
 }
 

@@ -6,6 +6,7 @@
 
 #include "cli/cli.hpp"
 #include "cli/inputs.hpp"
+#include "cli/option_rows.hpp"
 #include "common/errors.hpp"
 #include "common/files.hpp"
 #include "common/output.hpp"
@@ -14,22 +15,27 @@
 #include "report/merge_report.hpp"
 
 namespace ioacct {
+namespace {
+
+void required_option(CLI::Option* o) { o->required(); }
+
+constexpr OptionRow<MergeArgs> kMergeRows[] = {
+  {"inputs", "FILE|DIR|GLOB", "bench --format json results: files, directories (their *.json) or quoted globs",
+   &MergeArgs::inputs, nullptr, required_option},
+  format_row<MergeArgs>("console (per-host table and total) or json (one bench result; default console)"),
+  output_row<MergeArgs>("Write the result to FILE instead of stdout"),
+  report_row<MergeArgs>("Also write a self-contained HTML report (per-host and total series) to FILE"),
+};
+
+}  // namespace
 
 CLI::App* add_merge_command(CLI::App& app, MergeArgs& a) {
-  CLI::App* m = app.add_subcommand(
-      "merge", "Merge bench results of several hosts (one --start-at) into one result, as if one run held them all.");
-  m->footer(
+  return add_command(
+      app, "merge",
+      "Merge bench results of several hosts (one --start-at) into one result, as if one run held them all.",
       "Counts and latency histograms add exactly; IOPS and bandwidth are each host's over its own window, added; "
-      "CPU and devices stay per host.\nSee docs/cli.md.");
-  m->add_option("inputs", a.inputs, "bench --format json results: files, directories (their *.json) or quoted globs")
-      ->type_name("FILE|DIR|GLOB")
-      ->required();
-  m->add_option("--format", a.format, "console (per-host table and total) or json (one bench result; default console)")
-      ->type_name("FORMAT");
-  m->add_option("-o,--output", a.output, "Write the result to FILE instead of stdout")->type_name("FILE");
-  m->add_option("--report", a.report, "Also write a self-contained HTML report (per-host and total series) to FILE")
-      ->type_name("FILE.html");
-  return m;
+      "CPU and devices stay per host.\nSee docs/cli.md.",
+      a, kMergeRows);
 }
 
 int run_merge_command(const MergeArgs& a, const std::vector<std::string>& argv) {

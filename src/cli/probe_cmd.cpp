@@ -5,21 +5,26 @@
 #include <cstdio>
 
 #include "cli/cli.hpp"
+#include "cli/option_rows.hpp"
 #include "common/errors.hpp"
 #include "common/output.hpp"
 #include "engine/probe.hpp"
 #include "report/probe_report.hpp"
 
 namespace ioacct {
+namespace {
+
+constexpr OptionRow<ProbeArgs> kProbeRows[] = {format_row<ProbeArgs>("console or json (default console)")};
+
+}  // namespace
 
 CLI::App* add_probe_command(CLI::App& app, ProbeArgs& a) {
-  CLI::App* p = app.add_subcommand(
-      "probe", "Show what this kernel's io_uring offers: setup flags, features, opcodes, SQPOLL accounting, devices.");
-  p->footer(
+  return add_command(
+      app, "probe",
+      "Show what this kernel's io_uring offers: setup flags, features, opcodes, SQPOLL accounting, devices.",
       "Every answer comes from trying: each setup flag in a ring of its own, created and closed unused; "
-      "opcodes through IORING_REGISTER_PROBE.\nSee docs/cli.md.");
-  p->add_option("--format", a.format, "console or json (default console)")->type_name("FORMAT");
-  return p;
+      "opcodes through IORING_REGISTER_PROBE.\nSee docs/cli.md.",
+      a, kProbeRows);
 }
 
 int run_probe_command(const ProbeArgs& a) {

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cli/cli.hpp"
+#include "cli/option_rows.hpp"
 #include "cli/signals.hpp"
 #include "common/errors.hpp"
 #include "common/output.hpp"
@@ -21,23 +22,24 @@ namespace {
 
 int to_ms(std::chrono::nanoseconds d) { return static_cast<int>(d.count() / 1'000'000); }
 
+constexpr OptionRow<RingsArgs> kRingsRows[] = {
+  {"-i,--interval", "DURATION", "Refresh every DURATION like top (default: one snapshot)", &RingsArgs::interval},
+  {"--count", "N", "With -i: stop after N refreshes (default: until Ctrl-C)", &RingsArgs::count},
+  {"--pid", "PID", "Only this process's rings", &RingsArgs::pid},
+  {"--sample", "DURATION", "One snapshot: SQ-thread rates over this long (default 1s; 0s: no rates)",
+   &RingsArgs::sample},
+  format_row<RingsArgs>("console or json (default console; json with -i: one object per line)"),
+};
+
 }  // namespace
 
 CLI::App* add_rings_command(CLI::App& app, RingsArgs& a) {
-  CLI::App* r = app.add_subcommand(
-      "rings", "Every io_uring on the machine: per ring its queues, per SQ thread its CPU and useful work.");
-  r->footer(
+  return add_command(
+      app, "rings",
+      "Every io_uring on the machine: per ring its queues, per SQ thread its CPU and useful work.",
       "Rings are found through /proc/*/fd links to anon_inode:[io_uring] and read from /proc/PID/fdinfo; "
-      "processes and fds that go away during a scan are skipped.\nSee docs/cli.md.");
-  r->add_option("-i,--interval", a.interval, "Refresh every DURATION like top (default: one snapshot)")
-      ->type_name("DURATION");
-  r->add_option("--count", a.count, "With -i: stop after N refreshes (default: until Ctrl-C)")->type_name("N");
-  r->add_option("--pid", a.pid, "Only this process's rings")->type_name("PID");
-  r->add_option("--sample", a.sample, "One snapshot: SQ-thread rates over this long (default 1s; 0s: no rates)")
-      ->type_name("DURATION");
-  r->add_option("--format", a.format, "console or json (default console; json with -i: one object per line)")
-      ->type_name("FORMAT");
-  return r;
+      "processes and fds that go away during a scan are skipped.\nSee docs/cli.md.",
+      a, kRingsRows);
 }
 
 int run_rings_command(const RingsArgs& a) {
