@@ -40,8 +40,8 @@ std::string majmin(const LoopDevice& loop) {
 }
 
 // The blkio hierarchy (cgroup v1): the block controller of this machine.
-// Where the block controller is on cgroup2 instead, the witness is io.stat,
-// which these tests do not read yet: they skip there, saying so.
+// Where the block controller is on cgroup2 instead, these tests skip, saying
+// so, and the witness is io.stat (stat_who_v2_test.cpp).
 constexpr const char* kBlkio = "/sys/fs/cgroup/blkio";
 
 // Two cgroups of this test's own under the blkio hierarchy, removed after.
