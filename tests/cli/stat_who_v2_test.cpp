@@ -266,6 +266,7 @@ TEST_F(StatWhoV2, CgroupsMatchIoStat) {
   EXPECT_EQ(j["who_by"], "cgroup");
   const auto& row = j["devices"].at(0);
   EXPECT_EQ(row["device"], disk) << row;
+  SCOPED_TRACE("the device's row: " + row.dump());  // on a failure, where the other I/Os went
   double missed = 0;
   for (const char* k : {"completions_lost", "completions_invisible", "tracepoint_misses"})
     if (row[k].is_number()) missed += row[k].get<double>();
