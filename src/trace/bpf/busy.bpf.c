@@ -268,7 +268,7 @@ struct {
  * processes last found noted (busy_shared.h), so a process that goes on
  * submitting from this CPU costs a compare in a line the program reads
  * anyway, not a look-up: with a flag in each thread's task storage instead
- * (and the tgid from a helper) the program took ~12 ns a run more, with a
+ * (and the tgid from a helper) the program took 11-25 ns a run more, with a
  * hash look-up by tgid on every I/O ~50 ns more. */
 static __always_inline void note_comm(struct ioacct_head *h, __u32 tgid) {
   if (!tgid || h->noted[0] == tgid) return;
