@@ -49,7 +49,7 @@ TEST(ExportWho, ThreeHundredCgroupsGiveAtMostKPlusOneSeries) {
   if (access("/sys/fs/cgroup/blkio/cgroup.procs", W_OK) != 0)
     GTEST_SKIP() << "no cgroup v1 blkio hierarchy to make cgroups in (the block controller is elsewhere here)";
   TempDir dir;
-  LoopDevice loop(dir.path(), {.size = "8m"});
+  LoopDevice loop(dir.path(), {.size = "8m", .remove_at_end = true});  // frees the test's cgroups at once
   const std::string script = dir.path() + "/mover.py";
   std::ofstream(script) << kMover;
   ManyCgroups cg(300);

@@ -160,27 +160,35 @@ LoopDevice::LoopDevice(const std::string& dir, const LoopOptions& o) {
   }
   dev_ = sh("losetup --find --show --sector-size " + std::to_string(o.sector_size) + (o.read_only ? " -r" : "") +
             (o.partitions ? " -P" : "") + " " + backing);
+  remove_at_end_ = o.remove_at_end;
 }
 
 LoopDevice::~LoopDevice() {
   // Detaching also removes its partitions; a device still mounted cannot be
   // detached, so the Mount guards must go first (declare them after).
-  if (!dev_.empty() && !removed_) std::system(("losetup -d " + dev_ + " 2>/dev/null").c_str());
+  if (dev_.empty() || removed_) return;
+  if (remove_at_end_) detach_and_remove();
+  else std::system(("losetup -d " + dev_ + " 2>/dev/null").c_str());
 }
 
-void LoopDevice::remove() {
-  sh("losetup -d " + dev_);
+int LoopDevice::detach_and_remove() {
+  std::system(("losetup -d " + dev_ + " 2>/dev/null").c_str());
   const int ctl = ::open("/dev/loop-control", O_RDWR | O_CLOEXEC);
-  ASSERT_GE(ctl, 0) << "/dev/loop-control: " << std::strerror(errno);
+  if (ctl < 0) return -errno;
   const int n = std::stoi(dev_.substr(std::string("/dev/loop").size()));
   // The detach lets go of the device a moment later: EBUSY until it has.
   int rc = -1;
   for (int i = 0; i < 100 && (rc = ioctl(ctl, LOOP_CTL_REMOVE, n)) < 0 && errno == EBUSY; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  const int err = errno;
+  const int err = rc < 0 ? errno : 0;
   ::close(ctl);
-  ASSERT_GE(rc, 0) << "LOOP_CTL_REMOVE " << n << ": " << std::strerror(err);
-  removed_ = true;
+  if (err == 0) removed_ = true;
+  return -err;
+}
+
+void LoopDevice::remove() {
+  const int rc = detach_and_remove();
+  ASSERT_EQ(rc, 0) << "removing " << dev_ << ": " << std::strerror(-rc);
 }
 
 std::string LoopDevice::add_partition(int number, uint64_t start_sector, uint64_t sectors) const {

@@ -40,8 +40,8 @@ std::string majmin(const LoopDevice& loop) {
 }
 
 // The blkio hierarchy (cgroup v1): the block controller of this machine.
-// Where the block controller is on cgroup2 instead, the witness is io.stat,
-// which these tests do not read yet: they skip there, saying so.
+// Where the block controller is on cgroup2 instead, these tests skip, saying
+// so, and the witness is io.stat (stat_who_v2_test.cpp).
 constexpr const char* kBlkio = "/sys/fs/cgroup/blkio";
 
 // Two cgroups of this test's own under the blkio hierarchy, removed after.
@@ -139,7 +139,7 @@ TEST(StatWho, CgroupsMatchTheBlkioWitness) {
   if (!block_controller_is_v1()) GTEST_SKIP() << "the block controller is not cgroup v1's blkio here: the witness "
                                                  "these tests read (blkio.throttle.*) is not there";
   TempDir dir;
-  LoopDevice loop(dir.path(), {.size = "64m"});
+  LoopDevice loop(dir.path(), {.size = "64m", .remove_at_end = true});  // frees the test's cgroups at once
   sh("mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 " + loop.path());
   const std::string mnt = dir.path() + "/mnt", script = dir.path() + "/direct_io.py";
   sh("mkdir " + mnt);

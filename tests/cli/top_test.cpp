@@ -103,7 +103,7 @@ TEST(Top, AFrameInTmuxMatchesStatAndEveryKeyDoesWhatItsHelpSays) {
   if (access("/sys/fs/cgroup/blkio/cgroup.procs", W_OK) != 0)
     GTEST_SKIP() << "no cgroup v1 blkio hierarchy to make the test's cgroups in";
   TempDir dir;
-  LoopDevice loop(dir.path(), {.size = "8m"});
+  LoopDevice loop(dir.path(), {.size = "8m", .remove_at_end = true});  // frees the test's cgroups at once
   const std::string reader = dir.path() + "/reader.py";
   std::ofstream(reader) << kReader;
   TwoCgroups cg;

@@ -106,7 +106,13 @@ struct ioacct_comm {
 struct ioacct_head {
   __u64 head;
   __u64 dropped;
-  __u64 dropped_ns; /* DONE: the time the dropped completions covered (s..t, summed) */
+  union {
+    __u64 dropped_ns; /* DONE: the time the dropped completions covered (s..t, summed) */
+    /* PROC: the two processes (tgids) whose names this CPU's program last
+     * found noted, the latest first: a process that goes on submitting from
+     * this CPU is looked up in `comms` only once, not at each request. */
+    __u32 noted[2];
+  };
   __u64 tail;       /* the reader's */
   __u32 armed;
   __u32 watch_mask;          /* watch slots - 1 (a power of two) */

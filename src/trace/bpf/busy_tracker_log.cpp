@@ -68,7 +68,7 @@ bool BusyTracker::Impl::collect() {
         if (k == IOACCT_LOG_MERGE || k == IOACCT_LOG_ISSUE) unknown = true;  // attribution drops lose no request
         dropped_seen[idx] = dropped;
       }
-      if (dropped_ns != dropped_ns_seen[idx]) {
+      if (k == IOACCT_LOG_DONE && dropped_ns != dropped_ns_seen[idx]) {  // the other logs' field is theirs
         for (Dev& d : dev) d.acct.unsure_extra_ns += dropped_ns - dropped_ns_seen[idx];
         dropped_ns_seen[idx] = dropped_ns;
       }
