@@ -18,6 +18,9 @@
 #   CORPUS       the files of tests/fio that (c) runs
 #   JOBFILE      the job file of (h)             (default: bench/two-jobs.fio)
 #   LOOP_MIB     size of the loop device of (h)  (default: 256)
+#   JOBS_ON      loop: (h) and (c) on the loop device (default); file: on its
+#                backing file itself, on the disk, where the device and not
+#                the loop's worker (CPU, shared with the tools) bounds IOPS
 #   IOACCT_BASE  the binary to hold this one against in (i); unset: built from
 #                BASE_REV (git archive + cmake, into OUT_DIR; a few minutes with ccache)
 #   BASE_REV     default: git merge-base HEAD main. Once this branch is in main,
@@ -89,8 +92,12 @@ if [[ " $PARTS " == *" h "* || " $PARTS " == *" c "* ]]; then
   [ "$(id -u)" = 0 ] || die "(h) and (c) need root for their loop device; run as root, or JOBS_PARTS=i"
   make_test_file loop "$LOOP_MIB"
   warm_direct "$TEST_FILE"
-  LOOP=$(losetup --find --show --direct-io=on -- "$TEST_FILE") || die "losetup failed"
-  trap 'losetup -d "$LOOP" 2>/dev/null; _cleanup' EXIT
+  if [ "${JOBS_ON:-loop}" = file ]; then
+    LOOP=$TEST_FILE
+  else
+    LOOP=$(losetup --find --show --direct-io=on -- "$TEST_FILE") || die "losetup failed"
+    trap 'losetup -d "$LOOP" 2>/dev/null; _cleanup' EXIT
+  fi
 fi
 [[ " $PARTS " == *" h "* ]] && fio_vs_ioacct h "$JOBFILE" 0.10
 if [[ " $PARTS " == *" c "* ]]; then
