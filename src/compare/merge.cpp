@@ -88,8 +88,11 @@ void add_counts(MergedRun& m, const HostRun& r) {
 }
 
 // The hosts' series on one clock: slot k ends at the union's opening plus
-// k intervals, and each host's sample goes to the slot its end is nearest.
-// Hosts whose windows opened together put theirs in the same slots.
+// k intervals, and each host's sample goes to the slots whose midpoints it
+// spans (one, unless its interval grew: a collector that cannot cut on time
+// lengthens the interval, docs/design.md, and a sample of two intervals
+// holds that host's rate in both). Hosts whose windows opened together put
+// theirs in the same slots.
 void merge_series(MergedRun& m) {
   double interval = 0;
   for (const HostRun& r : m.hosts)
@@ -108,12 +111,19 @@ void merge_series(MergedRun& m) {
   for (const HostRun& r : m.hosts) {
     if (std::abs(r.series_interval_s - interval) > 1e-9) continue;
     for (const HostSample& s : r.series) {
-      const int64_t k = static_cast<int64_t>(std::llround(static_cast<double>(s.end_unix_ns - m.union_start_ns) / static_cast<double>(step)));
-      MergedSample& out = slots[k];
-      out.end_unix_ns = m.union_start_ns + k * step;
-      out.iops += s.iops;
-      if (s.bytes_per_s) out.bytes_per_s = out.bytes_per_s.value_or(0) + *s.bytes_per_s;
-      ++out.hosts;
+      const double end = static_cast<double>(s.end_unix_ns - m.union_start_ns) / static_cast<double>(step);
+      const double start = end - s.dur_s * 1e9 / static_cast<double>(step);
+      // Slot k's midpoint is k - 1/2 intervals in; at least the slot nearest the end.
+      const auto last = static_cast<int64_t>(std::llround(end));
+      int64_t first = static_cast<int64_t>(std::ceil(start + 0.5));
+      if (first > last) first = last;
+      for (int64_t k = first; k <= last; ++k) {
+        MergedSample& out = slots[k];
+        out.end_unix_ns = m.union_start_ns + k * step;
+        out.iops += s.iops;
+        if (s.bytes_per_s) out.bytes_per_s = out.bytes_per_s.value_or(0) + *s.bytes_per_s;
+        ++out.hosts;
+      }
     }
   }
   for (auto& [k, s] : slots) m.series.push_back(s);

@@ -55,7 +55,7 @@ TEST(ExportWho, ThreeHundredCgroupsGiveAtMostKPlusOneSeries) {
   ManyCgroups cg(300);
   Exporter ex({"--listen", "127.0.0.1:0", "--per-cgroup", "--per-cgroup-top", "5", loop.name()});
   ASSERT_GT(ex.port(), 0) << ex.err();
-  sh("python3 " + script + " " + cg.base() + " 300 " + loop.path());
+  sh("/usr/bin/python3 " + script + " " + cg.base() + " 300 " + loop.path());
   const std::string text = sh("curl -sf " + ex.url());
   const std::string dev = "device=\"" + loop.name() + "\"";
   const auto busy = samples(text, "ioacct_cgroup_busy_seconds_total", dev);

@@ -153,7 +153,7 @@ TEST(StatWho, CgroupsMatchTheBlkioWitness) {
   opts.action_after = "exact busy time from";
   opts.action = [&] {
     for (int g = 0; g < 3; ++g) before[g] = witness(cg.dir(groups[g]), dev);
-    cg.run_in("reader", "python3 " + script + " " + loop.path() + " 300 0 0.001");
+    cg.run_in("reader", "/usr/bin/python3 " + script + " " + loop.path() + " 300 0 0.001");
     cg.run_in("writer", "dd if=/dev/zero of=" + mnt + "/f bs=64k count=32 status=none");
     sh("sync -f " + mnt);  // the writer's pages, written back now rather than in 30 s
   };
@@ -209,7 +209,10 @@ TEST(StatWho, ProcessBytesMatchProcIo) {
   RunOptions opts;
   opts.action_after = "exact busy time from";
   opts.action = [&] {
-    said = sh("python3 " + script + " " + loop.path() + " 200 100 0.001");
+    // Debian's python3 by its path: a pyenv shim on PATH is a bash script
+    // that execs python in the same process, and what the shim writes
+    // (8 KiB once, on a fresh clone) counts in that process's /proc/self/io.
+    said = sh("/usr/bin/python3 " + script + " " + loop.path() + " 200 100 0.001");
     // A process gone within milliseconds, before the tracker's next round.
     sh("dd if=" + loop.path() + " of=/dev/null bs=4k count=10 iflag=direct status=none");
   };

@@ -251,7 +251,7 @@ TEST_F(StatWhoV2, CgroupsMatchIoStat) {
   const std::string groups[2] = {"reader", "writer"};
   IoStat before[2], after[2];
   auto in = [&](const std::string& g, const std::string& what) {
-    return "sh -c 'echo $$ > " + base + "/" + g + "/cgroup.procs; exec python3 " + script + " " + what + "'";
+    return "sh -c 'echo $$ > " + base + "/" + g + "/cgroup.procs; exec /usr/bin/python3 " + script + " " + what + "'";
   };
   RunOptions opts;
   opts.action_after = "exact busy time from";

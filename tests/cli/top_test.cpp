@@ -110,8 +110,8 @@ TEST(Top, AFrameInTmuxMatchesStatAndEveryKeyDoesWhatItsHelpSays) {
   // The busy cgroup reads ~10x as often as the light one, until the test
   // is done with the keys.
   const std::string stop = dir.path() + "/stop";
-  std::thread busy([&] { sh(cg.run_in("busy", "python3 " + reader + " " + loop.path() + " 0.002 " + stop)); });
-  std::thread light([&] { sh(cg.run_in("light", "python3 " + reader + " " + loop.path() + " 0.05 " + stop)); });
+  std::thread busy([&] { sh(cg.run_in("busy", "/usr/bin/python3 " + reader + " " + loop.path() + " 0.002 " + stop)); });
+  std::thread light([&] { sh(cg.run_in("light", "/usr/bin/python3 " + reader + " " + loop.path() + " 0.05 " + stop)); });
   struct Stop {
     std::string file;
     std::thread &a, &b;

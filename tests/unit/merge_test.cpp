@@ -141,6 +141,26 @@ TEST(Merge, SeriesAlignOnTheWallClock) {
   EXPECT_EQ(m.series[1].hosts, 1u);
 }
 
+// A collector that could not cut on time lengthens its interval: a sample
+// of two intervals holds its host's rate in both slots, so no slot seems to
+// lack a host that was running (a busy CI machine: slot 0.5 of four hosts
+// read 3, one host's 0.25-0.75 sample having gone to slot 0.75 alone).
+TEST(Merge, ASampleThatGrewCountsInEverySlotItSpans) {
+  Histogram h;
+  h.record(1000);
+  HostRun a = host("a", kT0, kT0 + 3'000'000'000, h), b = host("b", kT0 + 2'000'000, kT0 + 3'002'000'000, h);
+  for (HostRun* r : {&a, &b}) r->series_interval_s = 1.0;
+  for (int k = 1; k <= 3; ++k) a.series.push_back({kT0 + k * 1'000'000'000LL, 1.0, 100.0, {}, {}, {}});
+  b.series.push_back({kT0 + 1'003'000'000LL, 1.001, 50.0, {}, {}, {}});
+  b.series.push_back({kT0 + 3'004'000'000LL, 2.001, 70.0, {}, {}, {}});  // 1 s to 3 s: slots 2 and 3
+  const MergedRun m = merge_hosts({a, b});
+  ASSERT_EQ(m.series.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(m.series[i].hosts, 2u) << "slot " << i + 1;
+  EXPECT_DOUBLE_EQ(m.series[0].iops, 150.0);
+  EXPECT_DOUBLE_EQ(m.series[1].iops, 170.0);
+  EXPECT_DOUBLE_EQ(m.series[2].iops, 170.0);
+}
+
 TEST(Merge, ABucketOfAnotherLayoutIsRefused) {
   Histogram h;
   h.record(100'000);
