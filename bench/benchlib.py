@@ -52,6 +52,8 @@ print ratios and PASS/FAIL lines. Standard library only.
                                          IOPS is within MIN_IOPS of the best's (<= MAX_CPU);
                                          with each round's-highest figures, biased, for
                                          the record (bench/sol.sh)
+  benchlib.py bestloop ROWS.tsv SCENARIO A PEER,PEER,...
+                                      -> pceiling's best loop: the PEER A trails most
   benchlib.py startup RUNTIME_S TIME.txt...
                                       -> "wall_ms cpu_ms wall_min wall_max cpu_min cpu_max":
                                          medians and ranges in ms, wall less RUNTIME_S
@@ -421,6 +423,14 @@ def ceiling(rows, scenario, a, peers, min_iops):
     return iops[best], cpu[cheap], best, [(p, iops[p][0]) for p in present], {"cheap": cheap, **biased}
 
 
+def cmd_bestloop(rows_path, scenario, a, peers):
+    """The PEER that A trails most, pair by pair (ceiling()'s best loop)."""
+    best = ceiling(load_rows(rows_path), scenario, a, [p for p in peers.split(",") if p], 0.97)[2]
+    if best is None:
+        sys.exit(f"benchlib.py bestloop: no round of {scenario} has {a} and a peer")
+    print(best)
+
+
 def cmd_pceiling(name, rows_path, scenario, a, peers, min_iops, max_cpu):
     peers = [p for p in peers.split(",") if p]
     (im, ilo, ihi, icov), (cm, clo, chi, ccov), best, each, extra = ceiling(
@@ -468,6 +478,8 @@ def main(argv):
         print(" ".join(repr(x) for x in paired(rows, *args[1:6])))
     elif cmd == "pcheck":
         cmd_pcheck(*args)
+    elif cmd == "bestloop":
+        cmd_bestloop(*args)
     elif cmd == "pceiling":
         cmd_pceiling(*args)
     elif cmd == "startup":
