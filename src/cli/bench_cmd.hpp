@@ -12,7 +12,7 @@ namespace ioacct {
 // the one strict unit parser and every message names its flag.
 struct BenchArgs {
   std::string rw = "randread", rwmix_read = "50", bs = "4k", iodepth = "32";
-  std::string submit_batch, complete_batch, submit_policy, size, offset, runtime, ios, ramp, passes;
+  std::string submit_batch, complete_batch, complete_max, submit_policy, size, offset, runtime, ios, ramp, passes;
   std::string threads = "1", cpus, engine = "uring", rate_iops, rate, seed, max_errors = "0";
   std::string dir, format = "console", output, report, verify_delay, inject_faults;
   std::string sq_cpu, sq_idle, wait = "sleep", acct, dump_intervals, log_interval = "1s";

@@ -199,6 +199,10 @@ constexpr BenchOption kRowsBeforeFleet[] = {
    into<depth_count, &JobSpec::submit_batch>},
   {"--complete-batch", "N", "Completions waited for per syscall (default min(depth per thread, 32))",
    &BenchArgs::complete_batch, into<depth_count, &JobSpec::complete_batch>},
+  {"--complete-max", "N",
+   "Completions taken per syscall at most, the rest left for the next (fio's iodepth_batch_complete_max; "
+   "default: all there are)",
+   &BenchArgs::complete_max, into<depth_count, &JobSpec::complete_max>},
   {"--submit-policy", "POLICY",
    "Refilled as reaped: submit each refill at once (each), a pass's refills with the next wait (pass), or for "
    "O_DIRECT whichever measures faster, a tie going to pass (auto, the default)",

@@ -289,9 +289,10 @@ std::string job_setup(const JobSpec& job, const std::string& engine_desc) {
   if (rw_mixed(job.rw))
     mix += fmt::format(" ({}% reads{})", job.rwmix_read,
                        job.rwmix_trim ? fmt::format(", {}% trims", job.rwmix_trim) : std::string());
-  const std::string batches =
+  std::string batches =
       job.lockstep() ? fmt::format("lockstep batches: submit {} / complete {}", job.submit_batch_eff(), job.complete_batch_eff())
-                     : "refilled as reaped" + refill_how(job);
+                     : "refilled as reaped" + (job.complete_max ? std::string() : refill_how(job));
+  if (job.complete_max) batches += fmt::format(", at most {} taken per syscall", job.complete_max);
   std::string sizes = job.bs_split.empty() ? format_size(job.bs) : "sizes " + bssplit_text(job.bs_split);
   if (job.blockalign && rw_random(job.rw)) sizes += fmt::format(" on {} boundaries", format_size(job.blockalign));
   if (job.sized_by_direction()) {

@@ -315,7 +315,8 @@ struct Worker::LoopState {
     const Nanos t = now_ns(), due = pace_due(s);
     timeout = due > t ? std::min(due - t, kMaxWaitNs) : 1000;
   }
-  const int got = engine_->enter(wait_nr, {comps_.data(), comps_.size()}, timeout);
+  const size_t room = job_.complete_max ? std::min<size_t>(job_.complete_max, comps_.size()) : comps_.size();
+  const int got = engine_->enter(wait_nr, {comps_.data(), room}, timeout);
   s.now = now_ns();
   if (got < 0) return got;
   if (split_lat_ && q && wait_nr == 0) {

@@ -138,14 +138,14 @@ void Worker::setup() {
 
   // The fused path takes the steady state of a plain run: only reads or
   // only writes, refilled as they are reaped (no lockstep batches, no
-  // --split-submit), unpaced, without a --latency-target's search or a
+  // --split-submit, no --complete-max: a pass takes every completion), unpaced, without a --latency-target's search or a
   // --rate-min's floor, --verify or the test-only interval
   // dump (nor the anatomy, which is attached after set-up: loop() checks
   // it). Everything else, and every run's edges, take the batch path.
   if (FusedRing* f = engine_->fused(); f && f->nop() == !moves_data_ && !tables_ && !dump_ && job_.rate_per_thread() == 0 &&
                                        !job_.latency_target.count() && !job_.has_rate_floor() &&
                                        !sync_every_ && fixed_op_ && io_moves_data(*fixed_op_) && !job_.lockstep() &&
-                                       !job_.split_submit)
+                                       !job_.split_submit && !job_.complete_max)
     fused_ = f;
   // Only a device has a queue to keep fed: nop and the page cache complete
   // inside the enter.

@@ -75,7 +75,6 @@ void decode_batch_complete_min(FioValues& v, const FioSetting& s, FioSpec& j) {
 
 void decode_batch_complete_max(FioValues& v, const FioSetting& s, FioSpec& j) {
   j.batch_complete_max = v.integer(*s.opt, 1, 65536);
-  j.batch_complete_max_at = s.opt;
 }
 
 void decode_numjobs(FioValues& v, const FioSetting& s, FioSpec& j) {
@@ -306,19 +305,20 @@ const std::vector<FioOptionRow> kRowsAfterSizes = {  // NOLINT(cert-err58-cpp)
    decode_iodepth},
   {{{"iodepth_batch_submit"}, {"iodepth_batch"}},
    "not given or 1 (fio's default: each I/O submitted as soon as fio has it): `--submit-policy each` for "
-   "io_uring, `--submit-batch 1` for libaio (one `io_submit` per I/O, reaping from one completion up to all "
-   "there are, as fio's libaio); 0 (fio's \"the iodepth\"): `--submit-policy pass` (io_uring) or ioacct's "
+   "io_uring, `--submit-batch 1` for libaio (one `io_submit` per I/O, as fio's libaio); 0 (fio's \"the iodepth\"): `--submit-policy pass` (io_uring) or ioacct's "
    "default (libaio: every free slot in one `io_submit`); any other N: `--submit-batch N` (lockstep)",
    "a mapped job runs fio's batching, not ioacct's measured `auto` (docs/cli.md, \"Depth and batching\")",
    decode_batch_submit},
   {{{"iodepth_batch_complete_min"}, {"iodepth_batch_complete"}},
-   "1 (fio's default): reap from one completion up to all there are, as refilled as reaped does; N > 1: "
-   "`--complete-batch N` (lockstep)",
+   "1 (fio's default): wake at the first completion; N > 1: `--complete-batch N` (lockstep)",
    "0 (reap without waiting) is an error",
    decode_batch_complete_min},
   {{{"iodepth_batch_complete_max"}},
-   "accepted when at least `iodepth`: ioacct reaps every completion there is",
-   "a smaller cap is an error",
+   "not given: `iodepth_batch_complete_min`, as in fio (so 1 by default); under `iodepth`: `--complete-max N`, "
+   "at most N completions taken per syscall (libaio: `io_getevents(min, N)`), which takes the batch path; at "
+   "least `iodepth`: all there are. An io_uring job refilled as reaped (`--submit-policy each` or `pass`) "
+   "keeps its policy unless a cap is given: submitting each refill as its CQE is taken is fio's one at a time",
+   "fio raises a cap under `iodepth_batch_complete_min` to it; so does ioacct",
    decode_batch_complete_max},
   {{{"numjobs"}},
    "`--threads`: each of fio's clones is one of the job's threads, with its own ring",

@@ -82,7 +82,6 @@ struct FioSpec {
   std::string engine = "psync";  // ioacct's name: uring, libaio, psync, sync, pvsync, pvsync2
   std::optional<uint64_t> iodepth;
   std::optional<uint64_t> batch_submit, batch_complete_min, batch_complete_max;
-  const FioOption* batch_complete_max_at = nullptr;
   bool direct = false;
   std::string directory;
   std::vector<std::string> files;

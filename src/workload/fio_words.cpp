@@ -73,11 +73,16 @@ void put_what(Words& put, const FioSpec& s, FioValues& v) {
 }
 
 // fio submits each I/O as soon as it has it (iodepth_batch_submit=1, its
-// default) and reaps from one completion up to every one there is:
-// ioacct's refill as reaped with --submit-policy each. 0 (fio: "the
-// iodepth") submits what a pass has refilled together: --submit-policy
-// pass. Other batch sizes are lockstep batches.
-void put_batching(Words& put, const FioSpec& s, FioValues& v) {
+// default) and takes completions one at a time (iodepth_batch_complete_min
+// and _max both 1: io_getevents(1, 1) with libaio; with io_uring one CQE
+// off the ring per turn of its loop): ioacct's refill as reaped with
+// --submit-policy each, where each CQE's refill is submitted before the
+// next is taken; with libaio, lockstep batches of 1 taking at most
+// --complete-max completions per io_getevents. 0 (fio: "the iodepth")
+// submits what a pass has refilled together: --submit-policy pass. Other
+// batch sizes are lockstep batches. _max defaults to _min, and under the
+// depth it caps each reap (--complete-max), which takes the batch path.
+void put_batching(Words& put, const FioSpec& s) {
   bool lockstep = false;
   const char* policy = "each";
   if (s.batch_submit && *s.batch_submit == 0) {
@@ -86,22 +91,34 @@ void put_batching(Words& put, const FioSpec& s, FioValues& v) {
     lockstep = true;
     put("--submit-batch", std::to_string(*s.batch_submit));
   }
-  if (s.batch_complete_min && *s.batch_complete_min != 1) {
+  const uint64_t cmin = s.batch_complete_min.value_or(1);
+  if (cmin != 1) {
     lockstep = true;
-    put("--complete-batch", std::to_string(*s.batch_complete_min));
+    put("--complete-batch", std::to_string(cmin));
   }
-  // libaio has no fused path to submit each refill at once: fio's one
-  // io_submit per I/O, reaping all there are, is lockstep batches of 1.
-  if (!lockstep && s.engine == "uring") put("--submit-policy", policy);
-  else if (!lockstep && s.engine == "libaio" && std::string_view(policy) == "each") put("--submit-batch", "1");
-  // ioacct reaps every completion there is, up to the depth: fio's
-  // complete_max=iodepth. Any other cap is not supported.
+  // fio raises a _max under _min to it.
   const uint64_t depth = s.iodepth.value_or(1);
-  if (s.batch_complete_max && *s.batch_complete_max < depth)
-    v.bad(*s.batch_complete_max_at,
-          fmt::format("{} caps the completions reaped at once below the iodepth ({}); ioacct reaps all there are, as "
-                      "fio does with iodepth_batch_complete_max=iodepth",
-                      *s.batch_complete_max, depth));
+  const uint64_t cmax = std::max(cmin, s.batch_complete_max.value_or(cmin));
+  const bool capped = cmax < depth;
+  const bool each = std::string_view(policy) == "each";
+  if (s.engine == "uring") {
+    // Each refill submitted as its CQE is taken is fio's default loop: a
+    // cap of 1 changes nothing there, nor does the default one to a pass.
+    // A cap given takes the batch path, each I/O in an enter of its own as
+    // fio's commit does.
+    if (!lockstep && (!capped || !s.batch_complete_max || (cmax == 1 && each))) {
+      put("--submit-policy", policy);
+      return;
+    }
+    if (!lockstep && each) put("--submit-batch", "1");
+  } else if (s.engine == "libaio") {
+    // libaio has no fused path: fio's one io_submit per I/O is lockstep
+    // batches of 1.
+    if (!lockstep && each) put("--submit-batch", "1");
+  } else {
+    return;  // the psync family: one I/O at a time, nothing to batch
+  }
+  if (capped) put("--complete-max", std::to_string(cmax));
 }
 
 // Where: direct or buffered, the files (under directory=) or the temporary
@@ -223,7 +240,7 @@ void put_modes(Words& put, const FioSpec& s, FioValues& v) {
 std::vector<std::string> fio_words(const FioSpec& s, FioValues& v, uint64_t fresh_seed) {
   Words put;
   put_what(put, s, v);
-  put_batching(put, s, v);
+  put_batching(put, s);
   std::vector<std::string> files = put_where(put, s, v);
   put_when(put, s, v, files);
   put_pace(put, s, fresh_seed);

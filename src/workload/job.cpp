@@ -186,6 +186,10 @@ void validate_sizes_and_depth(const JobSpec& job) {
                                  kMaxRingDepth));
   if (job.submit_batch > kMaxDepth) throw UsageError(fmt::format("--submit-batch: {} is out of range (1 to {})", job.submit_batch, kMaxDepth));
   if (job.complete_batch > kMaxDepth) throw UsageError(fmt::format("--complete-batch: {} is out of range (1 to {})", job.complete_batch, kMaxDepth));
+  if (job.complete_max > kMaxDepth) throw UsageError(fmt::format("--complete-max: {} is out of range (1 to {})", job.complete_max, kMaxDepth));
+  if (job.complete_max && job.complete_max < job.complete_batch)
+    throw UsageError(fmt::format("--complete-max: {} is under --complete-batch {}: a wait for {} completions takes at "
+                                 "least that many", job.complete_max, job.complete_batch, job.complete_batch));
 }
 
 // What the run does: the mix of reads, writes and trims, the distribution,
@@ -224,6 +228,9 @@ void validate_submission(const JobSpec& job) {
   if (job.submit_policy_given && job.lockstep())
     throw UsageError(fmt::format("--submit-policy: applies to a run refilled as reaped; --{} sets lockstep batches instead "
                                  "(give one or the other)", job.submit_batch ? "submit-batch" : "complete-batch"));
+  if (job.submit_policy_given && job.complete_max)
+    throw UsageError("--submit-policy: applies to a run refilled as reaped in passes; --complete-max takes the completions "
+                     "a few at a time instead (give one or the other)");
   if (job.submit_policy_given && job.engine == EngineKind::Psync)
     throw UsageError("--submit-policy: psync submits each I/O in a syscall of its own; it has no refills to batch");
   if (job.submit_policy_given && job.engine == EngineKind::Libaio)

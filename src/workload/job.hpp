@@ -84,6 +84,10 @@ struct JobSpec {
   // N in flight at the device. Either given: lockstep batches of that size.
   unsigned submit_batch = 0;   // 0: the per-thread depth (every free slot)
   unsigned complete_batch = 0; // 0: 1 (wake at the first completion)
+  // --complete-max (fio's iodepth_batch_complete_max): at most this many
+  // completions taken per enter, the rest left for the next; 0: all there
+  // are. Set, the run takes the batch path.
+  unsigned complete_max = 0;
   SubmitPolicy submit_policy = SubmitPolicy::Auto;  // refilled as reaped: how refills are submitted
   bool submit_policy_given = false;                 // --submit-policy was given (it then conflicts with lockstep)
   bool direct = true;

@@ -197,11 +197,52 @@ TEST(FioMap, BatchingIsFiosOwn) {
   const auto run = map_text("[j]\nioengine=psync\nsize=16m\nfilename=/dev/x\n");
   ASSERT_EQ(run.jobs.size(), 1u);
   EXPECT_FALSE(has(run.jobs[0].words, "--submit-policy"));
-  // libaio: one io_submit per I/O, reaping all there are (lockstep of 1).
+  // libaio: one io_submit per I/O and one completion per io_getevents, as
+  // fio's iodepth_batch_complete_max defaults to _min (1): lockstep of 1,
+  // taking at most 1.
   const auto aio = map_text("[j]\nioengine=libaio\ndirect=1\niodepth=32\nsize=16m\nfilename=/dev/x\n");
   ASSERT_EQ(aio.jobs.size(), 1u);
   EXPECT_FALSE(has(aio.jobs[0].words, "--submit-policy"));
   EXPECT_EQ(word_after(aio.jobs[0].words, "--submit-batch"), "1");
+  EXPECT_EQ(word_after(aio.jobs[0].words, "--complete-max"), "1");
+}
+
+// iodepth_batch_complete_max: fio's default is _min; under the depth it caps
+// each reap (--complete-max); at the depth or over, all there are. fio raises
+// a cap under _min to it.
+TEST(FioMap, CompletionsTakenAtOnceAreFiosOwn) {
+  const auto words = [](const std::string& engine, const std::string& extra) {
+    const auto run = map_text("[j]\nioengine=" + engine + "\ndirect=1\niodepth=16\nsize=16m\nfilename=/dev/x\n" + extra);
+    EXPECT_EQ(run.jobs.size(), 1u);
+    return run.jobs.empty() ? std::vector<std::string>{} : run.jobs[0].words;
+  };
+  // libaio
+  EXPECT_EQ(word_after(words("libaio", "iodepth_batch_complete_max=4\n"), "--complete-max"), "4");
+  EXPECT_FALSE(has(words("libaio", "iodepth_batch_complete_max=16\n"), "--complete-max"));
+  EXPECT_FALSE(has(words("libaio", "iodepth_batch_complete_max=64\n"), "--complete-max"));
+  const auto min4 = words("libaio", "iodepth_batch_complete_min=4\n");
+  EXPECT_EQ(word_after(min4, "--complete-batch"), "4");
+  EXPECT_EQ(word_after(min4, "--complete-max"), "4");
+  EXPECT_EQ(word_after(words("libaio", "iodepth_batch_complete_min=4\niodepth_batch_complete_max=2\n"), "--complete-max"),
+            "4");
+  EXPECT_EQ(word_after(words("libaio", "iodepth_batch_complete_min=4\niodepth_batch_complete_max=8\n"), "--complete-max"),
+            "8");
+  // io_uring: submitting each refill as its CQE is taken is one at a time
+  // already; another cap takes the batch path, each I/O in an enter of its own.
+  const auto one = words("io_uring", "");
+  EXPECT_EQ(word_after(one, "--submit-policy"), "each");
+  EXPECT_FALSE(has(one, "--complete-max"));
+  const auto four = words("io_uring", "iodepth_batch_complete_max=4\n");
+  EXPECT_FALSE(has(four, "--submit-policy"));
+  EXPECT_EQ(word_after(four, "--submit-batch"), "1");
+  EXPECT_EQ(word_after(four, "--complete-max"), "4");
+  EXPECT_EQ(word_after(words("io_uring", "iodepth_batch_complete_max=16\n"), "--submit-policy"), "each");
+  const auto pass = words("io_uring", "iodepth_batch_submit=0\niodepth_batch_complete_max=4\n");
+  EXPECT_FALSE(has(pass, "--submit-policy"));
+  EXPECT_FALSE(has(pass, "--submit-batch"));
+  EXPECT_EQ(word_after(pass, "--complete-max"), "4");
+  // psync: nothing to batch.
+  EXPECT_FALSE(has(words("psync", "iodepth_batch_complete_max=4\n"), "--complete-max"));
 }
 
 TEST(FioMap, MapsTheDocumentedSubset) {
