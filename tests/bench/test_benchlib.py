@@ -68,33 +68,51 @@ class Paired(unittest.TestCase):
 
 
 class Ceiling(unittest.TestCase):
-    def test_each_round_has_its_own_best_and_cheapest(self):
-        # Round 1: the host is fast and "each" is the best by far; round 2:
-        # slow, all three within 3%, and "sol" the cheapest of them.
+    def test_each_loop_is_paired_and_the_best_is_the_one_trailed_most(self):
         rows = benchlib.load_rows(rows_file(self, [
             ("w", "ioacct", 1, 150, 3.3), ("w", "each", 1, 155, 3.0), ("w", "sol", 1, 118, 2.2),
             ("w", "ioacct", 2, 99, 2.4), ("w", "each", 2, 100, 3.1), ("w", "sol", 2, 98, 2.2)]))
-        (im, _, _, _), (cm, _, _, _), who = benchlib.ceiling(rows, "w", "ioacct", ["each", "sol"], 0.97)
+        (im, _, _, _), (cm, _, _, _), best, each, extra = benchlib.ceiling(rows, "w", "ioacct", ["each", "sol"], 0.97)
+        self.assertEqual(best, "each")
         self.assertAlmostEqual(im, (150 / 155 + 99 / 100) / 2)
-        # Round 1: only ioacct and each reach 0.97 of 155; each is the cheaper.
-        self.assertAlmostEqual(cm, (3.3 / 3.0 + 2.4 / 2.2) / 2)
-        self.assertEqual(who, [(1, "each", "each"), (2, "each", "sol")])
+        self.assertEqual([p for p, _ in each], ["each", "sol"])
+        self.assertAlmostEqual(dict(each)["sol"], (150 / 118 + 99 / 98) / 2)
+        # sol's own paired median against each is (118/155 + 98/100)/2 = 0.87:
+        # not at the ceiling, so the CPU is held to each's.
+        self.assertEqual(extra["cheap"], "each")
+        self.assertAlmostEqual(cm, (3.3 / 3.0 + 2.4 / 3.1) / 2)
 
-    def test_a_round_missing_the_tool_or_every_peer_is_left_out(self):
+    def test_each_rounds_highest_is_biased_and_says_so(self):
+        # Two loops at one level whose runs trade places by 10%, the tool in
+        # between: paired, the tool is level with either (1.002); against
+        # each round's highest it reads 0.955, and so would the loops.
+        rows = benchlib.load_rows(rows_file(self, [
+            ("w", "a", 1, 105, 1), ("w", "p1", 1, 100, 1), ("w", "p2", 1, 110, 1),
+            ("w", "a", 2, 105, 1), ("w", "p1", 2, 110, 1), ("w", "p2", 2, 100, 1)]))
+        (im, _, _, _), _, best, _, extra = benchlib.ceiling(rows, "w", "a", ["p1", "p2"], 0.97)
+        self.assertEqual(best, "p1")
+        self.assertAlmostEqual(im, (105 / 100 + 105 / 110) / 2)
+        self.assertAlmostEqual(extra["a"], 105 / 110)
+        self.assertAlmostEqual(extra["best"], (100 / 110 + 110 / 105) / 2)
+
+    def test_no_round_with_the_tool_and_a_peer_has_no_best(self):
         rows = benchlib.load_rows(rows_file(self, [("w", "ioacct", 1, 100, 1), ("w", "each", 2, 100, 1)]))
-        (im, _, _, _), _, who = benchlib.ceiling(rows, "w", "ioacct", ["each"], 0.97)
+        (im, _, _, _), _, best, each, _ = benchlib.ceiling(rows, "w", "ioacct", ["each"], 0.97)
         self.assertTrue(math.isnan(im))
-        self.assertEqual(who, [])
+        self.assertIsNone(best)
+        self.assertEqual(each, [])
 
     def test_the_verdict_lines(self):
         path = rows_file(self, [("w", "a", 1, 90, 2.0), ("w", "b", 1, 100, 1.0)])
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             benchlib.cmd_pceiling("w", path, "w", "a", "b", "0.97", "1.10")
+            benchlib.cmd_bestloop(path, "w", "a", "b")
         lines = out.getvalue().splitlines()
-        self.assertTrue(lines[0].startswith("FAIL  w IOPS / the best of b: 0.90"), lines)
-        # a is below 0.97 of the best, so the cheapest at the ceiling is b.
-        self.assertTrue(lines[1].startswith("FAIL  w CPU per I/O / the cheapest at the ceiling: 2 (target"), lines)
+        self.assertTrue(lines[0].startswith("FAIL  w IOPS / the best loop (b, of b): 0.900"), lines)
+        self.assertIn("by each round's highest (biased by noise): a 0.900, b itself 1.111", lines[0])
+        self.assertTrue(lines[1].startswith("FAIL  w CPU per I/O / the cheapest loop at the ceiling (b): 2 (target"), lines)
+        self.assertEqual(lines[2], "b")
 
 
 if __name__ == "__main__":
