@@ -366,15 +366,15 @@ def paired(rows, scenario, field, a, b, kind):
     return median_interval(vals)
 
 
+def paired_detail(lo, hi, cov, target):
+    """A paired check's detail: its interval, and whether the target is in it."""
+    d = f"pair by pair; {cov:.0%} interval {fmt(lo)} to {fmt(hi)}"
+    return d + (": the target is inside it, more rounds (REPS) would decide" if lo <= float(target) <= hi else "")
+
+
 def cmd_pcheck(name, rows_path, scenario, field, a, b, kind, op, threshold):
     med, lo, hi, cov = paired(load_rows(rows_path), scenario, field, a, b, kind)
-    t = float(threshold)
-    detail = ""
-    if not math.isnan(med):
-        detail = f"pair by pair; {cov:.0%} interval {fmt(lo)} to {fmt(hi)}"
-        if lo <= t <= hi:
-            detail += ": the target is inside it, more rounds (REPS) would decide"
-    cmd_check(name, med, op, threshold, detail)
+    cmd_check(name, med, op, threshold, paired_detail(lo, hi, cov, threshold) if not math.isnan(med) else "")
 
 
 def ceiling(rows, scenario, a, peers, min_iops):
@@ -436,19 +436,15 @@ def cmd_pceiling(name, rows_path, scenario, a, peers, min_iops, max_cpu):
     (im, ilo, ihi, icov), (cm, clo, chi, ccov), best, each, extra = ceiling(
         load_rows(rows_path), scenario, a, peers, float(min_iops))
 
-    def detail(lo, hi, cov, t):
-        d = f"pair by pair; {cov:.0%} interval {fmt(lo)} to {fmt(hi)}"
-        return d + (": the target is inside it, more rounds (REPS) would decide" if lo <= t <= hi else "")
-
     if best is None:
         cmd_check(f"{name} IOPS / the best loop", float("nan"), ">=", min_iops)
         return
     against = ", ".join(f"{p} {fmt(m)}" for p, m in each)
     cmd_check(f"{name} IOPS / the best loop ({best}, of {'+'.join(peers)})", im, ">=", min_iops,
-              detail(ilo, ihi, icov, float(min_iops)) + f"; {a} against each: {against}"
+              paired_detail(ilo, ihi, icov, min_iops) + f"; {a} against each: {against}"
               + f"; by each round's highest (biased by noise): {a} {fmt(extra['a'])}, {best} itself {fmt(extra['best'])}")
     cmd_check(f"{name} CPU per I/O / the cheapest loop at the ceiling ({extra['cheap']})", cm, "<=", max_cpu,
-              detail(clo, chi, ccov, float(max_cpu)) if not math.isnan(cm) else "")
+              paired_detail(clo, chi, ccov, max_cpu) if not math.isnan(cm) else "")
 
 
 def cmd_check(name, value, op, threshold, detail=""):

@@ -241,7 +241,7 @@ namespace {
 
 // How a run refilled as reaped submits, and what chose it (--submit-policy).
 std::string refill_how(const JobSpec& job) {
-  if (job.engine == EngineKind::Psync || job.engine == EngineKind::Libaio) return "";
+  if (!job.submit_policy_applies()) return "";
   switch (job.submit_policy) {
     case SubmitPolicy::Each: return ", each refill submitted at once (--submit-policy each)";
     case SubmitPolicy::Pass: return ", a pass's refills submitted with the next wait (--submit-policy pass)";
@@ -291,7 +291,7 @@ std::string job_setup(const JobSpec& job, const std::string& engine_desc) {
                        job.rwmix_trim ? fmt::format(", {}% trims", job.rwmix_trim) : std::string());
   std::string batches =
       job.lockstep() ? fmt::format("lockstep batches: submit {} / complete {}", job.submit_batch_eff(), job.complete_batch_eff())
-                     : "refilled as reaped" + (job.complete_max ? std::string() : refill_how(job));
+                     : "refilled as reaped" + refill_how(job);
   if (job.complete_max) batches += fmt::format(", at most {} taken per syscall", job.complete_max);
   std::string sizes = job.bs_split.empty() ? format_size(job.bs) : "sizes " + bssplit_text(job.bs_split);
   if (job.blockalign && rw_random(job.rw)) sizes += fmt::format(" on {} boundaries", format_size(job.blockalign));

@@ -175,7 +175,7 @@ json job_options_json(const JobSpec& job) {
       {"complete_batch", job.complete_batch_eff()},
       {"complete_max", job.complete_max ? json(job.complete_max) : json(nullptr)},
       {"batching", job.lockstep() ? "lockstep" : "refill"},
-      {"submit_policy", job.lockstep() || job.complete_max || job.engine == EngineKind::Psync || job.engine == EngineKind::Libaio ? json(nullptr) : json(submit_policy_name(job.submit_policy))},
+      {"submit_policy", job.submit_policy_applies() ? json(submit_policy_name(job.submit_policy)) : json(nullptr)},
       {"direct", job.direct},
       {"dsync", job.dsync},
       {"size", job.size ? json(*job.size) : job.targets.empty() ? json(job.temp_size) : json(nullptr)},

@@ -315,8 +315,7 @@ struct Worker::LoopState {
     const Nanos t = now_ns(), due = pace_due(s);
     timeout = due > t ? std::min(due - t, kMaxWaitNs) : 1000;
   }
-  const size_t room = job_.complete_max ? std::min<size_t>(job_.complete_max, comps_.size()) : comps_.size();
-  const int got = engine_->enter(wait_nr, {comps_.data(), room}, timeout);
+  const int got = engine_->enter(wait_nr, {comps_.data(), reap_room_}, timeout);
   s.now = now_ns();
   if (got < 0) return got;
   if (split_lat_ && q && wait_nr == 0) {

@@ -293,6 +293,7 @@ class Worker {
   std::vector<IoRequest> reqs_;
   unsigned nreq_ = 0;
   std::vector<IoCompletion> comps_;
+  size_t reap_room_ = 0;  // completions one enter may take: the depth, or --complete-max
   // Where the next request goes.
   std::vector<OffsetGen> gens_;
   Rng mix_{0};

@@ -155,6 +155,7 @@ void Worker::setup() {
 
   reqs_.resize(plan_.depth);
   comps_.resize(plan_.depth);
+  reap_room_ = job_.complete_max ? std::min<size_t>(job_.complete_max, comps_.size()) : comps_.size();
   setup_offsets();
   out_.index = plan_.index;
   out_.job = plan_.job;

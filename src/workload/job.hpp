@@ -152,6 +152,11 @@ struct JobSpec {
   unsigned submit_batch_eff() const;
   unsigned complete_batch_eff() const;
   bool lockstep() const { return submit_batch || complete_batch; }
+  // --submit-policy chooses how a pass's refills are submitted: only io_uring
+  // runs refilled as reaped in passes (not lockstep, not --complete-max).
+  bool submit_policy_applies() const {
+    return !lockstep() && !complete_max && engine != EngineKind::Psync && engine != EngineKind::Libaio;
+  }
   // I/Os per second per thread from --rate-iops / --rate, 0 if unpaced
   // (or paced by direction).
   double rate_per_thread() const;
