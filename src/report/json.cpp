@@ -92,6 +92,7 @@ json submission_json(const RefillResult& r) {
           {"each_share", all ? json(static_cast<double>(r.each_ns) / static_cast<double>(all)) : json(nullptr)},
           {"probes", r.probes},
           {"probes_chose_each", r.chose_each},
+          {"probes_extended", r.extended},
           {"probe_ratios", r.probe_ratios}};
 }
 

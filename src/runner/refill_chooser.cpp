@@ -9,14 +9,15 @@ void RefillChooser::start(Nanos now, uint64_t ios) noexcept {
   last_ = now;
   hold_ns_ = c_.hold_min_ns;
   // Reserved here, so that a probe's end allocates nothing on the hot path.
-  rates_.reserve(2 * c_.pairs);
-  pairs_.reserve(c_.pairs);
+  rates_.reserve(4 * c_.pairs);
+  pairs_.reserve(2 * c_.pairs);
   stats_.ratios.reserve(kMaxKept);
   begin_probe(now, ios);
 }
 
 void RefillChooser::begin_probe(Nanos now, uint64_t ios) noexcept {
   probing_ = true;
+  extended_ = false;
   slice_ = 0;
   rates_.clear();
   mode_ = slice_mode(0);
@@ -51,10 +52,9 @@ void sorted_pair_ratios(const std::vector<double>& rates, std::vector<double>& r
   std::sort(r.begin(), r.end());
 }
 
-// At least three in four of the sorted pairs above `margin`.
-bool chooses_each(const std::vector<double>& r, double margin) {
-  const size_t faster = static_cast<size_t>(r.end() - std::upper_bound(r.begin(), r.end(), margin));
-  return !r.empty() && 4 * faster >= 3 * r.size();
+// How many of the sorted pairs are above `x`.
+size_t above(const std::vector<double>& r, double x) {
+  return static_cast<size_t>(r.end() - std::upper_bound(r.begin(), r.end(), x));
 }
 
 double median(const std::vector<double>& r) {
@@ -63,12 +63,22 @@ double median(const std::vector<double>& r) {
   return n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
 }
 
+// On sorted pairs.
+RefillChooser::Verdict verdict(const std::vector<double>& r, const RefillChooser::Config& c, bool extended) {
+  using V = RefillChooser::Verdict;
+  if (r.empty()) return V::Pass;
+  const size_t n = r.size();
+  if (extended) return median(r) > c.margin_again && 4 * above(r, 1.0) >= 3 * n ? V::Each : V::Pass;
+  if (4 * above(r, c.margin) >= 3 * n) return V::Each;
+  return median(r) > 1.0 ? V::Unsure : V::Pass;
+}
+
 }  // namespace
 
-bool RefillChooser::probe_chooses_each(const std::vector<double>& rates, double margin) {
+RefillChooser::Verdict RefillChooser::probe_verdict(const std::vector<double>& rates, const Config& c, bool extended) {
   std::vector<double> r;
   sorted_pair_ratios(rates, r);
-  return chooses_each(r, margin);
+  return verdict(r, c, extended);
 }
 
 double RefillChooser::probe_ratio(const std::vector<double>& rates) {
@@ -96,16 +106,25 @@ Refill RefillChooser::step(Nanos now, uint64_t ios) noexcept {
   rates_.push_back(secs > 0 ? static_cast<double>(ios - slice_ios_) / secs : 0);
   slice_start_ = now;
   slice_ios_ = ios;
-  if (++slice_ < 2 * c_.pairs) {
+  const unsigned slices = (extended_ ? 4 : 2) * c_.pairs;
+  if (++slice_ < slices) {
     mode_ = slice_mode(slice_);
     next_event_ = now + c_.slice_ns;
     return mode_;
   }
   sorted_pair_ratios(rates_, pairs_);  // into the reserved buffer: no allocation here
+  const Verdict v = verdict(pairs_, c_, extended_);
+  if (v == Verdict::Unsure) {  // as many pairs again; the slices' order runs on
+    extended_ = true;
+    mode_ = slice_mode(slice_);
+    next_event_ = now + c_.slice_ns;
+    return mode_;
+  }
   const double ratio = median(pairs_);
-  const Refill chose = chooses_each(pairs_, c_.margin) ? Refill::Each : Refill::Pass;
+  const Refill chose = v == Verdict::Each ? Refill::Each : Refill::Pass;
   ++stats_.probes;
   if (chose == Refill::Each) ++stats_.chose_each;
+  if (extended_) ++stats_.extended;
   stats_.last_ratio = ratio;
   if (stats_.ratios.size() < kMaxKept) stats_.ratios.push_back(ratio);
   // Probes that agree are spaced out; one that changes the choice brings

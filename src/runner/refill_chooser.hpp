@@ -16,16 +16,23 @@
 // returns at once means the CPU is behind in one and the host's interrupt
 // batching in the other). So the worker measures: a probe runs the two in
 // slices (pass, each, each, pass, ... so that a drift in the device's speed
-// cancels), compares each pair's completion rates, keeps Each only when
-// three pairs in four say it is faster by more than `margin` (a tie, or a
-// probe the host's noise leaves unsure, goes to the cheaper Pass: Each
-// always costs a syscall per I/O, so it has to be shown to pay), and holds
-// the choice for a time that doubles while the probes agree. With two
-// compilers beside it (load 8), a median of the pairs chose Each on noise:
-// 0.85x sol's IOPS at 1.38x its CPU per I/O on vda at depth 32, where sol
-// (always Pass) was the best in all five rounds. A probe spends half its slices in the mode it will not
-// keep: with the defaults at most ~4% of the run, i.e. ~1% of IOPS when
-// the two differ by a quarter.
+// cancels), compares each pair's completion rates, and holds the choice for
+// a time that doubles while the probes agree. Each costs a syscall per I/O
+// whatever it buys, so it has to be shown to pay: it is kept when three
+// pairs in four say it is faster by more than `margin`. With two compilers
+// beside it (load 8), a median of the pairs chose Each on noise: 0.85x sol's
+// IOPS at 1.38x its CPU per I/O on vda at depth 32, where sol (always Pass)
+// was the best in all five rounds. But a 25 ms slice on a fast host is noisy
+// too (pairs of one probe read 0.80-1.54 where whole runs had Each ahead
+// 10 times in 10, 2026-12-07), and three in four alone kept Pass in a fifth
+// of the probes where Each was a seventh faster: those runs lost 15-25%. So
+// a probe the first pairs leave unsure (their median above 1.0) runs as many
+// pairs again and keeps Each when the median of all is above `margin_again`
+// and three pairs in four have Each faster at all; one whose median is at or
+// under 1.0 goes to the cheaper Pass at once. A probe spends half its slices
+// in the mode it will not keep: with the defaults at most ~4% of the run
+// (~7% where probes run long), i.e. ~1% of IOPS when the two differ by a
+// quarter.
 //
 // A pure core over plain numbers: the worker calls next() once per pass,
 // which compares one clock value unless a slice ends. One per worker; not
@@ -49,12 +56,15 @@ class RefillChooser {
     Nanos hold_min_ns = 1'000'000'000;  // after a probe that changed the choice
     Nanos hold_max_ns = 8'000'000'000;  // after probes that agree, doubling up to this
     double margin = 1.03;               // Each must beat Pass by this ratio
+    double margin_again = 1.07;         // ... at the median, where a probe runs a second set of pairs:
+                                        // two looks at a tie find Each more often than one
   };
   // What the run did, for the reports.
   struct Stats {
     Nanos each_ns = 0, pass_ns = 0;  // time spent in each mode, probes included
     uint64_t probes = 0;             // probes finished
     uint64_t chose_each = 0;         // of which chose Each
+    uint64_t extended = 0;           // of which ran a second set of pairs (unsure after the first)
     double last_ratio = 0;           // the last probe's median Each/Pass rate ratio (0: none)
     std::vector<double> ratios;      // every finished probe's median ratio, in order (at most kMaxKept)
   };
@@ -82,9 +92,13 @@ class RefillChooser {
   // order they ran (pass, each, each, pass, ...): the median of the pairs'
   // Each/Pass ratios (0 when a Pass slice completed nothing), reported.
   static double probe_ratio(const std::vector<double>& rates);
-  // Its decision: Each when at least three pairs in four (rounded up) have
-  // Each faster than `margin`.
-  static bool probe_chooses_each(const std::vector<double>& rates, double margin);
+  // Its verdict under `c`. First pairs (`extended` false): Each when at
+  // least three pairs in four (rounded up) have Each faster than `margin`,
+  // Unsure when not but their median is above 1.0, else Pass. All pairs of
+  // a probe run on (`extended`): Each when their median is above
+  // `margin_again` and three in four have Each faster at all, else Pass.
+  enum class Verdict : uint8_t { Pass, Each, Unsure };
+  static Verdict probe_verdict(const std::vector<double>& rates, const Config& c, bool extended);
 
  private:
   Refill step(Nanos now, uint64_t ios) noexcept;
@@ -96,7 +110,7 @@ class RefillChooser {
   Stats stats_;
   Refill mode_ = Refill::Pass;
   Refill chosen_ = Refill::Pass;
-  bool started_ = false, probing_ = false;
+  bool started_ = false, probing_ = false, extended_ = false;
   unsigned slice_ = 0;              // the probe's slice running now
   Nanos next_event_ = UINT64_MAX;   // the end of the slice or hold running now
   Nanos slice_start_ = 0, last_ = 0;

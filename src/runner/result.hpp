@@ -44,6 +44,7 @@ struct RefillResult {
   std::string decided_by;
   uint64_t each_ns = 0, pass_ns = 0;  // time spent submitting each way
   uint64_t probes = 0, chose_each = 0;
+  uint64_t extended = 0;              // probes that ran a second set of pairs (unsure after the first)
   std::vector<double> probe_ratios;   // each probe's median Each/Pass IOPS ratio, in order (capped)
 };
 

@@ -88,6 +88,7 @@ void Worker::close_refill(Nanos now) {
   out_.refill.pass_ns = s.pass_ns;
   out_.refill.probes = s.probes;
   out_.refill.chose_each = s.chose_each;
+  out_.refill.extended = s.extended;
   out_.refill.probe_ratios = s.ratios;
 }
 
