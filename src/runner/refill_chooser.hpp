@@ -31,7 +31,7 @@
 // and three pairs in four have Each faster at all; one whose median is at or
 // under 1.0 goes to the cheaper Pass at once. A probe spends half its slices
 // in the mode it will not keep: with the defaults at most ~4% of the run
-// (~7% where probes run long), i.e. ~1% of IOPS when the two differ by a
+// (~8% where every probe asks again), i.e. ~1% of IOPS when the two differ by a
 // quarter.
 //
 // A pure core over plain numbers: the worker calls next() once per pass,
