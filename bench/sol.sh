@@ -51,7 +51,7 @@
 # Usage: bench/sol.sh [DIR]      (DIR: where the test files go, see lib.sh)
 # Environment (defaults): RUNTIME (10s) REPS (5) STARTUP_RUNS (10) STARTUP_TEMP (3)
 #   WORKLOADS ("nop buf32 dio1 dio32") DIRECT_MIB (1024) CACHED_MIB (512) SPIN (0)
-#   CONFIRM (20; 0: none) CONFIRM_RUNTIME (1s)
+#   CONFIRM (20; 0: none) CONFIRM_RUNTIME (3s)
 #   SOL (build/release/ioacct_sol) IOACCT FIO OUT_DIR PYTHON (see lib.sh)
 # The binaries are copied to OUT_DIR/bin first and the copies run.
 # Exit status: 0 when every run completed (whatever PASS/FAIL says), 2 when one failed.
@@ -79,7 +79,7 @@ SPIN=${SPIN:-0}
 # sol takes seconds or milliseconds.
 SOL_RUNTIME=$RUNTIME
 CONFIRM=${CONFIRM:-20}
-CONFIRM_RUNTIME=${CONFIRM_RUNTIME:-1s}
+CONFIRM_RUNTIME=${CONFIRM_RUNTIME:-3s}
 declare -A CONFIRMED=()
 [[ $RUNTIME =~ ^([0-9]+)m$ ]] && SOL_RUNTIME=$((BASH_REMATCH[1] * 60))s
 # Copies run, so that a rebuild meanwhile cannot mix two builds in one table.
@@ -187,7 +187,10 @@ done
 # O_DIRECT workload; CONFIRM pairs of short runs of the default and that one
 # loop, back to back (ABBA), then judge IOPS with the host's drift of a few
 # seconds, not of a round, between the two of a pair. CPU is judged on the
-# rounds: a short run's figure is mostly the start-up.
+# rounds: a short run's figure is mostly the start-up. Runs of 3 s, not 1 s:
+# auto's first probe spends ~100-200 ms the way it does not keep, a tenth or
+# a fifth of a 1 s run (each_share 0.90 and 0.80 in the 1 s runs of
+# 2026-12-07 04:55) where the default 10 s run spends ~4% on all its probes.
 if [ "$CONFIRM" -gt 0 ]; then
   echo
   echo "== confirmation: $CONFIRM pairs of $CONFIRM_RUNTIME runs, the default against each O_DIRECT workload's best loop"
