@@ -3,6 +3,7 @@ import contextlib
 import io
 import math
 import os
+import shutil
 import sys
 import tempfile
 import unittest
@@ -114,6 +115,33 @@ class Ceiling(unittest.TestCase):
         self.assertTrue(lines[1].startswith("FAIL  w CPU per I/O / the cheapest loop at the ceiling (b): 2 (target"), lines)
         self.assertEqual(lines[2], "b")
 
+
+
+class Startup(unittest.TestCase):
+    def run_of(self, wall, user, sys_, window_cpu_s):
+        """A run's .time file and the JSON beside it, removed after the test."""
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        path = os.path.join(d, "startup.json")
+        with open(path, "w") as f:
+            f.write('{"results": {"cpu": {"breakdown": {"total_s": %r}}}}' % window_cpu_s)
+        with open(path + ".time", "w") as f:
+            f.write(f"{wall} {user} {sys_}\n")
+        return path + ".time"
+
+    def test_cpu_under_times_step_reads_zero_never_below(self):
+        # /usr/bin/time said 0.01 s in all; the window alone took 0.013 s.
+        runs = [self.run_of(0.15, 0.01, 0.00, 0.013), self.run_of(0.16, 0.02, 0.01, 0.012),
+                self.run_of(0.14, 0.00, 0.01, 0.011)]
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            benchlib.cmd_startup("0.1", *runs)
+        wall, cpu, wmin, wmax, cmin, cmax, total = (float(x) for x in out.getvalue().split())
+        self.assertAlmostEqual(wall, 50.0)
+        self.assertEqual(cmin, 0.0)
+        self.assertAlmostEqual(cmax, 18.0)
+        self.assertEqual(cpu, 0.0)
+        self.assertAlmostEqual(total, 10.0)
 
 if __name__ == "__main__":
     unittest.main()
