@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/run_binary.hpp"
@@ -65,6 +66,7 @@ class BlockTrace {
       if (!start && line.find(" " + end_ + ": ") == std::string::npos) continue;
       // "  fio-123  [001] ..... 1234.567890: block_io_start: 7,3 R ..."
       const size_t colon = line.find(": block_");
+      if (!start && is_flush_op(line, colon)) continue;
       const size_t sp = line.rfind(' ', colon);
       const std::string ts = line.substr(sp + 1, colon - sp - 1);
       const size_t dot = ts.find('.');
@@ -80,6 +82,17 @@ class BlockTrace {
   }
 
  private:
+  // The flush machinery's own request (rwbs "FF": a preflush of op flush)
+  // ends, with no start, inside an empty flush's span (rwbs "FWS" at its
+  // start, "WS" at its end, as diskstats counts it): no request of the
+  // accounting span ends there. rwbs is the op's letter (R W D E F N), after
+  // an 'F' for a preflush, then its flags (F for FUA, A, S, M).
+  static bool is_flush_op(const std::string& line, size_t colon) {
+    std::istringstream fields(line.substr(line.find(": ", colon + 2) + 2));  // "7,3 FF 0 () 0 + 0 ..."
+    std::string dev, rwbs;
+    fields >> dev >> rwbs;
+    return !rwbs.empty() && rwbs[0] == 'F' && (rwbs.size() == 1 || std::string_view("RWDEN").find(rwbs[1]) == std::string_view::npos);
+  }
   void write(const std::string& file, const std::string& value) {
     std::ofstream f(dir_ + "/" + file);
     f << value;

@@ -120,7 +120,7 @@ TEST(BusyInvisible, UnseenCompletionsTakeDiskstatsLatencyLessOursAndTheTruncatio
       busy_invisible({.kernel_done = 103'000, .seen = 100'000, .kernel_ms = 500, .ms_fields = 4,
                       .seen_latency_ns = 400'000'000, .idle_ns = 1'000'000'000});
   EXPECT_EQ(o.invisible, 3000u);
-  EXPECT_EQ(o.unsure_ns, 104'000'000u) << "500 + 4 ms less 400 ms";
+  EXPECT_EQ(o.unsure_ns, 204'000'000u) << "500 + 4 ms, less 400 ms less the clock's lead of 1 us on 100k";
 }
 
 TEST(BusyInvisible, CompletionsSeenAsDiskstatsWasReadMayExplainTheCount) {
@@ -131,7 +131,7 @@ TEST(BusyInvisible, CompletionsSeenAsDiskstatsWasReadMayExplainTheCount) {
   more.kernel_done = 503;
   const BusyInvisibleOutput o = busy_invisible(more);
   EXPECT_EQ(o.invisible, 1u);
-  EXPECT_EQ(o.unsure_ns, 2'000'000u) << "100 + 1 ms less the 99 ms seen surely inside";
+  EXPECT_EQ(o.unsure_ns, 2'500'000u) << "100 + 1 ms less the 99 ms seen surely inside, less 500 x 1 us";
 }
 
 TEST(BusyInvisible, NeverMoreThanTheIdleTime) {
@@ -141,14 +141,21 @@ TEST(BusyInvisible, NeverMoreThanTheIdleTime) {
   EXPECT_EQ(o.unsure_ns, 30'000'000u);
 }
 
-TEST(BusyInvisible, AnExcessCountWhoseTimeDiskstatsDoesNotShowIsEdgeRequests) {
-  // More counted than seen, but our latencies already cover diskstats' sum:
-  // completions seen near the span's edges, left out of the count.
-  const BusyInvisibleOutput o =
-      busy_invisible({.kernel_done = 100'040, .seen = 100'000, .kernel_ms = 400, .ms_fields = 4,
-                      .seen_latency_ns = 410'000'000, .idle_ns = 1'000'000'000});
-  EXPECT_EQ(o.invisible, 0u);
-  EXPECT_EQ(o.unsure_ns, 0u);
+// diskstats' latency of a request is shorter than ours (measured here: 50-580
+// ns per completion on average, by workload), so over 20k completions our sum
+// can pass diskstats' with one completion unseen. The count is exact: an
+// excess is invisible, whatever the sums say (export_test once saw 19,999 of
+// 20,000 and 0 invisible).
+TEST(BusyInvisible, AnExcessCountIsInvisibleEvenWhereOurLatenciesCoverDiskstatsSum) {
+  const BusyInvisibleInput in{.kernel_done = 20'000, .seen = 19'999, .kernel_ms = 221, .ms_fields = 1,
+                              .seen_latency_ns = 223'400'000, .idle_ns = 50'000'000};
+  const BusyInvisibleOutput o = busy_invisible(in);
+  EXPECT_EQ(o.invisible, 1u);
+  EXPECT_EQ(o.unsure_ns, 18'599'000u) << "222 ms + 19,999 x 1 us less 223.4 ms";
+  BusyInvisibleInput longer = in;
+  longer.seen_latency_ns = 250'000'000;
+  EXPECT_EQ(busy_invisible(longer).unsure_ns, 50'000'000u)
+      << "ours beyond even the clock's lead: no bound, all the idle time is unsure";
 }
 
 // A round of certain spans only takes a merge of its own (no branch on the

@@ -145,10 +145,9 @@ BusyRoundOutput busy_round(const BusyRoundInput& in) {
 BusyInvisibleOutput busy_invisible(const BusyInvisibleInput& in) {
   BusyInvisibleOutput out;
   if (in.kernel_done <= in.seen + in.ambiguous) return out;
-  const uint64_t bound = (in.kernel_ms + in.ms_fields) * 1'000'000;
-  const uint64_t missing = bound > in.seen_latency_ns ? bound - in.seen_latency_ns : 0;
-  if (missing == 0) return out;  // the count's excess is requests at the edges, which took no time unseen
   out.invisible = in.kernel_done - in.seen - in.ambiguous;
+  const uint64_t bound = (in.kernel_ms + in.ms_fields) * 1'000'000 + in.seen * kDiskstatsClockLeadNs;
+  const uint64_t missing = bound > in.seen_latency_ns ? bound - in.seen_latency_ns : in.idle_ns;
   out.unsure_ns = std::min(missing, in.idle_ns);
   return out;
 }

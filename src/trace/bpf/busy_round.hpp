@@ -48,13 +48,18 @@ struct BusyRoundOutput {
 BusyRoundOutput busy_round(const BusyRoundInput& in);
 
 // Completions no program saw at either end (the kernel ran none) leave no
-// trace but diskstats' counts. Their time is at most what diskstats' latency
-// sum grew by over a span holding the window, less the latencies of the
-// completions the programs saw surely inside that span, plus a millisecond
-// per field summed (diskstats truncates each to ms): that much idle time is
-// unsure. Completions seen as diskstats was read may or may not be in its
-// count: they may explain a count above `seen` (else every such window would
-// pay the truncation's milliseconds), and their latencies stay in the bound.
+// trace but diskstats' counts, which are exact: a count above the
+// completions seen surely inside diskstats' span, and above those seen as it
+// was read (which it may or may not count), is that many invisible. Their
+// time is at most what diskstats' latency sum grew by over the span, plus a
+// millisecond per field summed (diskstats truncates each to ms), less the
+// seen completions' latencies as diskstats has them. Those are shorter than
+// ours: the kernel reads its clock before the tracepoint (from the plug's
+// cache in a task with one), 50-580 ns per completion on average here, so
+// each seen completion's latency counts kDiskstatsClockLeadNs less. A
+// window whose seen latencies still exceed the sum gives no bound: all its
+// idle time is unsure.
+inline constexpr uint64_t kDiskstatsClockLeadNs = 1000;
 struct BusyInvisibleInput {
   uint64_t kernel_done = 0;      // completions diskstats counted over the span
   uint64_t seen = 0;             // completions the programs saw, or found lost, surely inside the span
@@ -65,7 +70,7 @@ struct BusyInvisibleInput {
   uint64_t idle_ns = 0;          // the window's time neither busy nor unsure
 };
 struct BusyInvisibleOutput {
-  uint64_t invisible = 0;  // completions no program saw (0 when their time is none)
+  uint64_t invisible = 0;  // completions no program saw
   uint64_t unsure_ns = 0;  // idle time that becomes unsure
 };
 

@@ -149,12 +149,15 @@ struct BusyTracker::Impl {
   // What diskstats says of a device (its own and, for a whole disk, its
   // partitions'): the kernel's count of requests in the accounting span
   // (per-CPU counters moved right after our programs run), the requests it
-  // completed, and their latencies summed (ms, truncated per field).
+  // completed, and their latencies summed (ms, truncated per field). Not
+  // its flush field: that counts the flush machinery's own requests
+  // (blk_account_io_flush), which pass no tracepoint and no accounting
+  // span, so no program could ever see them end.
   struct Kernel {
     uint64_t in_flight = 0, ms = 0;
-    uint64_t field_done[4] = {};  // completions per ms field (reads, writes, discards, flushes)
+    uint64_t field_done[3] = {};  // completions per ms field (reads, writes, discards)
     bool read = false;
-    uint64_t done() const { return field_done[0] + field_done[1] + field_done[2] + field_done[3]; }
+    uint64_t done() const { return field_done[0] + field_done[1] + field_done[2]; }
   };
   struct Dev {
     BusyCounters c;

@@ -132,9 +132,9 @@ std::vector<BusyTracker::Impl::Kernel> BusyTracker::Impl::kernel_stats() {
         const DiskStats& s = f->second;
         k[i].in_flight += s.in_flight;
         if (dv != kernel_devs[i].front()) continue;  // a disk's completions include its partitions'
-        k[i].ms += s.read_ms + s.write_ms + s.discard_ms + s.flush_ms;
-        const uint64_t per[4] = {s.reads, s.writes, s.discards, s.flushes};
-        for (int n = 0; n < 4; ++n) k[i].field_done[n] += per[n];
+        k[i].ms += s.read_ms + s.write_ms + s.discard_ms;
+        const uint64_t per[3] = {s.reads, s.writes, s.discards};
+        for (int n = 0; n < 3; ++n) k[i].field_done[n] += per[n];
         k[i].read = true;
       }
   return k;
@@ -146,8 +146,8 @@ std::vector<BusyTracker::Impl::Kernel> BusyTracker::Impl::kernel_stats() {
 // over a span that holds the window (read before the previous read's round
 // and after this read's sweep, before its second drain, so that every
 // completion counted there has its record drained). diskstats' latency of
-// a request is a little longer than ours (its clock is read after our
-// program), so the bound is a little loose, never short.
+// a request is shorter than ours (the kernel reads its clock before the
+// tracepoint), which busy_invisible() allows for.
 void BusyTracker::Impl::bound_invisible() {
   for (size_t i = 0; i < dev.size(); ++i) {
     Dev& d = dev[i];
@@ -157,7 +157,7 @@ void BusyTracker::Impl::bound_invisible() {
       // diskstats truncates each field's latency sum to ms: a field with
       // no completion in between did not move at all.
       uint64_t changed = 0;
-      for (int f = 0; f < 4; ++f) changed += b.field_done[f] != a.field_done[f] ? 1 : 0;
+      for (int f = 0; f < 3; ++f) changed += b.field_done[f] != a.field_done[f] ? 1 : 0;
       const uint64_t window = d.c.stamp_ns - d.at_read.stamp_ns;
       const uint64_t used = (d.c.busy_ns - d.at_read.busy_ns) + (d.c.unsure_ns - d.at_read.unsure_ns);
       const BusyInvisibleOutput o = busy_invisible({.kernel_done = b.done() > a.done() ? b.done() - a.done() : 0,
