@@ -470,9 +470,10 @@ void submission_line(std::string& out, const RefillResult& r) {
   if (!r.probe_ratios.empty()) {
     auto sorted = r.probe_ratios;
     std::sort(sorted.begin(), sorted.end());
-    probes = fmt::format("{}, {} chose each{}; IOPS each/pass {:.2f}x-{:.2f}x", plural(r.probes, "probe"), r.chose_each,
-                         r.extended ? fmt::format(", {} after a second set of pairs", r.extended) : "", sorted.front(),
-                         sorted.back());
+    probes = fmt::format("{}, {} chose each{}{}; IOPS each/pass {:.2f}x-{:.2f}x", plural(r.probes, "probe"),
+                         r.chose_each, r.extended ? fmt::format(", {} after a second set of pairs", r.extended) : "",
+                         r.cut_short ? fmt::format(", {} cut short (each far behind)", r.cut_short) : "",
+                         sorted.front(), sorted.back());
   }
   out += fmt::format("  submission each refill at once {:.0f}% of the time, with the next wait {:.0f}% ({}; "
                      "--submit-policy auto)\n", 100.0 * static_cast<double>(r.each_ns) / static_cast<double>(all),

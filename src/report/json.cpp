@@ -93,6 +93,7 @@ json submission_json(const RefillResult& r) {
           {"probes", r.probes},
           {"probes_chose_each", r.chose_each},
           {"probes_extended", r.extended},
+          {"probes_cut_short", r.cut_short},
           {"probe_ratios", r.probe_ratios}};
 }
 

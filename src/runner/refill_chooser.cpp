@@ -63,6 +63,14 @@ double median(const std::vector<double>& r) {
   return n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
 }
 
+// The first two pairs (slices 0-3, in the order they ran) both under
+// `clear_loss`: Each is far behind.
+bool clear_loss(const std::vector<double>& rates, const RefillChooser::Config& c) {
+  if (rates.size() < 4) return false;
+  const double first = rates[0] > 0 ? rates[1] / rates[0] : 0, second = rates[3] > 0 ? rates[2] / rates[3] : 0;
+  return first < c.clear_loss && second < c.clear_loss;
+}
+
 // On sorted pairs.
 RefillChooser::Verdict verdict(const std::vector<double>& r, const RefillChooser::Config& c, bool extended) {
   using V = RefillChooser::Verdict;
@@ -76,6 +84,7 @@ RefillChooser::Verdict verdict(const std::vector<double>& r, const RefillChooser
 }  // namespace
 
 RefillChooser::Verdict RefillChooser::probe_verdict(const std::vector<double>& rates, const Config& c, bool extended) {
+  if (!extended && clear_loss(rates, c)) return Verdict::Pass;
   std::vector<double> r;
   sorted_pair_ratios(rates, r);
   return verdict(r, c, extended);
@@ -107,19 +116,27 @@ Refill RefillChooser::step(Nanos now, uint64_t ios) noexcept {
   slice_start_ = now;
   slice_ios_ = ios;
   const unsigned slices = (extended_ ? 4 : 2) * c_.pairs;
-  if (++slice_ < slices) {
+  ++slice_;
+  const bool cut = !extended_ && slice_ == 4 && slice_ < slices && clear_loss(rates_, c_);
+  if (slice_ < slices && !cut) {
     mode_ = slice_mode(slice_);
     next_event_ = now + c_.slice_ns;
     return mode_;
   }
   sorted_pair_ratios(rates_, pairs_);  // into the reserved buffer: no allocation here
-  const Verdict v = verdict(pairs_, c_, extended_);
+  const Verdict v = cut ? Verdict::Pass : verdict(pairs_, c_, extended_);
   if (v == Verdict::Unsure) {  // as many pairs again; the slices' order runs on
     extended_ = true;
     mode_ = slice_mode(slice_);
     next_event_ = now + c_.slice_ns;
     return mode_;
   }
+  if (cut) ++stats_.cut_short;
+  return decide(now, v);
+}
+
+// The probe's end: the choice, held for a while.
+Refill RefillChooser::decide(Nanos now, Verdict v) noexcept {
   const double ratio = median(pairs_);
   const Refill chose = v == Verdict::Each ? Refill::Each : Refill::Pass;
   ++stats_.probes;

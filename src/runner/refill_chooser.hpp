@@ -32,7 +32,12 @@
 // under 1.0 goes to the cheaper Pass at once. A probe spends half its slices
 // in the mode it will not keep: with the defaults at most ~4% of the run
 // (~8% where every probe asks again), i.e. ~1% of IOPS when the two differ by a
-// quarter.
+// quarter. Where each enter costs the host a lot (a slow hour: Each at
+// 0.3-0.6x of Pass on vda at depths 32 and 128, 2026-12-07 08:15), that
+// half cost 3% of the run's IOPS, so a probe whose first two pairs both
+// read under `clear_loss` stops there with Pass: a pair that far under
+// when Each is really faster is rare (pairs read 0.80-1.54 where Each was
+// a seventh faster), two in a row rarer still.
 //
 // A pure core over plain numbers: the worker calls next() once per pass,
 // which compares one clock value unless a slice ends. One per worker; not
@@ -58,6 +63,7 @@ class RefillChooser {
     double margin = 1.03;               // Each must beat Pass by this ratio
     double margin_again = 1.07;         // ... at the median, where a probe runs a second set of pairs:
                                         // two looks at a tie find Each more often than one
+    double clear_loss = 0.8;            // the first two pairs both under this: Pass, the probe cut short
   };
   // What the run did, for the reports.
   struct Stats {
@@ -65,6 +71,7 @@ class RefillChooser {
     uint64_t probes = 0;             // probes finished
     uint64_t chose_each = 0;         // of which chose Each
     uint64_t extended = 0;           // of which ran a second set of pairs (unsure after the first)
+    uint64_t cut_short = 0;          // of which stopped after two pairs, Each far behind
     double last_ratio = 0;           // the last probe's median Each/Pass rate ratio (0: none)
     std::vector<double> ratios;      // every finished probe's median ratio, in order (at most kMaxKept)
   };
@@ -92,9 +99,10 @@ class RefillChooser {
   // order they ran (pass, each, each, pass, ...): the median of the pairs'
   // Each/Pass ratios (0 when a Pass slice completed nothing), reported.
   static double probe_ratio(const std::vector<double>& rates);
-  // Its verdict under `c`. First pairs (`extended` false): Each when at
-  // least three pairs in four (rounded up) have Each faster than `margin`,
-  // Unsure when not but their median is above 1.0, else Pass. All pairs of
+  // Its verdict under `c`. First pairs (`extended` false): Pass when two
+  // or more pairs ran and the first two are both under `clear_loss`; Each
+  // when at least three pairs in four (rounded up) have Each faster than
+  // `margin`, Unsure when not but their median is above 1.0, else Pass. All pairs of
   // a probe run on (`extended`): Each when their median is above
   // `margin_again` and three in four have Each faster at all, else Pass.
   enum class Verdict : uint8_t { Pass, Each, Unsure };
@@ -102,6 +110,7 @@ class RefillChooser {
 
  private:
   Refill step(Nanos now, uint64_t ios) noexcept;
+  Refill decide(Nanos now, Verdict v) noexcept;
   void begin_probe(Nanos now, uint64_t ios) noexcept;
   void account(Nanos now) noexcept;
   static Refill slice_mode(unsigned k) { return (k % 4 == 0 || k % 4 == 3) ? Refill::Pass : Refill::Each; }

@@ -45,6 +45,7 @@ struct RefillResult {
   uint64_t each_ns = 0, pass_ns = 0;  // time spent submitting each way
   uint64_t probes = 0, chose_each = 0;
   uint64_t extended = 0;              // probes that ran a second set of pairs (unsure after the first)
+  uint64_t cut_short = 0;             // probes that stopped after two pairs, Each far behind
   std::vector<double> probe_ratios;   // each probe's median Each/Pass IOPS ratio, in order (capped)
 };
 

@@ -89,6 +89,7 @@ void Worker::close_refill(Nanos now) {
   out_.refill.probes = s.probes;
   out_.refill.chose_each = s.chose_each;
   out_.refill.extended = s.extended;
+  out_.refill.cut_short = s.cut_short;
   out_.refill.probe_ratios = s.ratios;
 }
 

@@ -182,6 +182,8 @@ TEST(BenchDepth, AutoSubmitPolicyFollowsItsOwnProbes) {
     EXPECT_LE(sub["probes_chose_each"].get<size_t>(), each);
     // A second set of pairs is part of a finished probe: counted among them.
     EXPECT_LE(sub["probes_extended"].get<size_t>(), sub["probes"].get<size_t>());
+    EXPECT_LE(sub["probes_cut_short"].get<size_t>(), sub["probes"].get<size_t>() - sub["probes_extended"].get<size_t>())
+        << "a probe cut short after two pairs never asked again";
     // A probe's slices alternate, so half its time goes each way, and a
     // hold (1 s or more, against a probe's 200-400 ms) runs its probe's choice:
     // probes that all chose one way leave well over half the time to it.

@@ -128,6 +128,12 @@ TEST(RefillChooser, EachMustWinThreePairsInFourOrAskAgain) {
   EXPECT_EQ(first({1.03, 1.03, 1.03, 1.03}), V::Unsure);
   // Median 1.0 or under: Pass at once.
   EXPECT_EQ(first({1.05, 1.08, 0.9, 0.95}), V::Pass);
+  // The first two pairs both under 0.8: Pass after those two, whatever the
+  // next two would say (here: unsure, without the first two's verdict).
+  EXPECT_EQ(first({0.7, 0.75, 1.3, 1.3}), V::Pass);
+  EXPECT_EQ(first({0.7, 0.75}), V::Pass);
+  EXPECT_EQ(first({0.7, 0.85, 1.3, 1.3}), V::Unsure) << "one pair under 0.8 is not enough";
+  EXPECT_EQ(all({0.7, 0.75, 1.3, 1.3, 1.3, 1.3, 1.3, 1.3}), V::Each) << "a second set of pairs is never cut short";
   EXPECT_EQ(first({1, 1, 1, 1}), V::Pass);
   EXPECT_EQ(first({}), V::Pass);
   // Eight pairs: median 1.09, six of eight faster: Each.
@@ -171,8 +177,8 @@ TEST(RefillChooser, NoiseAroundATieStaysWithPass) {
   size_t median_says_each = 0;
   for (double r : st.ratios) median_says_each += r > 1.03;
   std::cout << "  around a tie: " << st.chose_each << " of " << st.probes << " probes chose each (" << st.extended
-            << " after a second set of pairs); the median alone would have in " << median_says_each << " of the first "
-            << st.ratios.size() << "\n";
+            << " after a second set of pairs, " << st.cut_short << " cut short); the median alone would have in "
+            << median_says_each << " of the first " << st.ratios.size() << "\n";
 }
 
 // Each a seventh faster (a fast host, quiet: whole runs had it ahead ten
@@ -184,7 +190,26 @@ TEST(RefillChooser, NoiseAroundAClearWinStillFindsEach) {
   ASSERT_GE(st.probes, 100u);
   EXPECT_GT(static_cast<double>(st.chose_each), 0.93 * static_cast<double>(st.probes));
   std::cout << "  each 1.14x faster: " << st.chose_each << " of " << st.probes << " probes chose each (" << st.extended
-            << " after a second set of pairs)\n";
+            << " after a second set of pairs, " << st.cut_short << " cut short)\n";
+  EXPECT_LT(static_cast<double>(st.cut_short), 0.01 * static_cast<double>(st.probes))
+      << "two pairs in a row under 0.8 where each is faster: rare";
+}
+
+// Where each enter costs the host a lot, Each runs far behind (0.3-0.6x
+// of Pass at depths 32 and 128 on vda, 2026-12-07): a probe stops after
+// its first two pairs, so it spends two slices in Each, not four.
+TEST(RefillChooser, AProbeWhereEachIsFarBehindStopsAfterTwoPairs) {
+  Sim s{.rate = [](Refill m, uint64_t) { return m == Refill::Each ? 45'000.0 : 100'000.0; }};
+  s.run_until(3'200 * kMs);
+  s.c.finish(s.t);
+  const auto& st = s.c.stats();
+  ASSERT_EQ(st.probes, 2u);
+  EXPECT_EQ(st.cut_short, 2u);
+  EXPECT_EQ(st.chose_each, 0u);
+  EXPECT_NEAR(st.last_ratio, 0.45, 0.01);
+  const RefillChooser::Config c;
+  EXPECT_LE(st.each_ns, 2 * 2 * (c.slice_ns + kMs)) << "two slices of each per probe";
+  EXPECT_GE(st.each_ns, 2 * 2 * c.slice_ns);
 }
 
 TEST(RefillChooser, ProbeRatioIsTheMedianPairwiseEachOverPass) {
