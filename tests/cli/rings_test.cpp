@@ -273,7 +273,17 @@ TEST(Rings, ProcessesItMayNotReadAreCountedInOneLine) {
 // The bound is on the scan, not on starting a process: under ASan the start
 // alone takes ~0.25 s (shadow memory, interceptors) and once pushed a whole
 // run to 1.02 s beside a spinner. So the time of the same command on a
-// process with no rings, the faster of two, is taken off first.
+// process with no rings, the faster of two, is taken off first. Under ASan
+// every read and parse of the scan is instrumented: in one clean-clone CI
+// run, beside the fuzz workflow on the other CPU, the scan itself took 1.11
+// and 1.21 s (0.1-0.3 s in Release). The bound is the Release suite's, which runs every test;
+// a sanitizer suite is there for memory errors and races, and holds the
+// scan to 3 s.
+#if defined(IOACCT_BINARY_ASAN) || defined(IOACCT_BINARY_TSAN)
+constexpr double kScanBoundS = 3.0;
+#else
+constexpr double kScanBoundS = 1.0;
+#endif
 TEST(Rings, AThousandPlainRingsBesideAnSqThreadScanWithinASecond) {
   RingHolder holder(999);
   ASSERT_TRUE(holder.ready()) << holder.why();
@@ -294,7 +304,7 @@ TEST(Rings, AThousandPlainRingsBesideAnSqThreadScanWithinASecond) {
     args.insert(args.end(), scope.begin(), scope.end());
     auto [o, took] = timed(args);
     ASSERT_EQ(o.exit_code, 0) << o.err;
-    EXPECT_LE(took - start, 1.0) << "rings " << (scope.empty() ? "(whole machine)" : "--pid") << " took " << took
+    EXPECT_LE(took - start, kScanBoundS) << "rings " << (scope.empty() ? "(whole machine)" : "--pid") << " took " << took
                                  << " s, of which " << start << " s is starting the process";
     const auto rings = rings_of(stdout_json(o), holder.pid());
     ASSERT_EQ(rings.size(), 1000u);
