@@ -39,16 +39,20 @@ void RefillChooser::finish(Nanos now) noexcept {
 
 namespace {
 
-// Each pair's Each/Pass ratio into `r`, sorted. Slices run pass, each,
-// each, pass: pair j is (2j, 2j+1), and which of the two is Pass alternates.
+// The Each/Pass ratio of the pair that starts at slice `k` (even). Slices
+// run pass, each, each, pass: pair j is (2j, 2j+1), and which of the two is
+// Pass alternates.
+double pair_ratio(const std::vector<double>& rates, size_t k) {
+  const bool pass_first = k % 4 == 0;
+  const double pass = pass_first ? rates[k] : rates[k + 1];
+  const double each = pass_first ? rates[k + 1] : rates[k];
+  return pass > 0 ? each / pass : 0;
+}
+
+// Each pair's ratio into `r`, sorted.
 void sorted_pair_ratios(const std::vector<double>& rates, std::vector<double>& r) {
   r.clear();
-  for (size_t k = 0; k + 1 < rates.size(); k += 2) {
-    const bool pass_first = k % 4 == 0;
-    const double pass = pass_first ? rates[k] : rates[k + 1];
-    const double each = pass_first ? rates[k + 1] : rates[k];
-    r.push_back(pass > 0 ? each / pass : 0);
-  }
+  for (size_t k = 0; k + 1 < rates.size(); k += 2) r.push_back(pair_ratio(rates, k));
   std::sort(r.begin(), r.end());
 }
 
@@ -66,9 +70,7 @@ double median(const std::vector<double>& r) {
 // The first two pairs (slices 0-3, in the order they ran) both under
 // `clear_loss`: Each is far behind.
 bool clear_loss(const std::vector<double>& rates, const RefillChooser::Config& c) {
-  if (rates.size() < 4) return false;
-  const double first = rates[0] > 0 ? rates[1] / rates[0] : 0, second = rates[3] > 0 ? rates[2] / rates[3] : 0;
-  return first < c.clear_loss && second < c.clear_loss;
+  return rates.size() >= 4 && pair_ratio(rates, 0) < c.clear_loss && pair_ratio(rates, 2) < c.clear_loss;
 }
 
 // On sorted pairs.
