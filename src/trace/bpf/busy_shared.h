@@ -73,9 +73,12 @@ struct ioacct_rec {
  *   in a map as small as the requests in flight); disk = the bytes completed
  *   (a request completed in parts has several records); part = the op
  *   (REQ_OP_*).
- * - PROC: rq; s = 0; t = bpf_ktime_get_ns() at block_io_start; disk = the
- *   submitting task's tgid (0: a kernel thread, such as the flusher);
- *   part = 0. */
+ * - PROC: rq; s = rq->start_time_ns at block_io_start (the struct's
+ *   previous request's stamp where the kernel stamps after the tracepoint,
+ *   as 6.18 does; else the request's own); t = s, not a clock read (the
+ *   reader's sort key); disk = the submitting task's tgid (0: a kernel
+ *   thread, such as the flusher); part = 1 when s is the request's own
+ *   stamp (it was flagged for io stat already), else 0. */
 #define IOACCT_OP_MASK 0xffu
 
 /* By process: the name of each submitting process as its first request

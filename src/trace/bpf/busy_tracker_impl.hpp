@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "trace/bpf/busy_proc.hpp"
 #include "trace/bpf/busy_tracker.hpp"
 // The shared layout first: the skeleton's maps name its structs.
 #include "trace/bpf/busy_shared.h"
@@ -78,10 +79,6 @@ struct Attr {
   uint64_t round = 0;  // the round it arrived in (0: none yet): unpaired ones are forgotten after kAttrRounds
 };
 inline constexpr uint64_t kAttrRounds = 50;
-// The last PROC record on a struct: the task that submitted its request.
-struct Proc {
-  uint32_t tgid = 0;
-};
 
 // What the reader knows of a request it has seen in the accounting span.
 struct Req {
@@ -205,11 +202,11 @@ struct BusyTracker::Impl {
   uint64_t win_lo_start = 0, win_lo = 0, k_now = 0, k_end = 0;
   uint64_t win_cap = UINT64_MAX, win_cap_end = UINT64_MAX;
 
-  // Attribution (opt.by): ATTR records waiting for their DONE, the last
-  // PROC record per struct, and the labels: a cgroup id (or a tgid, by
+  // Attribution (opt.by): ATTR records waiting for their DONE, the PROC
+  // records waiting for theirs (by struct), and the labels: a cgroup id (or a tgid, by
   // process) to its index, and each index's cgroup and pid.
   PointerMap<busy::Attr> attrs;  // by struct: its request's ATTR records so far
-  PointerMap<busy::Proc> procs;
+  PointerMap<busy::Procs> procs;
   std::unordered_map<uint64_t, uint32_t> who_index;
   uint64_t last_who_key = 0;
   uint32_t last_who = busy::kNoWho;

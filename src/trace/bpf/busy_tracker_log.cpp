@@ -188,7 +188,8 @@ void BusyTracker::Impl::apply(uint64_t from, uint64_t t, uint64_t k) {
     if (attributing()) feed_attrs(next_attr, r.t);
     if (opt.by == BusyBy::Process) feed_procs(next_proc, r.t);
     if (r.part == IOACCT_UNACCOUNTED) {  // the kernel did not account it: nor does the sweep
-      if (opt.by == BusyBy::Process) procs.erase(r.rq);
+      // Its PROC record, if any, goes with the next accounted DONE on the
+      // struct (it has no stamp to be matched by).
       if (attributing()) attrs.erase(r.rq);
       continue;
     }

@@ -2,13 +2,14 @@
 // from the ATTR records (its cgroup, op and bytes, logged at
 // block_rq_complete: a struct's last one before its DONE record, in time
 // order) and, by process, the PROC records (the submitting task, logged at
-// block_io_start); its completion booked to that cgroup or process; and
+// block_io_start, paired by stamp: busy_proc.hpp); its completion booked to that cgroup or process; and
 // each round's busy time split among them (busy_shares()). docs/design.md,
 // "Who is using the disk".
 #include <bpf/bpf.h>
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "common/files.hpp"
 #include "trace/bpf/busy_share.hpp"
@@ -88,16 +89,19 @@ void BusyTracker::Impl::feed_attrs(size_t& next, uint64_t upto) {
   }
 }
 
-// The batch's PROC records up to time `upto` (the batch is in time order):
-// a struct's last one before its request's DONE is that request's.
+// The batch's PROC records with stamps up to `upto` (the log is in stamp
+// order, its `t` being the stamp): a request's record has a stamp no later
+// than its start, so it waits on its struct before its DONE is applied;
+// its struct's next request's record may wait there too (match_proc()).
 void BusyTracker::Impl::feed_procs(size_t& next, uint64_t upto) {
   const std::vector<ioacct_rec>& v = batch[IOACCT_LOG_PROC];
-  for (; next < v.size() && v[next].t <= upto; ++next) procs[v[next].rq] = {v[next].disk};
+  for (; next < v.size() && v[next].t <= upto; ++next)
+    busy::add_proc(procs[v[next].rq], v[next].s, v[next].disk, v[next].part != 0);
 }
 
 // Whose completed request `r` was: its ATTR record's cgroup (taken out of
 // `attrs` into `attr`; `paired` says whether there was one), else what the
-// sweep read of it; by process, the struct's last PROC record.
+// sweep read of it; by process, its PROC record.
 uint32_t BusyTracker::Impl::who_of_done(const ioacct_rec& r, const Req* known, busy::Attr& attr, bool& paired) {
   const busy::Attr* a = attrs.find(r.rq);
   paired = a != nullptr;
@@ -109,9 +113,13 @@ uint32_t BusyTracker::Impl::who_of_done(const ioacct_rec& r, const Req* known, b
   if (!cgroup && known && known->who != kNoWho) cgroup = who_keys[known->who].first;
   uint32_t pid = BusyWho::kUnknownPid;
   if (opt.by == BusyBy::Process) {
-    if (const busy::Proc* p = procs.find(r.rq)) pid = p->tgid;
+    std::optional<uint32_t> tgid;
+    if (busy::Procs* p = procs.find(r.rq)) {
+      tgid = busy::match_proc(*p, r.s, true);
+      if (p->n == 0) procs.erase(r.rq);
+    }
+    if (tgid) pid = *tgid;
     else if (known && known->who != kNoWho) pid = who_keys[known->who].second;
-    procs.erase(r.rq);
   }
   return who_of(cgroup, pid);
 }
@@ -130,11 +138,12 @@ void BusyTracker::Impl::book_done(Dev& d, uint32_t who, const busy::Attr& attr, 
 }
 
 // A request the sweep found in flight: its cgroup as the sweep read it, by
-// process the struct's last PROC record.
+// process its PROC record (left for its DONE).
 uint32_t BusyTracker::Impl::who_of_found(const Found& f) {
   uint32_t pid = BusyWho::kUnknownPid;
   if (opt.by == BusyBy::Process)
-    if (const busy::Proc* p = procs.find(f.rq)) pid = p->tgid;
+    if (busy::Procs* p = procs.find(f.rq))
+      if (std::optional<uint32_t> tgid = busy::match_proc(*p, f.s, false)) pid = *tgid;
   return who_of(f.cgroup, pid);
 }
 
