@@ -234,7 +234,8 @@ static __always_inline __u64 rq_cgroup(struct request *rq) {
  * gone and the length zeroed by then); this tracepoint runs just before
  * it, in the same completion context, so it costs the submitter nothing.
  * Requests the kernel does not account end unpaired (their DONE record says
- * so), so they are not logged. */
+ * so), so they are not logged. No clock read: the request's start stamp,
+ * which its DONE record carries too, pairs the two. */
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(on_rq_complete, struct request *rq, unsigned char error, unsigned int nr_bytes) {
   struct ioacct_head *h = log_head(IOACCT_LOG_ATTR);
@@ -244,7 +245,7 @@ int BPF_PROG(on_rq_complete, struct request *rq, unsigned char error, unsigned i
   if (!g) return 0;
   struct ioacct_watch *w = watched(h, disk_dev(g));
   if (!w) return 0;
-  append(h, IOACCT_LOG_ATTR, (__u64)rq, rq_cgroup(rq), bpf_ktime_get_ns(), nr_bytes, rq->cmd_flags & IOACCT_OP_MASK);
+  append(h, IOACCT_LOG_ATTR, (__u64)rq, rq_cgroup(rq), rq->start_time_ns, nr_bytes, rq->cmd_flags & IOACCT_OP_MASK);
   return 0;
 }
 

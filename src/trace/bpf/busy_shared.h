@@ -67,10 +67,11 @@ struct ioacct_rec {
 /* The attribution logs reuse the record's fields (one record size, one
  * drain for every log):
  * - ATTR: rq; s = the cgroup's id (its kernfs node id, 0: no bio or no
- *   blkcg), not a stamp; t = bpf_ktime_get_ns() at block_rq_complete: a
- *   struct's last ATTR record before its DONE record is that request's (the
- *   reader walks both logs in time order, so that a struct's records wait
- *   in a map as small as the requests in flight); disk = the bytes completed
+ *   blkcg), not a stamp; t = rq->start_time_ns, not a clock read: the
+ *   request's own stamp, which its DONE record's `s` is too, so the pair
+ *   is (rq, stamp); the reader feeds the ATTR records in stamp order as it
+ *   walks the DONE records in time order, so that a struct's records wait
+ *   in a map as small as the requests in flight; disk = the bytes completed
  *   (a request completed in parts has several records); part = the op
  *   (REQ_OP_*).
  * - PROC: rq; s = rq->start_time_ns at block_io_start (the struct's

@@ -76,6 +76,7 @@ inline constexpr uint32_t kNoWho = 0xffffffffu;
 struct Attr {
   uint64_t cgroup = 0, bytes = 0;
   uint32_t op = 0;
+  uint64_t s = 0;      // the request's start stamp, which its DONE carries too
   uint64_t round = 0;  // the round it arrived in (0: none yet): unpaired ones are forgotten after kAttrRounds
 };
 inline constexpr uint64_t kAttrRounds = 50;

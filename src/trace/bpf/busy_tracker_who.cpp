@@ -1,7 +1,6 @@
 // The busy tracker's attribution (BusyOptions::by): whose each request is,
 // from the ATTR records (its cgroup, op and bytes, logged at
-// block_rq_complete: a struct's last one before its DONE record, in time
-// order) and, by process, the PROC records (the submitting task, logged at
+// block_rq_complete with the request's start stamp, as its DONE record) and, by process, the PROC records (the submitting task, logged at
 // block_io_start, paired by stamp: busy_proc.hpp); its completion booked to that cgroup or process; and
 // each round's busy time split among them (busy_shares()). docs/design.md,
 // "Who is using the disk".
@@ -69,22 +68,22 @@ BusyWho& BusyTracker::Impl::who_in(Dev& d, uint32_t who) {
   return w;
 }
 
-// The batch's ATTR records up to time `upto` (the batch is in time order),
-// waiting for their DONE records: a request's complete runs before its done,
-// and collect() reads the DONE logs' heads first, so a DONE drained finds
-// its ATTR drained too. A record on a struct that already waits is another
-// part of the same request (completed in parts), or follows a request whose
-// DONE no program logged: its bytes are added either way.
+// The batch's ATTR records with start stamps up to `upto` (the log is in
+// stamp order: a record's `t` is its request's stamp), waiting for their
+// DONE records: collect() reads the DONE logs' heads first, so a DONE
+// drained finds its ATTR drained too. A request's records wait on its
+// struct before its DONE (its stamp is earlier than that DONE's time), a
+// later request's only after it (stamped after this one ended): one
+// request's records wait per struct. A record with the stamp waiting is
+// another part of the same request (completed in parts): its bytes are
+// added; one with another stamp follows a request whose DONE no program
+// logged, and replaces it.
 void BusyTracker::Impl::feed_attrs(size_t& next, uint64_t upto) {
   const std::vector<ioacct_rec>& v = batch[IOACCT_LOG_ATTR];
   for (; next < v.size() && v[next].t <= upto; ++next) {
     const ioacct_rec& r = v[next];
     busy::Attr& a = attrs[r.rq];
-    if (!a.round) {
-      a.cgroup = r.s;
-      a.op = r.part;
-      a.round = round_no;
-    }
+    if (!a.round || a.s != r.t) a = {.cgroup = r.s, .bytes = 0, .op = r.part, .s = r.t, .round = round_no};
     a.bytes += r.disk;
   }
 }
@@ -100,15 +99,15 @@ void BusyTracker::Impl::feed_procs(size_t& next, uint64_t upto) {
 }
 
 // Whose completed request `r` was: its ATTR record's cgroup (taken out of
-// `attrs` into `attr`; `paired` says whether there was one), else what the
-// sweep read of it; by process, its PROC record.
+// `attrs` into `attr`; `paired` says whether there was one: the struct's
+// record with the same start stamp), else what the sweep read of it; by
+// process, its PROC record. A record with an earlier stamp is a request's
+// whose DONE no program logged: it goes too.
 uint32_t BusyTracker::Impl::who_of_done(const ioacct_rec& r, const Req* known, busy::Attr& attr, bool& paired) {
   const busy::Attr* a = attrs.find(r.rq);
-  paired = a != nullptr;
-  if (paired) {
-    attr = *a;
-    attrs.erase(r.rq);
-  }
+  paired = a != nullptr && a->s == r.s;
+  if (paired) attr = *a;
+  if (a != nullptr && a->s <= r.s) attrs.erase(r.rq);
   uint64_t cgroup = paired ? attr.cgroup : 0;
   if (!cgroup && known && known->who != kNoWho) cgroup = who_keys[known->who].first;
   uint32_t pid = BusyWho::kUnknownPid;
