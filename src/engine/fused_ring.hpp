@@ -91,7 +91,8 @@ class FusedRing {
   // the next submit_and_wait(). A device whose queue the last batch drained
   // starts again while the pass goes on: on vda at depth 32, 6% more IOPS
   // and no more CPU per I/O (bench/history/2026-12.md, "Kicking the device
-  // early").
+  // early"). The runner asks for it only for a pass that holds half the
+  // depth or more (Worker::kick_early).
   // `each`: every request is submitted as it is written, one enter per
   // I/O, as fio's defaults submit (runner/refill_chooser.hpp says when that
   // pays).

@@ -275,6 +275,11 @@ class Worker {
   bool dump_ = false;      // test-only: keep every counted I/O's interval
   FusedRing* fused_ = nullptr;  // the engine's fused path, where this run may take it
   bool submit_early_ = false;   // FusedRing::reap's `early`: O_DIRECT runs
+  // `early` for a pass of `ready` completions: only a pass that holds half
+  // the depth or more. With more than half still in flight the device is
+  // not idle while the pass refills, and the kick is an enter for nothing,
+  // dear in an hour when enters are (docs/design.md, the fused path).
+  bool kick_early(uint32_t ready) const noexcept { return submit_early_ && 2 * uint64_t{ready} >= plan_.depth; }
   // How the fused path submits its refills: refill_ as given, or, with
   // choose_, as chooser_ measures pass by pass (--submit-policy).
   Refill refill_ = Refill::Pass;

@@ -117,7 +117,7 @@ void Worker::fused_loop(FusedRing& ring, Nanos& now, uint64_t& completed, uint64
       s.t_submit = t;
       if constexpr (kSplit) s.t_issued = 0;
       sq.refill<!kMoves>(read, file, off, s.buf, len, tag);
-    }, submit_early_, each);
+    }, kick_early(static_cast<uint32_t>(ready)), each);
     tl.finish(out_, lat_run, clat_run, read ? Moved{ios, 0, bytes, 0} : Moved{0, ios, 0, bytes});
     completed += ios;
     bytes_all += bytes;
