@@ -253,7 +253,7 @@ int BPF_PROG(on_rq_complete, struct request *rq, unsigned char error, unsigned i
  * request, where block_io_start runs (in the submitter, except for what
  * a kernel thread submits: writeback, the flush machinery). A program here
  * costs the submitting task (docs/design.md, "What it costs"): the reason
- * it is opt-in, and why it reads no clock (~40 ns a run): the record
+ * it is opt-in, and why it reads no clock (40-130 ns a run): the record
  * carries the struct's start stamp as the request starts, by which the
  * reader pairs it with its DONE (busy_proc.hpp). */
 #define IOACCT_PF_KTHREAD 0x00200000u

@@ -1,6 +1,6 @@
 #pragma once
 // By process: which PROC record (busy_shared.h) is a request's. The start
-// program logs no clock read of its own (~40 ns a run at depth 1): it logs
+// program logs no clock read of its own (40-130 ns a run, by the hour): it logs
 // the start stamp its struct holds as the request starts, and the reader
 // pairs by that stamp. On this machine's 6.18 the kernel stamps the request
 // just after block_io_start, so the stamp logged is the struct's previous
