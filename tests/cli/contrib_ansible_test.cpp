@@ -42,7 +42,7 @@ TEST(ContribAnsible, ThePlaybookBenchesEveryHostAtOnceAndMerges) {
   const std::string out = sh("cd " + dir.path() + " && ANSIBLE_NOCOLOR=1 ANSIBLE_LOCAL_TEMP=" + dir.path() +
                              "/tmp ANSIBLE_REMOTE_TEMP=" + dir.path() + "/rtmp ansible-playbook -i inventory.ini " +
                              source + "/contrib/ansible/bench.yml -e ioacct_bin=" + bin +
-                             " -e ioacct_runtime=1s -e ioacct_start_delay_s=5 -e ioacct_results_dir=" + dir.path() +
+                             " -e ioacct_runtime=1s -e ioacct_start_delay_s=15 -e ioacct_results_dir=" + dir.path() +
                              "/results -e ioacct_remote_dir=" + dir.path() + " -e 'ioacct_args=\"--iodepth 4\"' 2>&1");
   EXPECT_NE(out.find("failed=0"), std::string::npos) << out;
   const json m = json::parse(slurp(dir.path() + "/results/merged.json"));
@@ -57,9 +57,12 @@ TEST(ContribAnsible, ThePlaybookBenchesEveryHostAtOnceAndMerges) {
   EXPECT_EQ(names, (std::set<std::string>{"h0", "h1", "h2"}));
   EXPECT_TRUE(m["merge"]["overlapped"].get<bool>());
   // One --start-at: every host was given the same instant, none opened its
-  // window before it (launched ~5 s early, each waited), and the merge's skew
-  // is exactly the spread of the openings. How late each woke is the
-  // machine's: 0.1-0.3 ms quiet, 9.8 ms once beside a CI build.
+  // window before it (each waited), and the merge's skew is exactly the
+  // spread of the openings. The 15 s delay is the launch's: with 5 s (an
+  // instant 5-6 s away), the benches started 2.3-3.8 s early quiet, 0.1-2.0 s
+  // with both vCPUs spun, and beside a CI build the instant had passed. How
+  // late each woke is the machine's: 0.1-0.3 ms quiet, 9.8 ms once beside a
+  // CI build.
   std::set<std::string> instants;
   int64_t first = INT64_MAX, last = 0;
   for (const char* h : {"h0", "h1", "h2"}) {
