@@ -470,8 +470,10 @@ void submission_line(std::string& out, const RefillResult& r) {
   if (!r.probe_ratios.empty()) {
     auto sorted = r.probe_ratios;
     std::sort(sorted.begin(), sorted.end());
-    probes = fmt::format("{}, {} chose each{}{}; IOPS each/pass {:.2f}x-{:.2f}x", plural(r.probes, "probe"),
-                         r.chose_each, r.extended ? fmt::format(", {} after a second set of pairs", r.extended) : "",
+    probes = fmt::format("{}, {} found each faster{}{}{}; IOPS each/pass {:.2f}x-{:.2f}x", plural(r.probes, "probe"),
+                         r.chose_each,
+                         r.unconfirmed ? fmt::format(" ({} not confirmed by the next)", r.unconfirmed) : "",
+                         r.extended ? fmt::format(", {} after a second set of pairs", r.extended) : "",
                          r.cut_short ? fmt::format(", {} cut short (each far behind)", r.cut_short) : "",
                          sorted.front(), sorted.back());
   }

@@ -94,6 +94,7 @@ json submission_json(const RefillResult& r) {
           {"probes_chose_each", r.chose_each},
           {"probes_extended", r.extended},
           {"probes_cut_short", r.cut_short},
+          {"probes_unconfirmed", r.unconfirmed},
           {"probe_ratios", r.probe_ratios}};
 }
 

@@ -134,11 +134,12 @@ Refill RefillChooser::step(Nanos now, uint64_t ios) noexcept {
     return mode_;
   }
   if (cut) ++stats_.cut_short;
-  return decide(now, v);
+  return decide(now, ios, v);
 }
 
-// The probe's end: the choice, held for a while.
-Refill RefillChooser::decide(Nanos now, Verdict v) noexcept {
+// The probe's end: the choice, held for a while. Each found faster while
+// Pass is held is only the question: a second probe, at once, answers it.
+Refill RefillChooser::decide(Nanos now, uint64_t ios, Verdict v) noexcept {
   const double ratio = median(pairs_);
   const Refill chose = v == Verdict::Each ? Refill::Each : Refill::Pass;
   ++stats_.probes;
@@ -146,9 +147,18 @@ Refill RefillChooser::decide(Nanos now, Verdict v) noexcept {
   if (extended_) ++stats_.extended;
   stats_.last_ratio = ratio;
   if (stats_.ratios.size() < kMaxKept) stats_.ratios.push_back(ratio);
-  // Probes that agree are spaced out; one that changes the choice brings
-  // the next one close again.
-  hold_ns_ = stats_.probes > 1 && chose == chosen_ ? std::min(hold_ns_ * 2, c_.hold_max_ns) : c_.hold_min_ns;
+  if (chose == Refill::Each && chosen_ == Refill::Pass && !confirming_) {
+    confirming_ = true;
+    begin_probe(now, ios);
+    return mode_;
+  }
+  const bool unconfirmed = confirming_ && chose == Refill::Pass;
+  if (unconfirmed) ++stats_.unconfirmed;
+  confirming_ = false;
+  // Probes that agree are spaced out; one that changes the choice, or two
+  // that disagreed on it, bring the next one close again.
+  const bool agree = stats_.probes > 1 && chose == chosen_ && !unconfirmed;
+  hold_ns_ = agree ? std::min(hold_ns_ * 2, c_.hold_max_ns) : c_.hold_min_ns;
   chosen_ = mode_ = chose;
   probing_ = false;
   rates_.clear();

@@ -39,6 +39,17 @@
 // when Each is really faster is rare (pairs read 0.80-1.54 where Each was
 // a seventh faster), two in a row rarer still.
 //
+// A probe that finds Each faster while Pass is held is not enough to switch:
+// another probe runs at once, and Each is kept only when it agrees. Beside
+// a spinner, and quiet, on vda at depth 32 (2026-12-07 14:45), one probe in
+// twelve to fifteen read Each 1.6-1.8x ahead between probes that read it
+// 0.5-0.9x: transients, not a regime, and each cost the run a hold of Each
+// at 1.5x the CPU per I/O for no IOPS. A regime where Each is really faster
+// passes both, a probe later. A second probe half a second later held off
+// longer transients too, but cost quiet 3 s runs where Each was ahead 8% of
+// their IOPS (0.921x, 8 pairs), where at once cost none (0.988x, 10 pairs).
+// Switching back to the cheaper Pass takes one probe.
+//
 // A pure core over plain numbers: the worker calls next() once per pass,
 // which compares one clock value unless a slice ends. One per worker; not
 // thread-safe.
@@ -69,9 +80,11 @@ class RefillChooser {
   struct Stats {
     Nanos each_ns = 0, pass_ns = 0;  // time spent in each mode, probes included
     uint64_t probes = 0;             // probes finished
-    uint64_t chose_each = 0;         // of which chose Each
+    uint64_t chose_each = 0;         // of which found Each faster (kept, or to be confirmed)
     uint64_t extended = 0;           // of which ran a second set of pairs (unsure after the first)
     uint64_t cut_short = 0;          // of which stopped after two pairs, Each far behind
+    uint64_t unconfirmed = 0;        // of those that chose Each while Pass was held, how many the
+                                     // next probe did not confirm (Pass kept)
     double last_ratio = 0;           // the last probe's median Each/Pass rate ratio (0: none)
     std::vector<double> ratios;      // every finished probe's median ratio, in order (at most kMaxKept)
   };
@@ -110,7 +123,7 @@ class RefillChooser {
 
  private:
   Refill step(Nanos now, uint64_t ios) noexcept;
-  Refill decide(Nanos now, Verdict v) noexcept;
+  Refill decide(Nanos now, uint64_t ios, Verdict v) noexcept;
   void begin_probe(Nanos now, uint64_t ios) noexcept;
   void account(Nanos now) noexcept;
   static Refill slice_mode(unsigned k) { return (k % 4 == 0 || k % 4 == 3) ? Refill::Pass : Refill::Each; }
@@ -120,6 +133,7 @@ class RefillChooser {
   Refill mode_ = Refill::Pass;
   Refill chosen_ = Refill::Pass;
   bool started_ = false, probing_ = false, extended_ = false;
+  bool confirming_ = false;         // the probe running now is to confirm the last one's Each
   unsigned slice_ = 0;              // the probe's slice running now
   Nanos next_event_ = UINT64_MAX;   // the end of the slice or hold running now
   Nanos slice_start_ = 0, last_ = 0;

@@ -109,6 +109,7 @@ ThreadResult merge_results(std::span<const ThreadResult> threads) {
     t.refill.chose_each += r.refill.chose_each;
     t.refill.extended += r.refill.extended;
     t.refill.cut_short += r.refill.cut_short;
+    t.refill.unconfirmed += r.refill.unconfirmed;
     t.refill.probe_ratios.insert(t.refill.probe_ratios.end(), r.refill.probe_ratios.begin(), r.refill.probe_ratios.end());
   }
   merge_directions(t, threads);

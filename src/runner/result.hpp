@@ -46,6 +46,7 @@ struct RefillResult {
   uint64_t probes = 0, chose_each = 0;
   uint64_t extended = 0;              // probes that ran a second set of pairs (unsure after the first)
   uint64_t cut_short = 0;             // probes that stopped after two pairs, Each far behind
+  uint64_t unconfirmed = 0;           // probes whose Each the next probe did not confirm
   std::vector<double> probe_ratios;   // each probe's median Each/Pass IOPS ratio, in order (capped)
 };
 

@@ -90,6 +90,7 @@ void Worker::close_refill(Nanos now) {
   out_.refill.chose_each = s.chose_each;
   out_.refill.extended = s.extended;
   out_.refill.cut_short = s.cut_short;
+  out_.refill.unconfirmed = s.unconfirmed;
   out_.refill.probe_ratios = s.ratios;
 }
 
