@@ -83,7 +83,7 @@ class RefillChooser {
     uint64_t chose_each = 0;         // of which found Each faster (kept, or to be confirmed)
     uint64_t extended = 0;           // of which ran a second set of pairs (unsure after the first)
     uint64_t cut_short = 0;          // of which stopped after two pairs, Each far behind
-    uint64_t unconfirmed = 0;        // of those that chose Each while Pass was held, how many the
+    uint64_t unconfirmed = 0;        // of those that found Each while Pass was held, how many the
                                      // next probe did not confirm (Pass kept)
     double last_ratio = 0;           // the last probe's median Each/Pass rate ratio (0: none)
     std::vector<double> ratios;      // every finished probe's median ratio, in order (at most kMaxKept)

@@ -97,7 +97,8 @@ TEST(RefillChooser, ATransientWhereEachIsAheadIsNotConfirmed) {
   EXPECT_EQ(st.unconfirmed, st.chose_each) << "none was confirmed";
   // The probes' own Each slices (half of each probe, or two slices of
   // one cut short) are all the Each there is.
-  EXPECT_LT(st.each_ns, st.probes * (RefillChooser::Config{}.pairs * RefillChooser::Config{}.slice_ns + 4 * kMs));
+  const RefillChooser::Config c;
+  EXPECT_LT(st.each_ns, st.probes * (c.pairs * c.slice_ns + 4 * kMs));
   EXPECT_EQ(s.c.mode(), Refill::Pass);
 }
 

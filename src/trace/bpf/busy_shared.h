@@ -58,7 +58,7 @@ enum {
 struct ioacct_rec {
   __u64 rq;   /* the struct request's address: the key that pairs a request's records */
   __u64 s;    /* DONE, MERGE: rq->start_time_ns, the stamp diskstats itself uses (CLOCK_MONOTONIC) */
-  __u64 t;    /* bpf_ktime_get_ns() at the event */
+  __u64 t;    /* DONE, MERGE, ISSUE: bpf_ktime_get_ns() at the event; the reader's sort key */
   __u32 disk; /* the whole disk's index, IOACCT_NO_DEVICE when only a partition is watched */
   __u32 part; /* DONE: the partition's index when watched, else IOACCT_NO_DEVICE;
                * IOACCT_UNACCOUNTED: ended without accounting */

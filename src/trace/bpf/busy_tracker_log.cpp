@@ -1,5 +1,5 @@
 // The busy tracker's log reader: the records the programs append to their
-// per-CPU logs, collected, put in the order the programs ran, and applied
+// per-CPU logs, collected, put in time order, and applied
 // (certain spans, requests first seen, requests that ended unseen), and the
 // background thread that keeps the logs from filling between reads.
 #include <sys/resource.h>
@@ -85,7 +85,9 @@ bool BusyTracker::Impl::collect() {
   return unknown;
 }
 
-// Everything collected so far, as a batch in the order the programs ran.
+// Everything collected so far, as a batch per log in time order: each
+// record's `t`, the program's clock read (the attribution logs': the
+// request's start stamp, busy_shared.h).
 // apply() reads a completion with a later stamp than the request known on
 // its struct as that request having ended unseen, which holds only when
 // the known request's own completion, if logged, came first. Two requests
