@@ -32,6 +32,7 @@ class BlockTrace {
     sh("mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing");
     dir_ = "/sys/kernel/tracing/instances/ioacct-test-" + std::to_string(getpid());
     sh("rmdir " + dir_ + " 2>/dev/null; mkdir " + dir_);
+    write("tracing_on", "0");  // a new instance records at once: both ends from one instant
     write("trace_clock", "mono");
     write("buffer_size_kb", "32768");  // per CPU: every event of a few seconds, none overwritten
     const std::string filter = "dev == " + std::to_string((major << 20) | minor);

@@ -46,6 +46,7 @@ class StageTrace {
     block_ = base + "-block";
     for (const auto& d : {task_, block_}) {
       sh("rmdir " + d + " 2>/dev/null; mkdir " + d);
+      write(d, "tracing_on", "0");  // a new instance records at once: every event from one instant
       write(d, "trace_clock", "mono");
       write(d, "buffer_size_kb", "16384");
     }
