@@ -134,12 +134,29 @@ TEST(Export, CountersMoveByTheIoDoneOnALoopDeviceBetweenTwoScrapes) {
                         .steps = {{"ioacct bench:", [&](int pid) {
                                      bench_pid = pid;
                                      // A scrape within kRingsWalkFresh (500 ms) of the
-                                     // last rings walk's start serves that walk: each of
-                                     // these comes later, so each gets a walk of its own.
-                                     std::this_thread::sleep_for(std::chrono::milliseconds(600));
-                                     a = ex.scrape();
-                                     std::this_thread::sleep_for(std::chrono::milliseconds(600));
-                                     c = ex.scrape();
+                                     // last rings walk's start serves that walk, so each
+                                     // comes later. A walk that outlasts kRingsWalkWait
+                                     // (250 ms) leaves the scrape the walk before, as its
+                                     // age says: beside the suite's other CPU work and
+                                     // this SQ thread's spin, one was 1.37 s old, from
+                                     // before the bench. So `a` is the first scrape whose
+                                     // walk has the ring, `c` the first whose walk began
+                                     // after `a` was served.
+                                     const std::string mine = "pid=\"" + std::to_string(pid) + "\"";
+                                     using Steady = std::chrono::steady_clock;
+                                     const auto by = Steady::now() + std::chrono::seconds(15);
+                                     do {
+                                       std::this_thread::sleep_for(std::chrono::milliseconds(600));
+                                       a = ex.scrape();
+                                     } while (samples(a, "ioacct_sq_thread_cpu_seconds_total", mine).empty() &&
+                                              Steady::now() < by);
+                                     const auto a_at = Steady::now();
+                                     do {
+                                       std::this_thread::sleep_for(std::chrono::milliseconds(600));
+                                       c = ex.scrape();
+                                     } while (value(c, "ioacct_rings_walk_age_seconds").value_or(1e9) >=
+                                                  std::chrono::duration<double>(Steady::now() - a_at).count() &&
+                                              Steady::now() < by);
                                      kill(pid, SIGINT);
                                    }}}});
   EXPECT_EQ(sq.exit_code, 130) << sq.err;
