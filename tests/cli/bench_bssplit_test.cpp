@@ -39,9 +39,8 @@ struct Issue {
 class IssueTrace {
  public:
   explicit IssueTrace(dev_t dev) {
-    sh("mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing");
     sh("udevadm settle 2>/dev/null || true");  // udev's probe of a new loop device is not the run's
-    sh("rmdir " + dir_ + " 2>/dev/null; mkdir " + dir_);
+    new_trace_instance(dir_);
     const std::string ev = dir_ + "/events/block/block_rq_issue";
     sh("echo 'dev == " + std::to_string((major(dev) << 20) | minor(dev)) + "' > " + ev + "/filter");
     sh("echo 16384 > " + dir_ + "/buffer_size_kb && echo 1 > " + ev + "/enable && echo 1 > " + dir_ + "/tracing_on");
@@ -52,8 +51,7 @@ class IssueTrace {
 
   std::vector<Issue> stop() {
     sh("echo 0 > " + dir_ + "/tracing_on");
-    EXPECT_EQ(sh("cat " + dir_ + "/per_cpu/cpu*/stats | awk '/^overrun:/ {s += $2} END {print s+0}'"), "0")
-        << "the trace buffer overflowed";
+    EXPECT_EQ(trace_events_lost(dir_), 0u) << "the trace buffer overflowed";
     std::vector<Issue> out;
     std::istringstream in(read_file(dir_ + "/trace"));
     // "ioacct-123 [001] ..... 12.345678: block_rq_issue: 7,0 R 16384 () 2048 + 32 none,0,0 [ioacct]"

@@ -63,8 +63,7 @@ constexpr uint64_t kEnterRegisteredRing = 1u << 4;  // IORING_ENTER_REGISTERED_R
 std::vector<EnterCall> trace_enters(int pid) {
   const std::string dir = "/sys/kernel/tracing/instances/ioacct-enter-" + std::to_string(getpid());
   const std::string ev = dir + "/events/syscalls/sys_enter_io_uring_enter";
-  sh("mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing");
-  sh("rmdir " + dir + " 2>/dev/null; mkdir " + dir);
+  new_trace_instance(dir);
   std::string filter;
   std::istringstream tids(sh("ls /proc/" + std::to_string(pid) + "/task"));
   for (std::string tid; tids >> tid;) filter += (filter.empty() ? "" : " || ") + std::string("common_pid == ") + tid;

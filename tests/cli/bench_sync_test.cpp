@@ -32,10 +32,7 @@ constexpr const char* kIoSyscalls[] = {"pread64", "pwrite64", "read",    "write"
 using Calls = std::map<std::string, std::map<std::string, int>>;
 Calls trace_io_syscalls(int pid) {
   const std::string dir = "/sys/kernel/tracing/instances/ioacct-sync-" + std::to_string(getpid());
-  sh("mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing");
-  sh("rmdir " + dir + " 2>/dev/null; mkdir " + dir);
-  // Off until every event is on.
-  sh("echo 0 > " + dir + "/tracing_on");
+  new_trace_instance(dir);
   sh("echo 16384 > " + dir + "/buffer_size_kb");  // per CPU: ~3x the events of 300 ms on one CPU
   std::string filter;
   std::istringstream tids(sh("ls /proc/" + std::to_string(pid) + "/task"));
@@ -48,8 +45,7 @@ Calls trace_io_syscalls(int pid) {
   usleep(300'000);
   sh("echo 0 > " + dir + "/tracing_on");
   for (const char* call : kIoSyscalls) sh("echo 0 > " + dir + "/events/syscalls/sys_enter_" + std::string(call) + "/enable");
-  EXPECT_EQ(sh("cat " + dir + "/per_cpu/cpu*/stats | awk '/^overrun:|^dropped events:/ {s += $NF} END {print s+0}'"), "0")
-      << "the trace buffer overflowed: the witness lost calls";
+  EXPECT_EQ(trace_events_lost(dir), 0u) << "the trace buffer overflowed: the witness lost calls";
   Calls out;
   std::istringstream trace(slurp(dir + "/trace"));
   // "       ioacct-2937    [001] ..... 1858.84: sys_preadv2(fd: 3, vec: ..., ...)"

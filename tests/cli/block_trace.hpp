@@ -29,10 +29,8 @@ class BlockTrace {
   BlockTrace(unsigned major, unsigned minor, Span span = Span::Accounting)
       : start_(span == Span::Accounting ? "block_io_start" : "block_rq_issue"),
         end_(span == Span::Accounting ? "block_io_done" : "block_rq_complete") {
-    sh("mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing");
     dir_ = "/sys/kernel/tracing/instances/ioacct-test-" + std::to_string(getpid());
-    sh("rmdir " + dir_ + " 2>/dev/null; mkdir " + dir_);
-    write("tracing_on", "0");  // a new instance records at once: both ends from one instant
+    new_trace_instance(dir_);
     write("trace_clock", "mono");
     write("buffer_size_kb", "32768");  // per CPU: every event of a few seconds, none overwritten
     const std::string filter = "dev == " + std::to_string((major << 20) | minor);
@@ -57,8 +55,7 @@ class BlockTrace {
   // the buffer lost any (the witness would then be wrong).
   std::vector<Event> stop() {
     write("tracing_on", "0");
-    const std::string overruns = sh("cat " + dir_ + "/per_cpu/cpu*/stats | awk '/^overrun:/ {s += $2} END {print s+0}'");
-    EXPECT_EQ(overruns, "0") << "the trace buffer overflowed: the trace-derived union is incomplete";
+    EXPECT_EQ(trace_events_lost(dir_), 0u) << "the trace buffer overflowed: the trace-derived union is incomplete";
     std::ifstream in(dir_ + "/trace");
     std::vector<Event> out;
     for (std::string line; std::getline(in, line);) {

@@ -220,6 +220,16 @@ std::string sh(const std::string& cmd) {
   return out;
 }
 
+void new_trace_instance(const std::string& dir) {
+  sh("mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing");
+  sh("rmdir " + dir + " 2>/dev/null; mkdir " + dir + " && echo 0 > " + dir + "/tracing_on");
+}
+
+uint64_t trace_events_lost(const std::string& dir) {
+  return std::stoull(
+      sh("cat " + dir + "/per_cpu/cpu*/stats | awk '/^overrun:|^dropped events:/ {s += $NF} END {print s+0}'"));
+}
+
 nlohmann::json run_fio(const std::string& job_file, const std::vector<std::string>& env, const std::string& cwd) {
   TempDir d;
   std::string cmd = cwd.empty() ? "" : "cd '" + cwd + "' && ";

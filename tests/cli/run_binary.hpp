@@ -116,6 +116,16 @@ class Mount {
 // Runs a shell command, returns its stdout (trailing newline stripped); fails the test on non-zero exit.
 std::string sh(const std::string& cmd);
 
+// A tracefs instance of the test's own at `dir` (under
+// /sys/kernel/tracing/instances), made afresh with tracing off. A new
+// instance records from the first event enabled: the caller enables every
+// event it wants, then turns tracing on, so that all of them start at one
+// instant (a witness that enabled read before lseek counted reads alone).
+void new_trace_instance(const std::string& dir);
+// The events instance `dir` lost on every CPU (overwritten or dropped): a
+// witness that lost any is incomplete.
+uint64_t trace_events_lost(const std::string& dir);
+
 // fio's JSON report of a job file (fio --output-format=json), fio run with
 // `env` ("NAME=value") in `cwd` (where fio lays out a job's files when it
 // names none; "" for here). fio's stderr is kept apart, so its notes never

@@ -40,13 +40,11 @@ class StageTrace {
   // filter that narrows the block events further (a file's extents on a disk
   // other processes use too).
   StageTrace(unsigned major, unsigned minor, bool psync, const std::string& sectors = "") : psync_(psync) {
-    sh("mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing");
     const std::string base = "/sys/kernel/tracing/instances/ioacct-anatomy-" + std::to_string(getpid());
     task_ = base + "-task";
     block_ = base + "-block";
     for (const auto& d : {task_, block_}) {
-      sh("rmdir " + d + " 2>/dev/null; mkdir " + d);
-      write(d, "tracing_on", "0");  // a new instance records at once: every event from one instant
+      new_trace_instance(d);
       write(d, "trace_clock", "mono");
       write(d, "buffer_size_kb", "16384");
     }
@@ -74,8 +72,7 @@ class StageTrace {
     std::vector<Event> out;
     for (const auto& d : {task_, block_}) {
       write(d, "tracing_on", "0");
-      const std::string overruns = sh("cat " + d + "/per_cpu/cpu*/stats | awk '/^overrun:/ {s += $2} END {print s+0}'");
-      EXPECT_EQ(overruns, "0") << "the trace buffer of " << d << " overflowed: the witness is incomplete";
+      EXPECT_EQ(trace_events_lost(d), 0u) << "the trace buffer of " << d << " overflowed: the witness is incomplete";
       std::ifstream in(d + "/trace");
       for (std::string line; std::getline(in, line);) {
         if (line.empty() || line[0] == '#') continue;
