@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "cli/run_binary.hpp"
@@ -104,10 +105,13 @@ TEST(BenchAcct, SqThreadCpuMatchesItsSchedstatReadByTheTest) {
   // The test reads the SQ thread's schedstat itself: at the start line (just
   // before the window opens) and when "verifying" is printed (after the
   // window closed; with --sq-idle 1ms the thread sleeps by then). The SQ
-  // thread's CPU ioacct reports must match that difference within 5%.
+  // thread's CPU ioacct reports must match that difference within 5%. The
+  // ring lives through --verify-delay after "verifying": 3 s, for a test
+  // that comes to the line late (an ASan suite beside another build: once
+  // the thread was gone, read as 0, and the difference wrapped to 2^64 ns).
   TempDir dir;
   int sq_tid = 0;
-  uint64_t before = 0, after = 0;
+  std::optional<uint64_t> before, after;
   auto runtime_ns = [&](int pid) {
     const std::string base = "/proc/" + std::to_string(pid) + "/task/";
     if (!sq_tid) {
@@ -121,11 +125,10 @@ TEST(BenchAcct, SqThreadCpuMatchesItsSchedstatReadByTheTest) {
     }
     uint64_t ns = 0;
     std::ifstream st(base + std::to_string(sq_tid) + "/schedstat");
-    st >> ns;
-    return ns;
+    return st >> ns ? std::optional<uint64_t>(ns) : std::nullopt;
   };
   auto o = run_ioacct({"bench", "--format", "json", "--size", "32m", "--runtime", "2s", "--sqpoll", "--sq-idle", "1ms",
-                       "--rw", "randwrite", "--verify", "--verify-delay", "1s"},
+                       "--rw", "randwrite", "--verify", "--verify-delay", "3s"},
                       {.env = {"TMPDIR=" + dir.path()},
                        .steps = {{"ioacct bench:", [&](int pid) { before = runtime_ns(pid); }},
                                  {"verifying", [&](int pid) { after = runtime_ns(pid); }}}});
@@ -135,7 +138,8 @@ TEST(BenchAcct, SqThreadCpuMatchesItsSchedstatReadByTheTest) {
   ASSERT_EQ(j["results"]["sq_threads"].size(), 1u);
   const json& sq = j["results"]["sq_threads"][0];
   EXPECT_EQ(sq["tid"], sq_tid);
-  const double seen_by_test = static_cast<double>(after - before) / 1e9;
+  ASSERT_TRUE(before && after) << "the SQ thread's schedstat was read at both lines";
+  const double seen_by_test = static_cast<double>(*after - *before) / 1e9;
   EXPECT_GT(seen_by_test, 0.1) << "the SQ thread did work";
   EXPECT_NEAR(sq["cpu_s"].get<double>(), seen_by_test, 0.05 * seen_by_test)
       << "ioacct's SQ-thread CPU against the thread's schedstat read by the test";
