@@ -78,6 +78,8 @@ Accounting account(const SystemSample& a, const SystemSample& b, const std::vect
     if (total) {
       r.system.idle_pct = 100.0 * static_cast<double>(b.cpu_ticks[3] - a.cpu_ticks[3]) / static_cast<double>(total);
       r.system.iowait_pct = 100.0 * static_cast<double>(b.cpu_ticks[4] - a.cpu_ticks[4]) / static_cast<double>(total);
+    } else {
+      r.system.no_ticks = true;
     }
   }
   if (a.cpuidle_us && b.cpuidle_us) {

@@ -80,6 +80,9 @@ struct DeviceStat {
 
 struct SystemStat {
   std::optional<double> iowait_pct, idle_pct;  // of all CPUs' time
+  // /proc/stat was read at both ends but moved no tick: a window shorter
+  // than a clock tick (4 ms at HZ=250) has no figure, and is not unreadable.
+  bool no_ticks = false;
   std::optional<std::map<std::string, double>> cpuidle_s;  // residency per state; none: no cpuidle
 };
 

@@ -145,6 +145,8 @@ void accounting_lines(std::string& out, const Accounting& a, uint64_t ios) {
   out += "  system    ";
   if (a.system.iowait_pct)
     out += fmt::format(" iowait {:.1f}%, idle {:.1f}% of all CPUs;", *a.system.iowait_pct, *a.system.idle_pct);
+  else if (a.system.no_ticks)
+    out += " iowait and idle not available (no clock tick in the window: /proc/stat counts ticks; run longer);";
   else
     out += " iowait and idle not available (/proc/stat unreadable);";
   if (a.system.cpuidle_s) {

@@ -70,7 +70,28 @@ TEST(Accounting, WithoutSqTimeFieldsUsesSchedstatAndSaysWorkIsUnknown) {
   EXPECT_FALSE(r.sq_threads[0].work_s) << "never a made-up work figure";
   EXPECT_EQ(r.sq_threads[0].source, "schedstat");
   EXPECT_FALSE(r.system.iowait_pct) << "no /proc/stat samples: not available, not zero";
+  EXPECT_FALSE(r.system.no_ticks) << "unread is not a window without ticks";
   EXPECT_FALSE(r.system.cpuidle_s);
+}
+
+// /proc/stat counts in clock ticks: a window shorter than one (a short
+// --ios run) reads the same line twice. That is no figure, and it is not
+// /proc/stat being unreadable either.
+TEST(Accounting, AWindowWithoutAClockTickHasNoIdleFigureAndSaysWhy) {
+  SystemSample a, b;
+  a.stamp_ns = 0;
+  b.stamp_ns = 2'000'000;
+  a.cpu_ticks = b.cpu_ticks = {10, 0, 20, 300, 4, 0, 1, 0};
+  Accounting r = account(a, b, {}, {});
+  EXPECT_FALSE(r.system.iowait_pct);
+  EXPECT_FALSE(r.system.idle_pct);
+  EXPECT_TRUE(r.system.no_ticks);
+  b.cpu_ticks = {10, 0, 20, 301, 5, 0, 1, 0};
+  r = account(a, b, {}, {});
+  ASSERT_TRUE(r.system.iowait_pct);
+  EXPECT_DOUBLE_EQ(*r.system.iowait_pct, 50.0);
+  EXPECT_DOUBLE_EQ(*r.system.idle_pct, 50.0);
+  EXPECT_FALSE(r.system.no_ticks);
 }
 
 // A kernel whose SqTotalTime is getrusage(RUSAGE_SELF): the SQ thread ran
