@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -441,7 +440,7 @@ TEST(BenchAnatomy, NopHasOnlyIoUringStages) {
   EXPECT_NE(c.out.find("no block stages"), std::string::npos) << c.out;
   // Never a made-up state: "not available" where sysfs has no cpuidle,
   // "not measured" where it has (the anatomy does not follow power:cpu_idle).
-  const bool has_cpuidle = access("/sys/devices/system/cpu/cpu0/cpuidle", F_OK) == 0;
+  const bool has_cpuidle = machine_has_cpuidle();
   EXPECT_NE(c.out.find(has_cpuidle ? "CPU idle state at wake-up: not measured" : "CPU idle state at wake-up: not available"),
             std::string::npos)
       << c.out;

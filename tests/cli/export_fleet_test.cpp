@@ -101,7 +101,8 @@ TEST(ExportFleet, ContribFleetRulesAddThreeHostsExporters) {
     const auto direct = prom.instant("sum(rate(ioacct_device_completed_ios_total[1m]))", evaluated[0].second);
     ASSERT_EQ(at_eval.size(), 1u);
     ASSERT_EQ(direct.size(), 1u);
-    rule = at_eval[0].second, prom_rate = direct[0].second;
+    rule = at_eval[0].second;
+    prom_rate = direct[0].second;
     if (std::abs(rule / prom_rate - 1.0) <= 1e-9) break;
   }
   EXPECT_NEAR(rule / prom_rate, 1.0, 1e-9) << rule << " " << prom_rate << ": in five evaluations in a row";

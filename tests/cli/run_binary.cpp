@@ -220,6 +220,8 @@ std::string sh(const std::string& cmd) {
   return out;
 }
 
+bool machine_has_cpuidle() { return access("/sys/devices/system/cpu/cpu0/cpuidle", F_OK) == 0; }
+
 void new_trace_instance(const std::string& dir) {
   sh("mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing");
   sh("rmdir " + dir + " 2>/dev/null; mkdir " + dir + " && echo 0 > " + dir + "/tracing_on");

@@ -116,6 +116,11 @@ class Mount {
 // Runs a shell command, returns its stdout (trailing newline stripped); fails the test on non-zero exit.
 std::string sh(const std::string& cmd);
 
+// Whether sysfs has per-CPU cpuidle states (the path ioacct reads): a
+// report says "not available" without them and gives figures, or says it
+// does not measure them, with them.
+bool machine_has_cpuidle();
+
 // A tracefs instance of the test's own at `dir` (under
 // /sys/kernel/tracing/instances), made afresh with tracing off. A new
 // instance records from the first event enabled: the caller enables every
